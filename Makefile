@@ -1,0 +1,68 @@
+# FrankenBot: every target is idempotent and does its own set-up on a fresh machine.
+#   make setup   Debian packages (apt-get), .venv with pinned requirements, colcon build
+#   make test    setup + the whole pytest suite + lint
+#   make demo    setup + sim and all nodes as separate processes, one task end to end
+#   make bench   setup + benchmarks that print numbers
+#   make clean   remove build products (keeps .venv; `make distclean` removes it too)
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+PYTHON ?= python3.11
+VENV := $(CURDIR)/.venv
+STAMP_DIR := $(VENV)/.stamps
+REQ := requirements/base.txt requirements/constraints.txt
+APT_PACKAGES := cmake g++ make libusb-1.0-0 libegl1 libegl-mesa0 libgl1-mesa-dri libgomp1
+ENV := source $(CURDIR)/env.sh &&
+INSTRUCTION ?= put the red block in the green bowl
+PYTEST_ARGS ?=
+
+.PHONY: help setup apt venv build test test-fast lint demo bench clean distclean
+
+help:
+	@echo "targets: setup test test-fast lint demo bench clean distclean"
+
+setup: apt venv build
+
+# Debian packages: installed when missing and we are root; otherwise named in a clear message.
+apt:
+	@bash scripts/check_prereqs.sh $(APT_PACKAGES)
+
+venv: $(STAMP_DIR)/requirements
+
+$(STAMP_DIR)/requirements: $(REQ) scripts/patch_venv.sh
+	@command -v $(PYTHON) >/dev/null || { echo "setup: $(PYTHON) not found (Python 3.11 is required by the ROS 2 Jazzy wheels)"; exit 1; }
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --upgrade pip==26.3
+	$(VENV)/bin/python -m pip install -q -r requirements/base.txt -c requirements/constraints.txt
+	bash scripts/patch_venv.sh $(VENV)
+	@mkdir -p $(STAMP_DIR) && touch $@
+
+build: venv
+	@mkdir -p log && $(ENV) colcon --log-base log build --symlink-install \
+	    --base-paths frankenbot frankenbot_interfaces \
+	    --event-handlers console_cohesion- summary- status- \
+	    --cmake-args -DBUILD_TESTING=OFF -DPython3_EXECUTABLE=$(VENV)/bin/python \
+	  > log/colcon-build.txt 2>&1 || { tail -n 60 log/colcon-build.txt; echo "setup: colcon build failed (full log: log/colcon-build.txt)"; exit 1; }
+	@echo "setup: built frankenbot_interfaces and frankenbot into install/"
+
+test: setup
+	@$(ENV) python -m pytest frankenbot/test $(PYTEST_ARGS)
+	@$(MAKE) --no-print-directory lint
+
+test-fast: setup
+	@$(ENV) python -m pytest frankenbot/test -m "not slow" $(PYTEST_ARGS)
+
+lint: venv
+	@$(ENV) ruff check frankenbot && echo "lint: ruff clean"
+
+demo: setup
+	@$(ENV) frankenbot demo --instruction "$(INSTRUCTION)"
+
+bench: setup
+	@$(ENV) frankenbot bench --all-benchmarks
+
+clean:
+	rm -rf build install log .pytest_cache results
+	find . -name __pycache__ -type d -prune -not -path './.venv/*' -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

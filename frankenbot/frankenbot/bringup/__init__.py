@@ -1,0 +1,1 @@
+"""Bring-up: running every node, submitting tasks, the end-to-end demo."""

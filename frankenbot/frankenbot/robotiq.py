@@ -1,0 +1,26 @@
+"""Robotiq 2F-85 gripper conventions shared by the sim, the gripper adapters and perception.
+
+The real gripper's ROS controller (and the sim) speak in knuckle position: 0.0 fully open,
+``CLOSED_POSITION`` fully closed. The brain reasons in finger gap (metres). The mapping is taken
+as linear, which is within a few millimetres over the 2F-85's stroke.
+"""
+
+from __future__ import annotations
+
+STROKE = 0.085  # m, finger gap when fully open
+CLOSED_POSITION = 0.8  # knuckle position (rad) when fully closed
+KNUCKLE_JOINT = "robotiq_85_left_knuckle_joint"  # name in /joint_states
+COMMAND_TOPIC = "/gripper_position_controller/commands"  # std_msgs/Float64MultiArray [position]
+ACTION_NAME = "/robotiq_gripper_controller/gripper_cmd"  # control_msgs/action/GripperCommand
+
+
+def width_to_position(width: float) -> float:
+    """Finger gap (m) -> knuckle position, clamped to the physical range."""
+    w = min(max(width, 0.0), STROKE)
+    return CLOSED_POSITION * (1.0 - w / STROKE)
+
+
+def position_to_width(position: float) -> float:
+    """Knuckle position -> finger gap (m), clamped to the physical range."""
+    p = min(max(position, 0.0), CLOSED_POSITION)
+    return STROKE * (1.0 - p / CLOSED_POSITION)

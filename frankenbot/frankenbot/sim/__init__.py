@@ -1,0 +1,1 @@
+"""FrankenBot sim."""

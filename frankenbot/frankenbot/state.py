@@ -1,0 +1,101 @@
+"""The brain's view of the world: perceived scene objects, robot state, and a consistent snapshot.
+
+These plain, frozen dataclasses are the currency between perception, primitives, monitors,
+the planner's prompt and the ROS messages (``frankenbot_interfaces/msg/SceneObject``). Positions
+are in metres in the robot's ``base_link`` frame (x forward, y left, z up); yaw in radians about z.
+
+Simulator ground truth never appears here: the sim's oracle has its own types.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+# Shape classes perception may assign. Programs and the catalog refer to these names.
+SHAPES = ("block", "bowl", "plate", "bin", "drawer", "handle", "zone", "unknown")
+
+# Colour names perception may assign (closest named colour in HSV).
+COLOURS = ("red", "green", "blue", "yellow", "orange", "purple", "white", "black", "gray",
+           "pink", "brown", "cyan")
+
+
+@dataclass(frozen=True)
+class SceneObject:
+    """One object as perceived.
+
+    ``object_id`` is readable and stable across frames (``red_block``, ``red_block_2``,
+    ``green_bowl``, ``drawer``); ``size`` is the axis-aligned extent (x, y, z) in metres in the
+    object's own frame (after yaw); ``position`` is the centroid of the object's visible points
+    pushed to the object's centre, with z at the object's geometric centre.
+    """
+
+    object_id: str
+    label: str  # e.g. "red block"
+    shape: str  # one of SHAPES
+    colour: str  # one of COLOURS or ""
+    position: tuple[float, float, float]
+    size: tuple[float, float, float]
+    yaw: float = 0.0
+    confidence: float = 1.0
+    is_fixture: bool = False  # from config (drawer, zone), not from the camera
+    last_seen: float = 0.0  # seconds (clock of the scene's source)
+
+    @property
+    def top_z(self) -> float:
+        return self.position[2] + self.size[2] / 2.0
+
+    def xy_distance(self, other: "SceneObject") -> float:
+        return math.hypot(self.position[0] - other.position[0], self.position[1] - other.position[1])
+
+
+@dataclass(frozen=True)
+class Scene:
+    """A set of perceived objects at one instant. ``stale`` is set when camera frames stop."""
+
+    objects: tuple[SceneObject, ...] = ()
+    stamp: float = 0.0  # seconds
+    stale: bool = False
+    frame_id: str = "base_link"
+
+    def get(self, object_id: str) -> SceneObject | None:
+        for obj in self.objects:
+            if obj.object_id == object_id:
+                return obj
+        return None
+
+    def ids(self) -> tuple[str, ...]:
+        return tuple(obj.object_id for obj in self.objects)
+
+    @classmethod
+    def of(cls, objects: Iterable[SceneObject], stamp: float = 0.0, stale: bool = False) -> "Scene":
+        return cls(objects=tuple(objects), stamp=stamp, stale=stale)
+
+
+@dataclass(frozen=True)
+class RobotSnapshot:
+    """Robot state at one instant. Joint order is the UR order (shoulder_pan ... wrist_3)."""
+
+    joint_positions: tuple[float, ...] = (0.0,) * 6  # rad
+    joint_velocities: tuple[float, ...] = (0.0,) * 6  # rad/s
+    tcp_position: tuple[float, float, float] = (0.0, 0.0, 0.0)  # m, base_link (gripper centre)
+    gripper_width: float = 0.085  # m between fingers (0 closed, 0.085 open on the 2F-85)
+    gripper_closed_cmd: bool = False  # the last gripper command was "close"
+    held_object: str | None = None  # what the brain believes it holds (set by pick, cleared by place)
+    moving: bool = False
+    estop: bool = False
+    stamp: float = 0.0
+
+
+@dataclass(frozen=True)
+class WorldSnapshot:
+    """Consistent view for monitors and predicates: one robot state + one scene, same instant.
+
+    ``facts`` carries extra boolean facts the executor tracks (e.g. ``"drawer_open:drawer"``).
+    """
+
+    robot: RobotSnapshot = field(default_factory=RobotSnapshot)
+    scene: Scene = field(default_factory=Scene)
+    facts: Mapping[str, bool] = field(default_factory=dict)
+    time: float = 0.0  # seconds, monotonic clock of the executor
