@@ -20,4 +20,5 @@ export PYOPENGL_PLATFORM="${PYOPENGL_PLATFORM:-egl}"
 export HF_HUB_OFFLINE=1
 export TRANSFORMERS_OFFLINE=1
 export FRANKENBOT_ROOT="$_fb_root"
+case ":$PATH:" in *":$_fb_root/bin:"*) ;; *) export PATH="$_fb_root/bin:$PATH" ;; esac
 unset _fb_root
