@@ -47,7 +47,8 @@ class SceneObject:
         return self.position[2] + self.size[2] / 2.0
 
     def xy_distance(self, other: "SceneObject") -> float:
-        return math.hypot(self.position[0] - other.position[0], self.position[1] - other.position[1])
+        dx = self.position[0] - other.position[0]
+        return math.hypot(dx, self.position[1] - other.position[1])
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class RobotSnapshot:
     tcp_position: tuple[float, float, float] = (0.0, 0.0, 0.0)  # m, base_link (gripper centre)
     gripper_width: float = 0.085  # m between fingers (0 closed, 0.085 open on the 2F-85)
     gripper_closed_cmd: bool = False  # the last gripper command was "close"
-    held_object: str | None = None  # what the brain believes it holds (set by pick, cleared by place)
+    held_object: str | None = None  # what the brain believes it holds (pick sets, place clears)
     moving: bool = False
     estop: bool = False
     stamp: float = 0.0

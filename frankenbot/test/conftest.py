@@ -41,7 +41,7 @@ def python_exe() -> str:
 
 @pytest.fixture
 def ros_context():
-    """An initialised rclpy Context, shut down after the test. Use rclpy.create_node(..., context=)."""
+    """An initialised rclpy Context, shut down after the test (rclpy.create_node(..., context=))."""
     rclpy = pytest.importorskip("rclpy")
     context = rclpy.context.Context()
     rclpy.init(context=context)
@@ -98,12 +98,18 @@ def spin_until(node, predicate, timeout: float = 10.0, executor=None) -> bool:
 
     import rclpy
 
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        if executor is not None:
+    own_executor = executor is None
+    if own_executor:
+        executor = rclpy.executors.SingleThreadedExecutor(context=node.context)
+        executor.add_node(node)
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
             executor.spin_once(timeout_sec=0.05)
-        else:
-            rclpy.spin_once(node, timeout_sec=0.05)
-    return bool(predicate())
+        return bool(predicate())
+    finally:
+        if own_executor:
+            executor.remove_node(node)
+            executor.shutdown(timeout_sec=1.0)

@@ -1,4 +1,4 @@
-"""The typed result every primitive returns, and the port the interpreter calls primitives through."""
+"""The typed result of every primitive, and the port the interpreter calls primitives through."""
 
 from __future__ import annotations
 
