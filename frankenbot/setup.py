@@ -16,7 +16,7 @@ setup(
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
-        (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.sdf")),
         (f"share/{PACKAGE}/skills", glob("skills/*.fb")),
     ],
     install_requires=["setuptools"],
