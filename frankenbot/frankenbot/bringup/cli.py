@@ -1,0 +1,145 @@
+"""`frankenbot up | submit | status | demo`: run and use FrankenBot without `ros2 launch`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+
+from frankenbot.errors import FrankenbotError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    up = sub.add_parser("up", help="start every node as a separate process (like ros2 launch)",
+                        description="Start FrankenBot's nodes as separate processes. With --sim "
+                        "the MuJoCo sim node stands in for the UR5e driver and the camera.")
+    up.add_argument("--sim", action="store_true", help="also start the MuJoCo sim node")
+    up.add_argument("--setup", choices=("sim", "real_ur5e", "gazebo"), default=None,
+                    help="parameter file to use (default: sim with --sim, else real_ur5e)")
+    up.add_argument("--task", default="put_in_bowl", help="sim task family at start")
+    up.add_argument("--seed", type=int, default=0, help="sim scene seed")
+    up.add_argument("--planner", choices=("auto", "offline", "vlm"), default="auto")
+    up.add_argument("--log-dir", type=Path, default=None, help="where node logs go")
+    up.set_defaults(func=_up)
+
+    submit = sub.add_parser("submit", help="submit a task to a running FrankenBot",
+                            description="Send an instruction to /frankenbot/submit_task and follow "
+                            "it; --action uses the /frankenbot/run_task action instead.")
+    submit.add_argument("instruction")
+    submit.add_argument("--dry-run", action="store_true", help="plan only; nothing moves")
+    submit.add_argument("--planner", choices=("", "offline", "vlm"), default="")
+    submit.add_argument("--action", action="store_true", help="use the run_task action")
+    submit.add_argument("--no-follow", action="store_true", help="return after planning")
+    submit.add_argument("--timeout", type=float, default=600.0, help="seconds to wait")
+    submit.set_defaults(func=_submit)
+
+    status = sub.add_parser("status", help="which FrankenBot nodes and services are up")
+    status.add_argument("--timeout", type=float, default=3.0, help="discovery time in seconds")
+    status.set_defaults(func=_status)
+
+    demo = sub.add_parser("demo", help="sim + all nodes, one task end to end, with artifacts",
+                          description="Start the sim and every node as separate processes, "
+                          "submit one instruction, show live progress and the oracle's verdict, "
+                          "and write artifacts (frames, GIF, program, trace).")
+    demo.add_argument("--instruction", default="put the red block in the green bowl")
+    demo.add_argument("--seed", type=int, default=1)
+    demo.add_argument("--out", type=Path, default=Path("artifacts") / "demo")
+    demo.add_argument("--timeout", type=float, default=600.0)
+    demo.set_defaults(func=_demo)
+
+
+def _up(args: argparse.Namespace) -> int:
+    from frankenbot.bringup.processes import NODE_EXECUTABLES, NodeGroup
+
+    setup = args.setup or ("sim" if args.sim else "real_ur5e")
+    executables = [e for e in NODE_EXECUTABLES if args.sim or e != "sim"]
+    log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="frankenbot-up-"))
+    params = {"sim": {"task": args.task, "seed": args.seed},
+              "planner": {"planner_mode": args.planner}}
+    with NodeGroup(setup=setup, log_dir=log_dir, parameters=params) as group:
+        group.start(executables)
+        print(f"frankenbot up: started {', '.join(executables)} (setup {setup}); "
+              f"logs in {log_dir}; Ctrl-C stops all")
+        code = group.wait()
+        for p in group.processes:
+            if not p.alive():
+                print(f"frankenbot up: {p.node_name} exited ({p.process.returncode}); "
+                      f"last lines:\n{p.tail()}")
+        return code
+
+
+def _submit(args: argparse.Namespace) -> int:
+    from frankenbot.bringup.progress import EventView, ProgressPrinter
+    from frankenbot.bringup.ros_client import BrainClient
+
+    printer = ProgressPrinter()
+
+    def events_of(msgs) -> list[EventView]:
+        return [EventView(e.kind, e.tier, e.action, e.outcome, e.latency, e.detail) for e in msgs]
+
+    with BrainClient() as client:
+        if args.action:
+            all_events: list = []
+
+            def on_feedback(fb) -> None:
+                all_events.extend(fb.events)
+                printer.update(phase=fb.phase, active_path=fb.active_path,
+                               active_node=fb.active_node, active_line=fb.active_line,
+                               vlm_calls=fb.vlm_calls, events=events_of(all_events))
+
+            result = client.run_task(args.instruction, planner=args.planner,
+                                     timeout=args.timeout, on_feedback=on_feedback)
+            print(f"{'SUCCESS' if result.success else 'FAILED'} ({result.outcome}): "
+                  f"{result.summary}; VLM calls {result.vlm_calls}, {result.duration:.1f} s")
+            return 0 if result.success else 1
+        response = client.submit(args.instruction, planner=args.planner, dry_run=args.dry_run)
+        if not response.accepted:
+            print(f"not accepted: {response.message}")
+            return 1
+        print(f"task {response.task_id} accepted ({response.planner} planner, "
+              f"{response.vlm_calls} VLM calls)")
+        if args.dry_run or args.no_follow:
+            print(response.program)
+            return 0
+
+        def on_update(progress) -> None:
+            status, tree = progress.status, progress.tree
+            printer.update(phase=status.phase if status else "",
+                           active_path=tree.active_path if tree else "",
+                           active_node=tree.active_node if tree else "",
+                           active_line=tree.active_line if tree else 0,
+                           vlm_calls=status.vlm_calls if status else None,
+                           events=events_of(progress.events))
+
+        final = client.follow(response.task_id, timeout=args.timeout, on_update=on_update).status
+        print(f"{'SUCCESS' if final.success else 'FAILED'} ({final.outcome}): {final.summary}")
+        return 0 if final.success else 1
+
+
+def _status(args: argparse.Namespace) -> int:
+    import time
+
+    from frankenbot.bringup.ros_client import BrainClient
+
+    with BrainClient() as client:
+        time.sleep(args.timeout)  # let discovery run
+        nodes = client.frankenbot_nodes()
+        services = sorted(n for n, _ in client.node.get_service_names_and_types()
+                          if n.startswith(("/frankenbot", "/frankenbot_sim")))
+    print(f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}")
+    print("nodes:    " + (", ".join(nodes) if nodes else "none found"))
+    for s in services:
+        if not s.endswith(("parameters", "_parameter_types", "parameter_events")):
+            print(f"service:  {s}")
+    return 0 if nodes else 1
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from frankenbot.bringup.demo import run_demo
+
+    try:
+        return run_demo(instruction=args.instruction, seed=args.seed, out_dir=args.out,
+                        timeout=args.timeout)
+    except FrankenbotError:
+        raise

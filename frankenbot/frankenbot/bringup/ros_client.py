@@ -1,0 +1,255 @@
+"""A ROS 2 client of a running FrankenBot: submit tasks, follow them, drive the sim's services.
+
+Used by ``frankenbot submit``, ``status`` and ``demo`` (the command-line layer; the brain's own
+nodes live in ``frankenbot.nodes``). It spins its node on a background thread so every call here
+can block on a future with a timeout.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import rclpy
+from rclpy.action import ActionClient
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Image
+
+from frankenbot.errors import FrankenbotError
+from frankenbot_interfaces.action import RunTask
+from frankenbot_interfaces.msg import AnomalyEvent, TaskStatus, TreeState
+from frankenbot_interfaces.srv import EvaluateTask, InjectAnomaly, ResetScene, SubmitTask
+
+SIM_NODE = "/frankenbot_sim"
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+
+
+@dataclass
+class TaskProgress:
+    """What a follower has seen of one task so far."""
+
+    status: TaskStatus | None = None
+    tree: TreeState | None = None
+    events: list[AnomalyEvent] = field(default_factory=list)
+
+
+class BrainClient:
+    """Context manager: ``with BrainClient() as client: client.submit(...)``."""
+
+    def __init__(self, node_name: str = "frankenbot_cli") -> None:
+        self._context = rclpy.context.Context()
+        rclpy.init(context=self._context)
+        self.node = rclpy.create_node(node_name, context=self._context)
+        self._group = ReentrantCallbackGroup()
+        self._executor = MultiThreadedExecutor(num_threads=2, context=self._context)
+        self._executor.add_node(self.node)
+        self._spinner = threading.Thread(target=self._spin, name="brain-client-spin", daemon=True)
+        self._spinner.start()
+
+    def _spin(self) -> None:
+        try:
+            self._executor.spin()
+        except Exception:  # noqa: BLE001 - shutting down while spinning
+            pass
+
+    def close(self) -> None:
+        if self._context.ok():
+            self._executor.shutdown(timeout_sec=1.0)
+            self.node.destroy_node()
+            rclpy.shutdown(context=self._context)
+
+    def __enter__(self) -> "BrainClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def _call(self, srv_type, name: str, request, timeout: float):
+        client = self.node.create_client(srv_type, name, callback_group=self._group)
+        try:
+            if not client.wait_for_service(timeout_sec=timeout):
+                raise FrankenbotError(f"service {name} is not available (is the node running?)")
+            future = client.call_async(request)
+            deadline = time.monotonic() + timeout
+            while not future.done():
+                if time.monotonic() > deadline:
+                    raise FrankenbotError(f"service {name} did not answer within {timeout:.0f} s")
+                time.sleep(0.01)
+            return future.result()
+        finally:
+            self.node.destroy_client(client)
+
+    def wait_for_services(self, names: list[str], timeout: float) -> list[str]:
+        """Wait until every service is advertised; returns the ones still missing."""
+        deadline = time.monotonic() + timeout
+        missing = list(names)
+        while missing and time.monotonic() < deadline:
+            advertised = {n for n, _ in self.node.get_service_names_and_types()}
+            missing = [n for n in names if n not in advertised]
+            if missing:
+                time.sleep(0.2)
+        return missing
+
+    def frankenbot_nodes(self) -> list[str]:
+        return sorted(n for n in self.node.get_node_names() if n.startswith("frankenbot_")
+                      and n != self.node.get_name())
+
+    # -- tasks ------------------------------------------------------------------------------
+    def submit(self, instruction: str, *, planner: str = "", dry_run: bool = False,
+               timeout: float = 120.0) -> SubmitTask.Response:
+        request = SubmitTask.Request(instruction=instruction, dry_run=dry_run, planner=planner)
+        return self._call(SubmitTask, "/frankenbot/submit_task", request, timeout)
+
+    def follow(self, task_id: str, *, timeout: float,
+               on_update: Callable[[TaskProgress], None] | None = None) -> TaskProgress:
+        """Watch /frankenbot/task_status, tree_state and events until the task is done."""
+        progress = TaskProgress()
+        lock = threading.Lock()
+        done = threading.Event()
+
+        def on_status(msg: TaskStatus) -> None:
+            if msg.task_id != task_id:
+                return
+            with lock:
+                progress.status = msg
+            if on_update:
+                on_update(progress)
+            if msg.done:
+                done.set()
+
+        def on_tree(msg: TreeState) -> None:
+            if msg.task_id == task_id:
+                with lock:
+                    progress.tree = msg
+                if on_update:
+                    on_update(progress)
+
+        def on_event(msg: AnomalyEvent) -> None:
+            if msg.task_id == task_id:
+                with lock:
+                    progress.events.append(msg)
+                if on_update:
+                    on_update(progress)
+
+        subs = [
+            self.node.create_subscription(TaskStatus, "/frankenbot/task_status", on_status,
+                                          RELIABLE, callback_group=self._group),
+            self.node.create_subscription(TreeState, "/frankenbot/tree_state", on_tree, LATCHED,
+                                          callback_group=self._group),
+            self.node.create_subscription(AnomalyEvent, "/frankenbot/events", on_event, RELIABLE,
+                                          callback_group=self._group),
+        ]
+        try:
+            if not done.wait(timeout):
+                raise FrankenbotError(f"task {task_id} did not finish within {timeout:.0f} s")
+            return progress
+        finally:
+            for sub in subs:
+                self.node.destroy_subscription(sub)
+
+    def run_task(self, instruction: str, *, planner: str = "", timeout: float = 600.0,
+                 on_feedback: Callable[[RunTask.Feedback], None] | None = None) -> RunTask.Result:
+        """The /frankenbot/run_task action with live feedback; Ctrl-C cancels the goal."""
+        client = ActionClient(self.node, RunTask, "/frankenbot/run_task",
+                              callback_group=self._group)
+        try:
+            if not client.wait_for_server(timeout_sec=30.0):
+                raise FrankenbotError("action /frankenbot/run_task is not available")
+            send = client.send_goal_async(
+                RunTask.Goal(instruction=instruction, planner=planner),
+                feedback_callback=(lambda fb: on_feedback(fb.feedback)) if on_feedback else None)
+            handle = self._wait_future(send, 60.0, "run_task goal")
+            if not handle.accepted:
+                raise FrankenbotError("the planner rejected the task goal")
+            result = handle.get_result_async()
+            try:
+                return self._wait_future(result, timeout, "run_task result").result
+            except KeyboardInterrupt:
+                handle.cancel_goal_async()
+                raise
+        finally:
+            client.destroy()
+
+    @staticmethod
+    def _wait_future(future, timeout: float, what: str):
+        deadline = time.monotonic() + timeout
+        while not future.done():
+            if time.monotonic() > deadline:
+                raise FrankenbotError(f"{what} did not arrive within {timeout:.0f} s")
+            time.sleep(0.01)
+        return future.result()
+
+    # -- the sim's services -----------------------------------------------------------------
+    def sim_reset(self, task: str, seed: int, timeout: float = 60.0) -> ResetScene.Response:
+        response = self._call(ResetScene, f"{SIM_NODE}/reset",
+                              ResetScene.Request(task=task, seed=seed), timeout)
+        if not response.ok:
+            raise FrankenbotError(f"sim reset failed: {response.message}")
+        return response
+
+    def sim_evaluate(self, window: float = 0.0, timeout: float = 30.0) -> EvaluateTask.Response:
+        return self._call(EvaluateTask, f"{SIM_NODE}/evaluate",
+                          EvaluateTask.Request(stability_window=window), timeout)
+
+    def sim_inject(self, kind: str, phase: str = "", params_json: str = "",
+                   timeout: float = 30.0) -> InjectAnomaly.Response:
+        request = InjectAnomaly.Request(kind=kind, phase=phase, params_json=params_json)
+        response = self._call(InjectAnomaly, f"{SIM_NODE}/inject_anomaly", request, timeout)
+        if not response.ok:
+            raise FrankenbotError(f"anomaly injection failed: {response.message}")
+        return response
+
+
+def image_to_array(msg: Image) -> np.ndarray:
+    """sensor_msgs/Image rgb8 -> HxWx3 uint8 (a copy)."""
+    if msg.encoding != "rgb8":
+        raise FrankenbotError(f"expected an rgb8 image, got {msg.encoding!r}")
+    data = np.frombuffer(bytes(msg.data), dtype=np.uint8)
+    return data.reshape(msg.height, msg.step)[:, : msg.width * 3].reshape(
+        msg.height, msg.width, 3).copy()
+
+
+class FrameRecorder:
+    """Keeps camera frames (and annotated frames) at a bounded rate for the demo's artifacts."""
+
+    def __init__(self, client: BrainClient, *, max_rate_hz: float = 4.0, scale: int = 2,
+                 max_frames: int = 600) -> None:
+        self.frames: list[np.ndarray] = []
+        self.annotated: list[np.ndarray] = []
+        self._period = 1.0 / max_rate_hz
+        self._scale = scale
+        self._max = max_frames
+        self._last = 0.0
+        self._lock = threading.Lock()
+        node = client.node
+        qos = QoSProfile(depth=2, reliability=ReliabilityPolicy.BEST_EFFORT)
+        self._subs = [
+            node.create_subscription(Image, "/camera/camera/color/image_raw", self._on_frame, qos),
+            node.create_subscription(Image, "/frankenbot/annotated_image", self._on_annotated,
+                                     qos),
+        ]
+
+    def _on_frame(self, msg: Image) -> None:
+        now = time.monotonic()
+        if now - self._last < self._period or len(self.frames) >= self._max:
+            return
+        self._last = now
+        frame = image_to_array(msg)[:: self._scale, :: self._scale]
+        with self._lock:
+            self.frames.append(frame)
+
+    def _on_annotated(self, msg: Image) -> None:
+        with self._lock:
+            self.annotated = [image_to_array(msg)]  # keep the latest one
+
+    def snapshot(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        with self._lock:
+            return list(self.frames), list(self.annotated)
