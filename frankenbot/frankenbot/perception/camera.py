@@ -1,0 +1,179 @@
+"""Pinhole camera model: intrinsics plus the camera's pose in ``base_link``.
+
+The pipeline needs exactly two things about the camera: how a pixel with depth becomes a 3-D point
+(intrinsics) and where the optical frame sits in the robot base frame (``T_base_optical``; optical
+axes x right, y down, z forward, as RealSense and ROS publish them). Both come from
+``config/camera.yaml`` in the sim, or from camera_info plus TF on a robot.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from frankenbot.errors import ConfigError, PerceptionError
+
+
+@dataclass(frozen=True)
+class Intrinsics:
+    """Pinhole intrinsics of the colour image (depth is aligned to it)."""
+
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+    width: int
+    height: int
+
+    def __post_init__(self) -> None:
+        values = (self.fx, self.fy, self.cx, self.cy)
+        if not all(math.isfinite(v) for v in values) or self.fx <= 0 or self.fy <= 0:
+            raise PerceptionError(f"invalid intrinsics fx={self.fx} fy={self.fy} "
+                                  f"cx={self.cx} cy={self.cy}: expected finite, fx and fy > 0")
+        if self.width <= 0 or self.height <= 0:
+            raise PerceptionError(f"invalid image size {self.width}x{self.height}")
+
+    @classmethod
+    def from_k(cls, k: Any, width: int, height: int) -> "Intrinsics":
+        """From a row-major 3x3 K (camera_info's ``k``)."""
+        arr = np.asarray(k, dtype=float).reshape(-1)
+        if arr.size != 9:
+            raise PerceptionError(f"camera matrix K must have 9 entries, got {arr.size}")
+        return cls(fx=float(arr[0]), fy=float(arr[4]), cx=float(arr[2]), cy=float(arr[5]),
+                   width=int(width), height=int(height))
+
+
+@dataclass(frozen=True)
+class CameraModel:
+    """Intrinsics plus ``T_base_optical`` (4x4, maps optical-frame points into base_link)."""
+
+    intrinsics: Intrinsics
+    T_base_optical: tuple[tuple[float, ...], ...]
+
+    def __post_init__(self) -> None:
+        t = np.asarray(self.T_base_optical, dtype=float)
+        if t.shape != (4, 4) or not np.all(np.isfinite(t)):
+            raise PerceptionError(
+                f"T_base_optical must be a finite 4x4 matrix, got shape {t.shape}")
+        rot = t[:3, :3]
+        if not np.allclose(rot @ rot.T, np.eye(3), atol=1e-4):
+            raise PerceptionError("T_base_optical rotation part is not orthonormal")
+
+    @classmethod
+    def from_matrix(cls, intrinsics: Intrinsics, matrix: Any) -> "CameraModel":
+        t = np.asarray(matrix, dtype=float)
+        return cls(intrinsics, tuple(tuple(float(v) for v in row) for row in t))
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return np.asarray(self.T_base_optical, dtype=float)
+
+    @property
+    def position(self) -> np.ndarray:
+        return self.matrix[:3, 3].copy()
+
+    def with_intrinsics(self, intrinsics: Intrinsics) -> "CameraModel":
+        return CameraModel(intrinsics, self.T_base_optical)
+
+    def project(self, points_base: np.ndarray) -> np.ndarray:
+        """Base-frame points (N, 3) -> pixel coordinates (N, 2); NaN behind the camera."""
+        pts = np.atleast_2d(np.asarray(points_base, dtype=float))
+        t = self.matrix
+        cam = (pts - t[:3, 3]) @ t[:3, :3]  # R^T (p - t)
+        k = self.intrinsics
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = k.fx * cam[:, 0] / cam[:, 2] + k.cx
+            v = k.fy * cam[:, 1] / cam[:, 2] + k.cy
+        behind = cam[:, 2] <= 1e-6
+        u[behind] = np.nan
+        v[behind] = np.nan
+        return np.stack([u, v], axis=1)
+
+
+def look_at(eye: Any, target: Any, up: Any = (0.0, 0.0, 1.0)) -> np.ndarray:
+    """T_base_optical of a camera at ``eye`` looking at ``target`` (optical z forward, y down)."""
+    eye_v = np.asarray(eye, dtype=float)
+    z = np.asarray(target, dtype=float) - eye_v
+    z /= np.linalg.norm(z)
+    x = np.cross(z, np.asarray(up, dtype=float))
+    if np.linalg.norm(x) < 1e-9:
+        raise PerceptionError("look_at: viewing direction is parallel to 'up'")
+    x /= np.linalg.norm(x)
+    y = np.cross(z, x)
+    t = np.eye(4)
+    t[:3, 0], t[:3, 1], t[:3, 2], t[:3, 3] = x, y, z, eye_v
+    return t
+
+
+def _quat_to_matrix(q: Any) -> np.ndarray:
+    x, y, z, w = (float(v) for v in q)
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    if n < 1e-9:
+        raise ConfigError("camera quaternion has zero length")
+    x, y, z, w = x / n, y / n, z / n, w / n
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def _pose_from_mapping(data: Mapping[str, Any]) -> np.ndarray:
+    """Accept ``T_base_optical`` (4x4 rows), or ``position`` + ``quaternion`` ([x, y, z, w])."""
+    for key in ("T_base_optical", "t_base_optical", "matrix"):
+        if key in data:
+            t = np.asarray(data[key], dtype=float)
+            if t.size == 16:
+                return t.reshape(4, 4)
+            raise ConfigError(f"camera config '{key}' must have 16 numbers, got {t.size}")
+    pose = data.get("pose", data)
+    pos = pose.get("position", pose.get("translation"))
+    quat = pose.get("quaternion", pose.get("orientation", pose.get("rotation")))
+    if pos is None or quat is None:
+        raise ConfigError("camera config needs T_base_optical or pose.position + pose.quaternion")
+    if isinstance(quat, Mapping):
+        quat = [quat["x"], quat["y"], quat["z"], quat["w"]]
+    if isinstance(pos, Mapping):
+        pos = [pos["x"], pos["y"], pos["z"]]
+    t = np.eye(4)
+    t[:3, :3] = _quat_to_matrix(quat)
+    t[:3, 3] = np.asarray(pos, dtype=float)
+    return t
+
+
+def camera_from_mapping(data: Mapping[str, Any]) -> CameraModel:
+    """Build a CameraModel from a parsed camera YAML (section ``camera`` optional)."""
+    if "camera" in data and isinstance(data["camera"], Mapping):
+        data = data["camera"]
+    intr = data.get("intrinsics", data)
+    try:
+        if "k" in intr or "K" in intr:
+            k = intr.get("k", intr.get("K"))
+            intrinsics = Intrinsics.from_k(k, intr["width"], intr["height"])
+        else:
+            intrinsics = Intrinsics(fx=float(intr["fx"]), fy=float(intr["fy"]),
+                                    cx=float(intr["cx"]), cy=float(intr["cy"]),
+                                    width=int(intr["width"]), height=int(intr["height"]))
+    except KeyError as e:
+        raise ConfigError(f"camera config lacks intrinsics field {e}") from e
+    try:
+        return CameraModel.from_matrix(intrinsics, _pose_from_mapping(data))
+    except PerceptionError as e:
+        raise ConfigError(f"camera config: {e}") from e
+
+
+def load_camera(path: str | Path) -> CameraModel:
+    """Load ``config/camera.yaml``."""
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"camera config not found: {p}")
+    data = yaml.safe_load(p.read_text()) or {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"camera config {p} must be a mapping")
+    return camera_from_mapping(data)

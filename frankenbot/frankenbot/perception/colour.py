@@ -1,0 +1,113 @@
+"""Colour names from pixels: HSV conversion and nearest named colour.
+
+Why HSV: lighting and shading change brightness far more than hue, so chromatic objects keep their
+hue on lit tops and shaded sides alike. Achromatic objects (white, gray, black) have no stable hue
+and their brightness changes with shading, so segmentation treats them as one group and only the
+object's overall brightness picks between white, gray and black.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from frankenbot.state import COLOURS
+
+# Hue centres in degrees of the chromatic names; brown/pink/orange are resolved by value and
+# saturation below.
+HUE_CENTRES: dict[str, float] = {
+    "red": 0.0,
+    "orange": 28.0,
+    "yellow": 55.0,
+    "green": 120.0,
+    "cyan": 185.0,
+    "blue": 225.0,
+    "purple": 280.0,
+    "pink": 325.0,
+}
+ACHROMATIC = ("white", "gray", "black")
+# Segmentation groups: chromatic hue names, a muted warm group (wood, cardboard: brown) and one
+# achromatic group, so a vivid orange block inside a wooden drawer stays a separate cluster.
+SEG_NAMES: tuple[str, ...] = tuple(HUE_CENTRES) + ("brown", "achromatic")
+BROWN_GROUP = len(SEG_NAMES) - 2
+ACHROMATIC_GROUP = len(SEG_NAMES) - 1
+BROWN_HUE = (10.0, 50.0)
+
+
+@dataclass(frozen=True)
+class ColourThresholds:
+    """Where colour stops and gray starts, and the brightness bands of the achromatic names."""
+
+    min_saturation: float = 0.28  # below: achromatic
+    min_value_chromatic: float = 0.12  # darker than this: black whatever the hue
+    white_value: float = 0.68  # achromatic brighter than this: white
+    black_value: float = 0.22  # achromatic darker than this: black
+    brown_value: float = 0.45  # orange/red-ish hue darker than this: brown
+    brown_saturation: float = 0.6  # warm hue less saturated than this: brown (wood)
+
+
+def rgb_to_hsv(rgb: np.ndarray) -> np.ndarray:
+    """uint8 or float RGB (..., 3) -> HSV (..., 3) with h in degrees [0, 360), s and v in [0, 1]."""
+    arr = np.asarray(rgb)
+    f = arr.astype(np.float32) / 255.0 if arr.dtype == np.uint8 else arr.astype(np.float32)
+    r, g, b = f[..., 0], f[..., 1], f[..., 2]
+    mx = np.maximum(np.maximum(r, g), b)
+    mn = np.minimum(np.minimum(r, g), b)
+    delta = mx - mn
+    safe = np.where(delta > 1e-6, delta, 1.0)
+    h = np.where(mx == r, ((g - b) / safe) % 6.0,
+                 np.where(mx == g, (b - r) / safe + 2.0, (r - g) / safe + 4.0))
+    h = np.where(delta > 1e-6, h * 60.0, 0.0)
+    s = np.where(mx > 1e-6, delta / np.where(mx > 1e-6, mx, 1.0), 0.0)
+    return np.stack([h % 360.0, s, mx], axis=-1)
+
+
+def _hue_index(h: np.ndarray) -> np.ndarray:
+    centres = np.array(list(HUE_CENTRES.values()), dtype=np.float32)
+    diff = np.abs(h[..., None] - centres)
+    diff = np.minimum(diff, 360.0 - diff)
+    return np.argmin(diff, axis=-1)
+
+
+def segmentation_groups(hsv: np.ndarray, th: ColourThresholds = ColourThresholds()) -> np.ndarray:
+    """Per-pixel group index into SEG_NAMES (hue bin, or the achromatic group)."""
+    groups = _hue_index(hsv[..., 0]).astype(np.int16)
+    h = hsv[..., 0]
+    groups[(h >= BROWN_HUE[0]) & (h <= BROWN_HUE[1]) & (hsv[..., 1] < th.brown_saturation)] = (
+        BROWN_GROUP)
+    achrom = (hsv[..., 1] < th.min_saturation) | (hsv[..., 2] < th.min_value_chromatic)
+    groups[achrom] = ACHROMATIC_GROUP
+    return groups
+
+
+def name_colour(hsv_pixels: np.ndarray, th: ColourThresholds = ColourThresholds()) -> str:
+    """Name the dominant colour of an object's pixels (N, 3 HSV)."""
+    px = np.asarray(hsv_pixels, dtype=np.float32).reshape(-1, 3)
+    if px.shape[0] == 0:
+        return ""
+    achrom = (px[:, 1] < th.min_saturation) | (px[:, 2] < th.min_value_chromatic)
+    if np.count_nonzero(achrom) * 2 > px.shape[0]:
+        # Brightest half is what a person would call the object's colour (tops are lit).
+        v = np.sort(px[achrom, 2])
+        value = float(np.median(v[len(v) // 2:]))
+        if value >= th.white_value:
+            return "white"
+        if value <= th.black_value:
+            return "black"
+        return "gray"
+    chrom = px[~achrom]
+    # Circular mean of hue, weighted by saturation (highlights carry less hue information).
+    ang = np.deg2rad(chrom[:, 0])
+    w = chrom[:, 1]
+    hue = float(np.rad2deg(np.arctan2(np.sum(w * np.sin(ang)), np.sum(w * np.cos(ang)))) % 360.0)
+    name = list(HUE_CENTRES)[int(_hue_index(np.array([hue], dtype=np.float32))[0])]
+    value = float(np.median(chrom[:, 2]))
+    sat = float(np.median(chrom[:, 1]))
+    if BROWN_HUE[0] <= hue <= BROWN_HUE[1] and (value < th.brown_value
+                                               or sat < th.brown_saturation):
+        return "brown"
+    return name
+
+
+assert all(n in COLOURS for n in (*HUE_CENTRES, *ACHROMATIC, "brown"))

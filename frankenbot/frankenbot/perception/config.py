@@ -1,0 +1,77 @@
+"""Tunable numbers of the perception pipeline, with defaults that suit a tabletop UR5e cell.
+
+Kept in one frozen dataclass so the node (ROS parameters), the CLI and tests build the same
+pipeline from plain values; unknown keys are an error rather than silently ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from frankenbot.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class PerceptionConfig:
+    """Pipeline settings (metres, seconds)."""
+
+    # Workspace box in base_link; points outside are ignored (robot base, floor, walls).
+    workspace_min: tuple[float, float, float] = (-0.2, -0.75, -0.10)
+    workspace_max: tuple[float, float, float] = (1.0, 0.75, 0.60)
+    # Table plane: RANSAC over a sample of workspace points; falls back to table_height when the
+    # fit is not horizontal or not within table_search of table_height.
+    table_height: float = 0.0
+    table_search: float = 0.08
+    ransac_samples: int = 4000
+    ransac_distance: float = 0.004
+    ransac_iterations: int = 150
+    # Points between these heights above the table are candidate object points.
+    min_height: float = 0.006
+    max_height: float = 0.30
+    # Pixel stride when back-projecting (1 = every pixel; 2 = a quarter of the pixels).
+    stride: int = 2
+    # Top-down grid cell for connected components, and the closing radius in cells.
+    grid_cell: float = 0.004
+    grid_closing: int = 1
+    min_points: int = 25
+    min_extent: float = 0.012
+    # Tracker.
+    match_distance: float = 0.25  # metres; beyond this a detection is a new object
+    memory_s: float = 8.0  # unseen tracks are remembered this long (occlusion, in-gripper)
+    stale_timeout_s: float = 1.0  # scene_at(now) is stale when the last frame is older
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any] | None) -> "PerceptionConfig":
+        if not data:
+            return cls()
+        names = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise ConfigError(f"unknown perception setting(s) {unknown}; known: {sorted(names)}")
+        values: dict[str, Any] = {}
+        for key, raw in data.items():
+            default = getattr(cls(), key)
+            try:
+                if isinstance(default, tuple):
+                    values[key] = tuple(float(v) for v in raw)
+                    if len(values[key]) != len(default):
+                        raise ValueError(f"expected {len(default)} numbers")
+                elif isinstance(default, int):
+                    values[key] = int(raw)
+                else:
+                    values[key] = float(raw)
+            except (TypeError, ValueError) as e:
+                raise ConfigError(f"perception setting {key}={raw!r}: {e}") from e
+        cfg = cls(**values)
+        cfg.validate()
+        return cfg
+
+    def validate(self) -> None:
+        if self.stride < 1:
+            raise ConfigError(f"stride must be >= 1, got {self.stride}")
+        if self.grid_cell <= 0 or self.min_height <= 0 or self.max_height <= self.min_height:
+            raise ConfigError("grid_cell, min_height must be > 0 and max_height > min_height")
+        if self.stale_timeout_s <= 0 or self.memory_s < 0:
+            raise ConfigError("stale_timeout_s must be > 0 and memory_s >= 0")

@@ -1,0 +1,124 @@
+"""Cluster geometry: footprint rectangle, size, yaw, centre and a shape class.
+
+The camera sees an object's top and the sides facing it. Seen from above, those sides fall on
+the object's outline, so the minimum-area rectangle of the top-down footprint gives the true
+centre, size and yaw even though the back is hidden. The shape class comes from size, height and
+whether the footprint's middle is lower than its rim (a container).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial import ConvexHull, QhullError
+
+from frankenbot.perception.colour import name_colour
+from frankenbot.perception.segmentation import Cluster
+
+
+@dataclass(frozen=True)
+class ShapeRules:
+    """Size thresholds (metres) of the shape classes on a tabletop."""
+
+    block_max_footprint: float = 0.075  # longest side of a block
+    flat_height: float = 0.028  # flatter than this and wide: plate
+    plate_min_footprint: float = 0.09
+    bin_min_footprint: float = 0.17  # containers longer than this: bin
+    round_fill: float = 0.88  # hull area / rectangle area below this: round (bowl, plate)
+
+
+@dataclass(frozen=True)
+class Detection:
+    """One object measured in one frame (no id yet; the tracker assigns ids)."""
+
+    shape: str
+    colour: str
+    position: tuple[float, float, float]
+    size: tuple[float, float, float]
+    yaw: float
+    confidence: float
+    n_points: int
+
+
+def min_area_rect(xy: np.ndarray) -> tuple[np.ndarray, float, float, float]:
+    """Minimum-area enclosing rectangle: (centre xy, length, width, yaw of the length axis)."""
+    pts = np.asarray(xy, dtype=float)
+    try:
+        hull = pts[ConvexHull(pts).vertices]
+    except (QhullError, ValueError):
+        hull = pts
+    edges = np.diff(np.vstack([hull, hull[:1]]), axis=0)
+    angles = np.unique(np.mod(np.arctan2(edges[:, 1], edges[:, 0]), math.pi / 2))
+    if angles.size == 0:
+        angles = np.array([0.0])
+    best: tuple[float, np.ndarray, float, float, float] | None = None
+    for a in angles:
+        c, s = math.cos(a), math.sin(a)
+        rot = hull @ np.array([[c, -s], [s, c]])  # coords along the rotated axes
+        lo, hi = rot.min(axis=0), rot.max(axis=0)
+        ext = hi - lo
+        area = float(ext[0] * ext[1])
+        if best is None or area < best[0]:
+            mid = (lo + hi) / 2.0
+            centre = np.array([mid[0] * c - mid[1] * s, mid[0] * s + mid[1] * c])
+            best = (area, centre, float(ext[0]), float(ext[1]), float(a))
+    assert best is not None
+    _, centre, e0, e1, a = best
+    if e1 > e0:  # report the long side as the object's x axis
+        e0, e1, a = e1, e0, a + math.pi / 2
+    yaw = (a + math.pi / 2) % math.pi - math.pi / 2  # rectangles are symmetric under pi
+    return centre, e0, e1, yaw
+
+
+def hull_area(xy: np.ndarray) -> float:
+    try:
+        return float(ConvexHull(xy).volume)
+    except (QhullError, ValueError):
+        return 0.0
+
+
+def _concave(cluster: Cluster, centre: np.ndarray, width: float, top: float, height: float) -> bool:
+    """Is the middle of the footprint lower than the rim (or hidden by something inside)?"""
+    d = np.linalg.norm(cluster.points[:, :2] - centre, axis=1)
+    mid = d < 0.25 * width
+    if np.count_nonzero(mid) < 5:
+        return True
+    return bool(np.median(cluster.heights[mid]) < top - 0.5 * height)
+
+
+def measure(cluster: Cluster, rules: ShapeRules = ShapeRules()) -> Detection:
+    """Turn one cluster into a Detection (shape, colour, centre, size, yaw, confidence)."""
+    xy = cluster.points[:, :2]
+    centre, length, width, yaw = min_area_rect(xy)
+    h = cluster.heights
+    top = float(np.percentile(h, 98))
+    bottom_visible = float(np.percentile(h, 2))
+    plane_z = float(np.median(cluster.points[:, 2] - h))  # table z under the object
+    rest = bottom_visible if bottom_visible > 0.015 else 0.0  # lifted / on top of something
+    height = max(top - rest, 0.005)
+    fill = hull_area(xy) / max(length * width, 1e-9)
+    concave = _concave(cluster, centre, width, top, height) if length > 0.05 else False
+    if length <= rules.block_max_footprint and not concave:
+        shape = "block"
+        # A block whose lower part is hidden (inside a bowl) is taken to be as tall as it is long.
+        if rest > 0.0 and top - rest < 0.8 * length:
+            height = min(length, top)
+    elif height < rules.flat_height and length >= rules.plate_min_footprint:
+        shape = "plate"
+    elif concave and length >= rules.bin_min_footprint:
+        shape = "bin"
+    elif concave and fill < rules.round_fill:
+        shape = "bowl"
+    elif concave:
+        shape = "bin"
+    else:
+        shape = "unknown"
+    z = plane_z + top - height / 2.0
+    colour = name_colour(cluster.hsv)
+    n = cluster.points.shape[0]
+    confidence = float(min(1.0, 0.5 + n / 400.0)) * (1.0 if shape != "unknown" else 0.5)
+    return Detection(shape=shape, colour=colour,
+                     position=(float(centre[0]), float(centre[1]), z),
+                     size=(length, width, height), yaw=yaw, confidence=confidence, n_points=n)

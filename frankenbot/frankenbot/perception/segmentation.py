@@ -1,0 +1,185 @@
+"""RGB-D frame -> base-frame point cloud -> table plane -> object point clusters.
+
+Why this shape: DBSCAN over the full cloud costs ~80 ms on these CPUs, so clusters are instead
+connected components on a top-down occupancy grid of the points above the table, one grid per
+colour group. That is a few milliseconds, keeps touching objects of different colours apart (a
+block in a bowl, a block on a plate) and keeps one object's shaded sides together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import open3d as o3d
+from scipy import ndimage
+
+from frankenbot.errors import PerceptionError
+from frankenbot.perception.camera import CameraModel
+from frankenbot.perception.colour import ACHROMATIC_GROUP, rgb_to_hsv, segmentation_groups
+from frankenbot.perception.config import PerceptionConfig
+
+
+@dataclass(frozen=True)
+class TablePlane:
+    """Plane n.p + d = 0, n pointing up; ``fitted`` is False when the config fallback was used."""
+
+    normal: tuple[float, float, float]
+    d: float
+    fitted: bool
+
+    @property
+    def height(self) -> float:
+        """Table height at the base origin (z where the plane crosses x = y = 0)."""
+        return -self.d / self.normal[2]
+
+    def heights(self, points: np.ndarray) -> np.ndarray:
+        return points @ np.asarray(self.normal) + self.d
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """One candidate object's points: base xyz, height above table, HSV, pixel rows/cols."""
+
+    points: np.ndarray  # (N, 3)
+    heights: np.ndarray  # (N,)
+    hsv: np.ndarray  # (N, 3)
+    pixels: np.ndarray  # (N, 2) row, col in the full-resolution image
+    group: int  # colour group index (colour.SEG_NAMES)
+
+
+def check_frame(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel) -> None:
+    """Raise PerceptionError for frames the pipeline cannot use (say what was received)."""
+    k = camera.intrinsics
+    if not isinstance(rgb, np.ndarray) or rgb.ndim != 3 or rgb.shape[2] != 3:
+        raise PerceptionError(f"rgb must be an HxWx3 array, got {getattr(rgb, 'shape', type(rgb))}")
+    if not isinstance(depth, np.ndarray) or depth.ndim != 2:
+        raise PerceptionError(f"depth must be an HxW array, got {getattr(depth, 'shape', None)}")
+    if rgb.shape[:2] != depth.shape:
+        raise PerceptionError(f"rgb {rgb.shape[:2]} and depth {depth.shape} sizes differ")
+    if depth.shape != (k.height, k.width):
+        raise PerceptionError(f"image is {depth.shape[1]}x{depth.shape[0]} but camera intrinsics "
+                              f"are for {k.width}x{k.height}")
+    if rgb.dtype != np.uint8:
+        raise PerceptionError(f"rgb must be uint8 (rgb8), got {rgb.dtype}")
+    if depth.dtype not in (np.uint16, np.float32, np.float64):
+        raise PerceptionError(
+            f"depth must be uint16 millimetres or float metres, got {depth.dtype}")
+
+
+def depth_to_mm(depth: np.ndarray) -> np.ndarray:
+    """uint16 mm stays; float metres (Gazebo's 32FC1) -> uint16 mm with NaN/inf/<=0 -> 0."""
+    if depth.dtype == np.uint16:
+        return depth
+    d = np.asarray(depth, dtype=np.float64) * 1000.0
+    bad = ~np.isfinite(d) | (d <= 0) | (d > 65535)
+    d[bad] = 0
+    return np.ascontiguousarray(d.astype(np.uint16))
+
+
+def backproject(depth_mm: np.ndarray, camera: CameraModel, stride: int) -> np.ndarray:
+    """Every ``stride``-th pixel -> base-frame point (rows*cols, 3), NaN where depth is invalid."""
+    k = camera.intrinsics
+    intr = o3d.camera.PinholeCameraIntrinsic(k.width, k.height, k.fx, k.fy, k.cx, k.cy)
+    extrinsic = np.linalg.inv(camera.matrix)  # open3d wants base -> camera
+    cloud = o3d.geometry.PointCloud.create_from_depth_image(
+        o3d.geometry.Image(np.ascontiguousarray(depth_mm)), intr, extrinsic,
+        depth_scale=1000.0, depth_trunc=65.0, stride=stride, project_valid_depth_only=False)
+    return np.asarray(cloud.points)
+
+
+def fit_table(points: np.ndarray, config: PerceptionConfig, rng: np.random.Generator) -> TablePlane:
+    """RANSAC a horizontal plane near the configured table height; fall back to the config."""
+    fallback = TablePlane((0.0, 0.0, 1.0), -config.table_height, fitted=False)
+    near = np.abs(points[:, 2] - config.table_height) < config.table_search
+    cand = points[near]
+    if cand.shape[0] < 100:
+        return fallback
+    if cand.shape[0] > config.ransac_samples:
+        cand = cand[rng.choice(cand.shape[0], config.ransac_samples, replace=False)]
+    pc = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(cand))
+    o3d.utility.random.seed(int(rng.integers(0, 2**31 - 1)))
+    model, inliers = pc.segment_plane(config.ransac_distance, 3, config.ransac_iterations)
+    a, b, c, d = (float(v) for v in model)
+    if c < 0:
+        a, b, c, d = -a, -b, -c, -d
+    if c < 0.98 or len(inliers) < 0.3 * cand.shape[0]:
+        return fallback
+    plane = TablePlane((a, b, c), d, fitted=True)
+    if abs(plane.height - config.table_height) > config.table_search:
+        return fallback
+    return plane
+
+
+def segment(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: PerceptionConfig,
+            rng: np.random.Generator | None = None) -> tuple[TablePlane, list[Cluster]]:
+    """Find the table and the point clusters standing on it (or held above it)."""
+    check_frame(rgb, depth, camera)
+    depth_mm = depth_to_mm(depth)
+    if not np.any(depth_mm):
+        raise PerceptionError("depth image has no valid pixel (all zero/NaN)")
+    s = config.stride
+    pts = backproject(depth_mm, camera, s)
+    rows_n, cols_n = (depth_mm.shape[0] + s - 1) // s, (depth_mm.shape[1] + s - 1) // s
+    if pts.shape[0] != rows_n * cols_n:
+        raise PerceptionError(f"unexpected point count {pts.shape[0]} for stride {s}")
+    lo, hi = np.asarray(config.workspace_min), np.asarray(config.workspace_max)
+    with np.errstate(invalid="ignore"):
+        inside = np.all((pts >= lo) & (pts <= hi), axis=1)
+    idx = np.flatnonzero(inside)
+    if idx.size == 0:
+        raise PerceptionError("no valid depth inside the workspace (camera pose or depth wrong?)")
+    p_in = pts[idx]
+    plane = fit_table(p_in, config, rng or np.random.default_rng(0))
+    h = plane.heights(p_in)
+    fg = (h > config.min_height) & (h < config.max_height)
+    idx, p_fg, h_fg = idx[fg], p_in[fg], h[fg]
+    if idx.size == 0:
+        return plane, []
+    rows = (idx // cols_n) * s
+    cols = (idx % cols_n) * s
+    hsv = rgb_to_hsv(rgb[rows, cols])
+    groups = segmentation_groups(hsv)
+    return plane, _cluster(p_fg, h_fg, hsv, np.stack([rows, cols], axis=1), groups, config)
+
+
+def _cluster(points: np.ndarray, heights: np.ndarray, hsv: np.ndarray, pixels: np.ndarray,
+             groups: np.ndarray, config: PerceptionConfig) -> list[Cluster]:
+    cell = config.grid_cell
+    ij = np.floor(points[:, :2] / cell).astype(np.int64)
+    ij0 = ij.min(axis=0)
+    ij -= ij0
+    shape = tuple(int(v) + 1 for v in ij.max(axis=0))
+    structure = np.ones((3, 3), dtype=bool)
+    closing = config.grid_closing
+    clusters: list[Cluster] = []
+    for g in np.unique(groups):
+        sel = np.flatnonzero(groups == g)
+        if sel.size < config.min_points:
+            continue
+        occ = np.zeros(shape, dtype=bool)
+        occ[ij[sel, 0], ij[sel, 1]] = True
+        grown = ndimage.binary_dilation(occ, structure, iterations=closing) if closing else occ
+        # A container's floor is surrounded by its walls: fill holes so it joins the walls.
+        grown = ndimage.binary_fill_holes(grown)
+        labels, n = ndimage.label(grown, structure)
+        if n == 0:
+            continue
+        lab = labels[ij[sel, 0], ij[sel, 1]]
+        order = np.argsort(lab, kind="stable")
+        lab_sorted = lab[order]
+        bounds = np.searchsorted(lab_sorted, np.arange(1, n + 2))
+        for k in range(n):
+            members = sel[order[bounds[k]:bounds[k + 1]]]
+            if members.size < config.min_points:
+                continue
+            xy = points[members, :2]
+            if np.max(np.ptp(xy, axis=0)) < config.min_extent:
+                continue
+            clusters.append(Cluster(points[members], heights[members], hsv[members],
+                                    pixels[members], int(g)))
+    return clusters
+
+
+__all__ = ["ACHROMATIC_GROUP", "Cluster", "TablePlane", "backproject", "check_frame",
+           "depth_to_mm", "fit_table", "segment"]

@@ -1,0 +1,117 @@
+"""Keep object ids stable across frames.
+
+A program says ``pick(obj=red_block_2)`` and expects that name to mean the same block while it
+moves, while the gripper hides it, or while it sits inside a bowl. Detections are matched to
+existing tracks by position with colour as a hard gate and shape as a soft one (a half-hidden
+block can look odd for a frame), using an optimal assignment. Unmatched tracks are remembered for
+``memory_s`` seconds at their last pose so short occlusions do not rename anything.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from frankenbot.perception.geometry import Detection
+from frankenbot.state import SceneObject
+
+_SHAPE_MISMATCH_COST = 0.08  # metres-equivalent penalty when shapes differ
+_GATED = 1e6
+
+
+@dataclass(frozen=True)
+class Track:
+    """One remembered object."""
+
+    object_id: str
+    detection: Detection
+    first_seen: float
+    last_seen: float
+    hits: int
+
+    def to_scene_object(self, now: float, memory_s: float) -> SceneObject:
+        d = self.detection
+        age = max(0.0, now - self.last_seen)
+        fade = 1.0 if age <= 0.0 or memory_s <= 0 else max(0.1, 1.0 - age / memory_s)
+        label = f"{d.colour} {d.shape}".strip()
+        return SceneObject(object_id=self.object_id, label=label, shape=d.shape, colour=d.colour,
+                           position=d.position, size=d.size, yaw=d.yaw,
+                           confidence=round(d.confidence * fade, 3), last_seen=self.last_seen)
+
+
+def base_id(colour: str, shape: str) -> str:
+    return f"{colour}_{shape}" if colour else shape
+
+
+class Tracker:
+    """Associates per-frame detections with persistent, readably named tracks."""
+
+    def __init__(self, match_distance: float = 0.25, memory_s: float = 8.0) -> None:
+        self.match_distance = match_distance
+        self.memory_s = memory_s
+        self._tracks: list[Track] = []
+
+    @property
+    def tracks(self) -> tuple[Track, ...]:
+        return tuple(self._tracks)
+
+    def reset(self) -> None:
+        self._tracks = []
+
+    def _cost(self, track: Track, det: Detection) -> float:
+        t = track.detection
+        if t.colour != det.colour:
+            return _GATED
+        dist = math.dist(t.position, det.position)
+        if dist > self.match_distance:
+            return _GATED
+        return dist + (0.0 if t.shape == det.shape else _SHAPE_MISMATCH_COST)
+
+    def _new_id(self, det: Detection, taken: set[str]) -> str:
+        base = base_id(det.colour, det.shape)
+        if base not in taken:
+            return base
+        n = 2
+        while f"{base}_{n}" in taken:
+            n += 1
+        return f"{base}_{n}"
+
+    def update(self, detections: list[Detection], stamp: float) -> list[Track]:
+        """Match ``detections`` (one frame at ``stamp``) and return the live tracks."""
+        self._tracks = [t for t in self._tracks if stamp - t.last_seen <= self.memory_s]
+        tracks = self._tracks
+        matched_t: set[int] = set()
+        matched_d: set[int] = set()
+        updated: dict[int, Track] = {}
+        if tracks and detections:
+            cost = np.array([[self._cost(t, d) for d in detections] for t in tracks])
+            rows, cols = linear_sum_assignment(cost)
+            for r, c in zip(rows, cols, strict=True):
+                if cost[r, c] >= _GATED:
+                    continue
+                t = tracks[r]
+                det = detections[c]
+                shape = det.shape
+                if shape != t.detection.shape and t.hits > 2 and det.shape == "unknown":
+                    shape = t.detection.shape  # keep a well-established class through a bad frame
+                updated[r] = replace(t, detection=replace(det, shape=shape), last_seen=stamp,
+                                     hits=t.hits + 1)
+                matched_t.add(r)
+                matched_d.add(c)
+        result = [updated.get(i, t) for i, t in enumerate(tracks)]
+        taken = {t.object_id for t in result}
+        fresh = [d for i, d in enumerate(detections) if i not in matched_d]
+        fresh.sort(key=lambda d: (d.position[0], d.position[1]))  # deterministic naming
+        for det in fresh:
+            oid = self._new_id(det, taken)
+            taken.add(oid)
+            result.append(Track(oid, det, first_seen=stamp, last_seen=stamp, hits=1))
+        self._tracks = result
+        return list(result)
+
+    def scene_objects(self, now: float) -> list[SceneObject]:
+        objs = [t.to_scene_object(now, self.memory_s) for t in self._tracks]
+        return sorted(objs, key=lambda o: o.object_id)

@@ -1,0 +1,202 @@
+"""Perception core on analytic RGB-D frames (exact geometry, no simulator needed)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from frankenbot.errors import ConfigError, PerceptionError
+from frankenbot.perception import synthetic as syn
+from frankenbot.perception.annotate import annotate, object_table
+from frankenbot.perception.camera import CameraModel, Intrinsics, camera_from_mapping
+from frankenbot.perception.colour import name_colour, rgb_to_hsv
+from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.fixtures import fixtures_from_data
+from frankenbot.perception.geometry import min_area_rect
+from frankenbot.perception.pipeline import PerceptionPipeline
+
+RED, BLUE, GREEN, WHITE, GRAY, YELLOW = ((217, 26, 26), (26, 64, 230), (26, 166, 51),
+                                         (242, 242, 242), (128, 128, 128), (242, 217, 26))
+
+
+def _block(x: float, y: float, colour: tuple[int, int, int], yaw: float = 0.0,
+           edge: float = 0.04, z: float = 0.0) -> syn.Box:
+    return syn.Box((x, y, z + edge / 2), (edge, edge, edge), colour, yaw)
+
+
+@pytest.fixture(scope="module")
+def camera() -> CameraModel:
+    return syn.default_camera(320, 240)
+
+
+@pytest.fixture(scope="module")
+def table_scene(camera):
+    boxes = [_block(0.45, 0.10, RED, 0.3), _block(0.35, -0.15, RED), _block(0.55, -0.05, BLUE, 0.7),
+             syn.Box((0.30, 0.25, 0.0075), (0.16, 0.16, 0.015), WHITE)]
+    boxes += syn.container((0.62, 0.22), (0.20, 0.26, 0.10), GRAY, 0.2)
+    boxes += syn.container((0.40, -0.32), (0.14, 0.14, 0.05), GREEN)
+    boxes.append(_block(0.40, -0.32, YELLOW, 0.4, z=0.006))
+    rgb, depth = syn.render(camera, boxes)
+    return rgb, depth
+
+
+def _pipeline(camera, **cfg) -> PerceptionPipeline:
+    return PerceptionPipeline(camera, config=PerceptionConfig(stride=1, **cfg))
+
+
+def test_blocks_are_found_with_millimetre_position_and_true_size(camera, table_scene):
+    scene = _pipeline(camera).process(*table_scene, stamp=1.0)
+    blue = scene.get("blue_block")
+    assert blue is not None and blue.shape == "block" and blue.colour == "blue"
+    assert math.dist(blue.position, (0.55, -0.05, 0.02)) < 0.005
+    assert np.allclose(blue.size, (0.04, 0.04, 0.04), atol=0.006)
+    yaw_err = (blue.yaw - 0.7 + math.pi / 4) % (math.pi / 2) - math.pi / 4
+    assert abs(yaw_err) < 0.1
+
+
+def test_every_object_gets_a_readable_id_and_shape(camera, table_scene):
+    scene = _pipeline(camera).process(*table_scene, stamp=1.0)
+    assert set(scene.ids()) == {"red_block", "red_block_2", "blue_block", "white_plate",
+                                "gray_bin", "green_bin", "yellow_block"}
+    red = sorted((scene.get("red_block"), scene.get("red_block_2")), key=lambda o: o.position[1])
+    assert math.dist(red[0].position[:2], (0.35, -0.15)) < 0.005
+    assert math.dist(red[1].position[:2], (0.45, 0.10)) < 0.005
+
+
+def test_block_inside_container_is_found_separately(camera, table_scene):
+    scene = _pipeline(camera).process(*table_scene, stamp=1.0)
+    yellow = scene.get("yellow_block")
+    assert yellow is not None
+    assert math.dist(yellow.position, (0.40, -0.32, 0.026)) < 0.008
+    container = scene.get("green_bin")
+    assert container is not None and math.dist(container.position[:2], (0.40, -0.32)) < 0.01
+
+
+def test_ids_stay_stable_while_an_object_moves_and_is_briefly_hidden(camera):
+    pipe = _pipeline(camera)
+    a = [_block(0.40, 0.0, RED), _block(0.50, 0.0, RED), _block(0.45, -0.2, BLUE)]
+    scene = pipe.process(*syn.render(camera, a), stamp=0.0)
+    first = {oid: scene.get(oid).position for oid in scene.ids()}
+    # The first red block moves 6 cm; the blue block disappears (occluded) for one frame.
+    b = [_block(0.40, 0.06, RED), _block(0.50, 0.0, RED)]
+    scene = pipe.process(*syn.render(camera, b), stamp=0.1)
+    moved = next(oid for oid in ("red_block", "red_block_2")
+                 if math.dist(first[oid], (0.40, 0.0, 0.02)) < 0.01)
+    assert math.dist(scene.get(moved).position, (0.40, 0.06, 0.02)) < 0.006
+    assert scene.get("blue_block") is not None  # remembered
+    assert scene.get("blue_block").last_seen == 0.0
+    scene = pipe.process(*syn.render(camera, a), stamp=0.2)
+    assert set(scene.ids()) == {"red_block", "red_block_2", "blue_block"}
+    assert scene.get("blue_block").last_seen == 0.2
+
+
+def test_unseen_track_is_forgotten_after_memory(camera):
+    pipe = _pipeline(camera, memory_s=0.5)
+    pipe.process(*syn.render(camera, [_block(0.45, -0.2, BLUE)]), stamp=0.0)
+    scene = pipe.process(*syn.render(camera, []), stamp=1.0)
+    assert scene.get("blue_block") is None
+
+
+def test_scene_goes_stale_when_frames_stop(camera, table_scene):
+    pipe = _pipeline(camera, stale_timeout_s=0.5)
+    assert pipe.scene_at(0.0).stale  # no frame yet
+    pipe.process(*table_scene, stamp=10.0)
+    assert not pipe.scene_at(10.3).stale
+    stale = pipe.scene_at(10.6)
+    assert stale.stale and stale.get("blue_block") is not None
+
+
+@pytest.mark.parametrize("case", ["zero", "nan", "size", "dtype", "channels"])
+def test_bad_frames_raise_clear_errors_and_keep_the_last_scene(camera, table_scene, case):
+    pipe = _pipeline(camera)
+    good = pipe.process(*table_scene, stamp=1.0)
+    rgb, depth = table_scene
+    if case == "zero":
+        depth = np.zeros_like(depth)
+    elif case == "nan":
+        depth = np.full(depth.shape, np.nan, dtype=np.float32)
+    elif case == "size":
+        rgb, depth = rgb[:100], depth[:100]
+    elif case == "dtype":
+        depth = depth.astype(np.int32)
+    else:
+        rgb = rgb[..., :2]
+    with pytest.raises(PerceptionError):
+        pipe.process(rgb, depth, stamp=2.0)
+    assert pipe.scene_at(1.1) == good
+
+
+def test_float_metre_depth_is_accepted(camera, table_scene):
+    rgb, depth = table_scene
+    metres = depth.astype(np.float32) / 1000.0
+    metres[depth == 0] = np.nan
+    scene = _pipeline(camera).process(rgb, metres, stamp=1.0)
+    assert scene.get("blue_block") is not None
+
+
+def test_fixtures_from_config_are_merged(camera, table_scene):
+    fixtures = fixtures_from_data({"fixtures": [
+        {"id": "drawer", "shape": "drawer", "position": [0.7, 0.4, 0.06],
+         "size": [0.2, 0.26, 0.12]},
+        {"id": "zone", "shape": "zone", "colour": "cyan", "position": [0.4, -0.45, 0.0],
+         "size": [0.14, 0.14, 0.001]}]})
+    pipe = PerceptionPipeline(camera, fixtures, PerceptionConfig(stride=2))
+    scene = pipe.process(*table_scene, stamp=1.0)
+    assert scene.get("drawer").is_fixture and scene.get("zone").label == "cyan zone"
+
+
+def test_bad_fixture_and_config_values_are_rejected():
+    with pytest.raises(ConfigError):
+        fixtures_from_data([{"id": "drawer", "shape": "cupboard", "position": [0, 0, 0],
+                             "size": [1, 1, 1]}])
+    with pytest.raises(ConfigError):
+        PerceptionConfig.from_mapping({"strid": 2})
+    with pytest.raises(ConfigError):
+        PerceptionConfig.from_mapping({"stride": 0})
+
+
+def test_camera_config_accepts_matrix_or_quaternion():
+    intr = {"fx": 600, "fy": 600, "cx": 320, "cy": 240, "width": 640, "height": 480}
+    a = camera_from_mapping({"intrinsics": intr, "T_base_optical": np.eye(4).tolist()})
+    b = camera_from_mapping({"intrinsics": intr, "pose": {"position": [0, 0, 0],
+                                                          "quaternion": [0, 0, 0, 1]}})
+    assert np.allclose(a.matrix, b.matrix)
+    with pytest.raises(PerceptionError):
+        Intrinsics(fx=float("nan"), fy=1, cx=0, cy=0, width=10, height=10)
+
+
+def test_min_area_rect_recovers_a_rotated_rectangle():
+    rng = np.random.default_rng(1)
+    local = rng.uniform([-0.05, -0.02], [0.05, 0.02], size=(500, 2))
+    c, s = math.cos(0.5), math.sin(0.5)
+    pts = local @ np.array([[c, s], [-s, c]]) + np.array([0.3, -0.1])
+    centre, length, width, yaw = min_area_rect(pts)
+    assert np.allclose(centre, (0.3, -0.1), atol=0.003)
+    assert abs(length - 0.1) < 0.005 and abs(width - 0.04) < 0.005
+    assert abs(yaw - 0.5) < 0.05
+
+
+@pytest.mark.parametrize("rgb,name", [((217, 26, 26), "red"), ((26, 64, 230), "blue"),
+                                      ((242, 217, 26), "yellow"), ((255, 128, 13), "orange"),
+                                      ((140, 38, 178), "purple"), ((242, 242, 242), "white"),
+                                      ((128, 128, 128), "gray"), ((20, 20, 20), "black"),
+                                      ((184, 153, 115), "brown")])
+def test_named_colours_survive_shading(rgb, name):
+    for shade in (1.0, 0.85):
+        px = rgb_to_hsv((np.array([rgb] * 10, dtype=float) * shade).astype(np.uint8))
+        assert name_colour(px) == name
+
+
+def test_annotation_marks_objects_and_lists_them(camera, table_scene):
+    rgb, depth = table_scene
+    scene = _pipeline(camera).process(rgb, depth, stamp=1.0)
+    image, table = annotate(rgb, scene, camera)
+    assert image.shape == rgb.shape and not np.array_equal(image, rgb)
+    assert table == object_table(scene)
+    lines = table.splitlines()
+    assert len(lines) == len(scene.objects) + 1
+    blue_line = next(line for line in lines if "blue_block" in line)
+    x_cm, y_cm, z_cm = (float(v) for v in blue_line.split()[4:7])
+    assert np.allclose((x_cm, y_cm, z_cm), (55.0, -5.0, 2.0), atol=0.4)
