@@ -1,0 +1,217 @@
+"""Motion backend for the joint trajectory controller: analytic IK, our own timing, safety check.
+
+Planning is pure (IK, trajectory, envelope) and fast enough to run inline (a full pick plans in
+a few milliseconds). Execution sends the trajectory through the RobotInterface and then watches
+the robot: it polls the cancel token and the e-stop every ``poll_period`` of robot time and stops
+the arm on a cancel; it declares success only when the measured joints have converged on the last
+sample, and an abort when the controller says so or the arm is still short of the goal well after
+the planned duration.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from frankenbot.common import FailureCode
+from frankenbot.errors import MotionError, SafetyViolation
+from frankenbot.motion.backend import MotionOutcome
+from frankenbot.motion.kinematics import UnreachableError, UR5eKinematics
+from frankenbot.motion.robot_interface import (
+    ControllerRejected,
+    EstopEngaged,
+    RobotInterface,
+    TrajectoryState,
+)
+from frankenbot.motion.safety import SafetyEnvelope
+from frankenbot.motion.trajectory import (
+    DiscontinuityError,
+    JointTrajectory,
+    MotionLimits,
+    joint_move,
+    linear_move,
+)
+from frankenbot.primitives.result import CancelToken
+
+
+@dataclass(frozen=True)
+class ExecutionConfig:
+    """How motions are watched while they run."""
+
+    poll_period: float = 0.004  # s of robot time between checks (cancel, e-stop, progress)
+    goal_tolerance: float = 0.01  # rad: max joint error for a reached goal
+    settle_velocity: float = 0.05  # rad/s: max joint speed for a reached goal
+    goal_time_margin: float = 1.0  # s past the planned duration before a stall is an abort
+    min_speed_scaling: float = 0.05  # plan at no less than this fraction (a paused robot waits)
+
+
+class PlanningError(MotionError):
+    """A motion could not be planned; carries the failure code to report."""
+
+    def __init__(self, code: FailureCode, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+
+
+class JtcBackend:
+    """MotionBackend over a RobotInterface that takes joint trajectories."""
+
+    def __init__(self, robot: RobotInterface, *, kinematics: UR5eKinematics,
+                 envelope: SafetyEnvelope, limits: MotionLimits | None = None,
+                 execution: ExecutionConfig | None = None) -> None:
+        self.robot = robot
+        self.kin = kinematics
+        self.envelope = envelope
+        self.limits = limits or MotionLimits()
+        self.execution = execution or ExecutionConfig()
+
+    # --- planning (pure) ------------------------------------------------------------------
+    def _scaling(self) -> float:
+        s = self.robot.speed_scaling()
+        if not math.isfinite(s):
+            s = 1.0
+        return min(1.0, max(self.execution.min_speed_scaling, s))
+
+    def plan_joints(self, start: Sequence[float], goal: Sequence[float],
+                    speed_scaling: float = 1.0) -> JointTrajectory:
+        goal_arr = np.asarray(goal, dtype=float)
+        if goal_arr.shape != (6,) or not np.all(np.isfinite(goal_arr)):
+            raise PlanningError(FailureCode.INVALID_ARGUMENT,
+                                f"joint goal must be 6 finite numbers, got {goal_arr.tolist()}")
+        try:
+            self.envelope.check_joints(goal_arr, "joint goal")
+        except SafetyViolation as e:
+            raise PlanningError(FailureCode.REJECTED_BY_SAFETY, str(e)) from e
+        traj = joint_move(start, goal_arr, self.limits, speed_scaling, kin=self.kin)
+        self._check(traj, start)
+        return traj
+
+    def plan_pose(self, start: Sequence[float], tcp_pose: np.ndarray,
+                  speed_scaling: float = 1.0) -> JointTrajectory:
+        pose = self._valid_pose(tcp_pose)
+        try:
+            goal = self.kin.ik(pose, start)
+        except UnreachableError as e:
+            raise PlanningError(FailureCode.UNREACHABLE, str(e)) from e
+        return self.plan_joints(start, goal, speed_scaling)
+
+    def plan_linear(self, start: Sequence[float], tcp_pose: np.ndarray,
+                    speed_scaling: float = 1.0) -> JointTrajectory:
+        pose = self._valid_pose(tcp_pose)
+        try:
+            traj = linear_move(self.kin, start, pose, self.limits, speed_scaling)
+        except (UnreachableError, DiscontinuityError) as e:
+            raise PlanningError(FailureCode.UNREACHABLE, str(e)) from e
+        self._check(traj, start)
+        return traj
+
+    def _valid_pose(self, tcp_pose: np.ndarray) -> np.ndarray:
+        pose = np.asarray(tcp_pose, dtype=float)
+        if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
+            raise PlanningError(FailureCode.INVALID_ARGUMENT,
+                                f"target pose must be a finite 4x4 transform, got {pose.shape} "
+                                f"with finite={bool(np.all(np.isfinite(pose)))}")
+        try:
+            self.envelope.check_position(pose[:3, 3])
+        except SafetyViolation as e:
+            raise PlanningError(FailureCode.REJECTED_BY_SAFETY, str(e)) from e
+        return pose
+
+    def _check(self, traj: JointTrajectory, start: Sequence[float]) -> None:
+        try:
+            self.envelope.check_trajectory(traj, start)
+        except SafetyViolation as e:
+            raise PlanningError(FailureCode.REJECTED_BY_SAFETY, str(e)) from e
+
+    # --- MotionBackend --------------------------------------------------------------------
+    def move_to_joints(self, goal: Sequence[float], cancel: CancelToken) -> MotionOutcome:
+        return self._plan_and_run(lambda q, s: self.plan_joints(q, goal, s), cancel)
+
+    def move_to_pose(self, tcp_pose: np.ndarray, cancel: CancelToken) -> MotionOutcome:
+        return self._plan_and_run(lambda q, s: self.plan_pose(q, tcp_pose, s), cancel)
+
+    def move_linear(self, tcp_pose: np.ndarray, cancel: CancelToken) -> MotionOutcome:
+        return self._plan_and_run(lambda q, s: self.plan_linear(q, tcp_pose, s), cancel)
+
+    def stop(self) -> None:
+        self.robot.stop()
+
+    def _plan_and_run(self, plan, cancel: CancelToken) -> MotionOutcome:  # type: ignore[no-untyped-def]
+        if cancel.cancelled:
+            return MotionOutcome(FailureCode.PREEMPTED, f"cancelled before start: {cancel.reason}")
+        if self.robot.estop_engaged():
+            return MotionOutcome(FailureCode.ESTOP, "e-stop engaged: no motion")
+        state = self.robot.joint_state()
+        if state is None:
+            return MotionOutcome(FailureCode.NO_STATE, "no joint state received: no motion")
+        try:
+            traj = plan(np.asarray(state.positions, dtype=float), self._scaling())
+        except PlanningError as e:
+            return MotionOutcome(e.code, str(e))
+        except ValueError as e:
+            return MotionOutcome(FailureCode.INVALID_ARGUMENT, str(e))
+        return self.execute(traj, cancel)
+
+    def execute(self, traj: JointTrajectory, cancel: CancelToken) -> MotionOutcome:
+        """Check (again, against the latest state), send and watch one trajectory."""
+        robot = self.robot
+        cfg = self.execution
+        if robot.estop_engaged():
+            return MotionOutcome(FailureCode.ESTOP, "e-stop engaged: no motion")
+        state = robot.joint_state()
+        if state is None:
+            return MotionOutcome(FailureCode.NO_STATE, "no joint state received: no motion")
+        try:
+            self.envelope.check_trajectory(traj, state.positions)
+        except SafetyViolation as e:
+            return MotionOutcome(FailureCode.REJECTED_BY_SAFETY, str(e))
+        if len(traj.points) == 1 and traj.points[0].time_from_start == 0.0:
+            return MotionOutcome(FailureCode.OK, "already there")
+        try:
+            robot.send_trajectory(traj)
+        except EstopEngaged as e:
+            return MotionOutcome(FailureCode.ESTOP, str(e))
+        except ControllerRejected as e:
+            return MotionOutcome(FailureCode.ABORTED, f"controller rejected the trajectory: {e}")
+        start = robot.now()
+        goal = np.asarray(traj.final_positions)
+        scaling = max(cfg.min_speed_scaling, min(1.0, robot.speed_scaling()))
+        deadline = start + traj.duration / scaling + cfg.goal_time_margin
+        while True:
+            if cancel.cancelled:
+                robot.stop()
+                return MotionOutcome(FailureCode.PREEMPTED, f"preempted: {cancel.reason}",
+                                     robot.now() - start)
+            if robot.estop_engaged():
+                robot.stop()
+                return MotionOutcome(FailureCode.ESTOP, "e-stop engaged during motion",
+                                     robot.now() - start)
+            status = robot.trajectory_state()
+            if status == TrajectoryState.ABORTED:
+                return MotionOutcome(FailureCode.ABORTED, "the controller aborted the trajectory",
+                                     robot.now() - start)
+            if status == TrajectoryState.PREEMPTED:
+                return MotionOutcome(FailureCode.PREEMPTED,
+                                     "another trajectory replaced this one", robot.now() - start)
+            now = robot.now()
+            state = robot.joint_state()
+            if state is not None and now - start >= traj.duration:
+                err = float(np.max(np.abs(np.asarray(state.positions) - goal)))
+                speed = float(np.max(np.abs(state.velocities))) if state.velocities else 0.0
+                if err <= cfg.goal_tolerance and speed <= cfg.settle_velocity:
+                    return MotionOutcome(FailureCode.OK, "", now - start)
+                if now > deadline:
+                    robot.stop()
+                    return MotionOutcome(
+                        FailureCode.ABORTED,
+                        f"arm did not reach the goal: joint error {err:.3f} rad, speed "
+                        f"{speed:.3f} rad/s {now - start:.2f} s after start (planned "
+                        f"{traj.duration:.2f} s)", now - start)
+            elif now > deadline:
+                robot.stop()
+                return MotionOutcome(FailureCode.NO_STATE, "joint state stopped arriving",
+                                     now - start)
+            robot.sleep(cfg.poll_period)
