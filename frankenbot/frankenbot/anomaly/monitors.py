@@ -1,0 +1,332 @@
+"""Built-in monitors: small checks that are always on, whatever the program says.
+
+Each monitor looks at ONE consistent ``WorldSnapshot`` plus a ``MonitorContext`` (which primitive is
+running, on which objects, since when, and where those objects were when it started) and either
+returns a ``Detection`` or None. They never block and never touch the robot: the monitor loop runs
+them at 200 Hz beside the control thread, so each check must cost microseconds.
+
+Failures that a primitive reports itself (motion rejected by the safety envelope, a trajectory the
+controller aborted, a grasp that closed on nothing) are not polled here; ``kind_for_failure`` maps
+their failure codes to the same anomaly taxonomy so the escalator treats both paths alike.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping, Protocol, Sequence
+
+from frankenbot.common import AnomalyClass, AnomalyKind, FailureCode
+from frankenbot.state import SceneObject, WorldSnapshot
+
+# Which argument names of a primitive refer to objects whose pose matters while it runs.
+OBJECT_ARGS = ("obj", "target", "container", "drawer")
+# Primitives that move the arm (a stall or an e-stop matters only while one of these runs).
+MOTION_PRIMITIVES = frozenset({
+    "home", "move_above", "pick", "place_on", "place_in", "place_at", "push_to", "open_drawer",
+    "close_drawer",
+})
+# Primitives during which the gripper legitimately closes / opens on purpose.
+GRASPING_PRIMITIVES = frozenset({"pick", "open_gripper", "close_gripper"})
+
+# The class each detected kind belongs to (the paper's predictable / semi / unpredictable split).
+KIND_CLASS: Mapping[AnomalyKind, AnomalyClass] = {
+    AnomalyKind.GRASP_LOST: AnomalyClass.PREDICTABLE,
+    AnomalyKind.GRASP_FAILED: AnomalyClass.PREDICTABLE,
+    AnomalyKind.OBJECT_MOVED: AnomalyClass.PREDICTABLE,
+    AnomalyKind.MOTION_ABORTED: AnomalyClass.PREDICTABLE,
+    AnomalyKind.MOTION_REJECTED: AnomalyClass.SEMI_PREDICTABLE,
+    AnomalyKind.TARGET_OCCUPIED: AnomalyClass.SEMI_PREDICTABLE,
+    AnomalyKind.PLACE_FAILED: AnomalyClass.SEMI_PREDICTABLE,
+    AnomalyKind.FIXTURE_STUCK: AnomalyClass.SEMI_PREDICTABLE,
+    AnomalyKind.STALL: AnomalyClass.SEMI_PREDICTABLE,
+    AnomalyKind.TIMEOUT: AnomalyClass.SEMI_PREDICTABLE,
+    AnomalyKind.OBJECT_MISSING: AnomalyClass.UNPREDICTABLE,
+    AnomalyKind.SCENE_STALE: AnomalyClass.UNPREDICTABLE,
+    AnomalyKind.ESTOP: AnomalyClass.UNPREDICTABLE,
+    AnomalyKind.PRIMITIVE_FAILED: AnomalyClass.UNPREDICTABLE,
+    AnomalyKind.PROGRAM_MONITOR: AnomalyClass.PREDICTABLE,
+}
+
+_FAILURE_KIND: Mapping[FailureCode, AnomalyKind] = {
+    FailureCode.NOT_FOUND: AnomalyKind.OBJECT_MISSING,
+    FailureCode.UNREACHABLE: AnomalyKind.MOTION_REJECTED,
+    FailureCode.GRASP_FAILED: AnomalyKind.GRASP_FAILED,
+    FailureCode.REJECTED_BY_SAFETY: AnomalyKind.MOTION_REJECTED,
+    FailureCode.ABORTED: AnomalyKind.MOTION_ABORTED,
+    FailureCode.ESTOP: AnomalyKind.ESTOP,
+    FailureCode.TIMEOUT: AnomalyKind.TIMEOUT,
+    FailureCode.NO_STATE: AnomalyKind.SCENE_STALE,
+    FailureCode.PLACE_FAILED: AnomalyKind.PLACE_FAILED,
+    FailureCode.BLOCKED: AnomalyKind.TARGET_OCCUPIED,
+}
+
+
+def kind_for_failure(code: FailureCode) -> AnomalyKind:
+    """The anomaly kind a primitive's own failure code stands for."""
+    return _FAILURE_KIND.get(code, AnomalyKind.PRIMITIVE_FAILED)
+
+
+def class_of(kind: AnomalyKind) -> AnomalyClass:
+    return KIND_CLASS.get(kind, AnomalyClass.UNPREDICTABLE)
+
+
+@dataclass(frozen=True)
+class MonitorContext:
+    """What the control thread is doing right now, as the monitors need to know it.
+
+    ``reference`` holds the positions of the primitive's objects when it started, so "moved" means
+    moved since the robot committed to a plan for them. ``primitive`` is None between primitives.
+    """
+
+    primitive: str | None = None
+    args: Mapping[str, object] = field(default_factory=dict)
+    node_path: str = ""
+    started_at: float = 0.0
+    reference: Mapping[str, tuple[float, float, float]] = field(default_factory=dict)
+
+    def objects(self) -> tuple[str, ...]:
+        return tuple(str(self.args[k]) for k in OBJECT_ARGS
+                     if k in self.args and isinstance(self.args[k], str))
+
+
+@dataclass(frozen=True)
+class Detection:
+    """One monitor's verdict that something is wrong."""
+
+    monitor: str  # e.g. builtin:grasp_lost or a program monitor's name
+    kind: AnomalyKind
+    anomaly_class: AnomalyClass
+    detail: str
+    objects: tuple[str, ...] = ()
+    builtin: bool = True
+
+
+class Monitor(Protocol):
+    """A built-in check. ``reset`` clears any internal history (a new primitive started)."""
+
+    name: str
+    kind: AnomalyKind
+
+    def check(self, snap: WorldSnapshot, ctx: MonitorContext) -> Detection | None:
+        ...
+
+    def reset(self) -> None:
+        ...
+
+
+class _Base:
+    name = "builtin"
+    kind = AnomalyKind.PRIMITIVE_FAILED
+
+    def _hit(self, detail: str, objects: Sequence[str] = ()) -> Detection:
+        return Detection(self.name, self.kind, class_of(self.kind), detail, tuple(objects))
+
+    def reset(self) -> None:
+        return None
+
+
+class EStopMonitor(_Base):
+    """The e-stop is engaged: nothing else matters."""
+
+    name = "builtin:estop"
+    kind = AnomalyKind.ESTOP
+
+    def check(self, snap: WorldSnapshot, ctx: MonitorContext) -> Detection | None:
+        return self._hit("e-stop engaged") if snap.robot.estop else None
+
+
+class GraspLostMonitor(_Base):
+    """The brain believes it holds an object but the fingers closed on nothing, or the camera sees
+    the object far from the gripper (it fell)."""
+
+    name = "builtin:grasp_lost"
+    kind = AnomalyKind.GRASP_LOST
+
+    def __init__(self, empty_width: float = 0.006, max_offset: float = 0.12) -> None:
+        self.empty_width = empty_width
+        self.max_offset = max_offset
+
+    def check(self, snap: WorldSnapshot, ctx: MonitorContext) -> Detection | None:
+        held = snap.robot.held_object
+        if held is None or ctx.primitive in GRASPING_PRIMITIVES:
+            return None
+        if snap.robot.gripper_closed_cmd and snap.robot.gripper_width < self.empty_width:
+            return self._hit(f"fingers closed on nothing while holding {held} "
+                             f"(width {snap.robot.gripper_width * 1000:.1f} mm)", (held,))
+        obj = snap.scene.get(held)
+        if obj is not None and not snap.scene.stale and self.max_offset > 0:
+            offset = math.dist(obj.position, snap.robot.tcp_position)
+            if offset > self.max_offset:
+                return self._hit(f"{held} seen {offset:.2f} m from the gripper", (held,))
+        return None
+
+
+class ObjectMovedMonitor(_Base):
+    """An object the running primitive works on moved since the primitive started."""
+
+    name = "builtin:object_moved"
+    kind = AnomalyKind.OBJECT_MOVED
+
+    def __init__(self, threshold: float = 0.03) -> None:
+        self.threshold = threshold
+
+    def check(self, snap: WorldSnapshot, ctx: MonitorContext) -> Detection | None:
+        if ctx.primitive is None or snap.scene.stale:
+            return None
+        for oid in ctx.objects():
+            if oid == snap.robot.held_object:
+                continue
+            ref = ctx.reference.get(oid)
+            obj = snap.scene.get(oid)
+            if ref is None or obj is None:
+                continue
+            moved = math.hypot(obj.position[0] - ref[0], obj.position[1] - ref[1])
+            if moved > self.threshold:
+                return self._hit(f"{oid} moved {moved:.3f} m during {ctx.primitive}", (oid,))
+        return None
+
+
+class ObjectMissingMonitor(_Base):
+    """An object the running primitive needs is no longer in the (fresh) scene."""
+
+    name = "builtin:object_missing"
+    kind = AnomalyKind.OBJECT_MISSING
+
+    def check(self, snap: WorldSnapshot, ctx: MonitorContext) -> Detection | None:
+        if ctx.primitive is None or ctx.primitive == "detect" or snap.scene.stale:
+            return None
+        for oid in ctx.objects():
+            if oid == snap.robot.held_object or oid not in ctx.reference:
+                continue
+            if snap.scene.get(oid) is None:
+                return self._hit(f"{oid} is no longer visible during {ctx.primitive}", (oid,))
+        return None
+
+
+def _sits_on(other: SceneObject, base: SceneObject, margin: float = 0.01) -> bool:
+    half = max(base.size[0], base.size[1]) / 2.0 + margin
+    return other.xy_distance(base) < half and other.position[2] > base.position[2]
+
+
+class TargetOccupiedMonitor(_Base):
+    """The place target is already taken: something sits on the block we stack on, or on the
+    table spot we place at (bowls and bins may hold several objects, so they never count)."""
+
+    name = "builtin:target_occupied"
+    kind = AnomalyKind.TARGET_OCCUPIED
+
+    def __init__(self, spot_radius: float = 0.035) -> None:
+        self.spot_radius = spot_radius
+
+    def check(self, snap: WorldSnapshot, ctx: MonitorContext) -> Detection | None:
+        if ctx.primitive not in ("place_on", "place_at", "place_in") or snap.scene.stale:
+            return None
+        obj = str(ctx.args.get("obj", ""))
+        if ctx.primitive == "place_at":
+            x, y = ctx.args.get("x"), ctx.args.get("y")
+            if not isinstance(x, (int, float)) or not isinstance(y, (int, float)):
+                return None
+            for other in snap.scene.objects:
+                if other.object_id == obj or other.is_fixture:
+                    continue
+                if math.hypot(other.position[0] - x, other.position[1] - y) < self.spot_radius:
+                    return self._hit(f"{other.object_id} occupies ({x:.2f}, {y:.2f})",
+                                     (other.object_id,))
+            return None
+        key = "target" if ctx.primitive == "place_on" else "container"
+        base = snap.scene.get(str(ctx.args.get(key, "")))
+        if base is None or (ctx.primitive == "place_in" and base.shape != "plate"):
+            return None
+        for other in snap.scene.objects:
+            if other.object_id in (obj, base.object_id) or other.is_fixture:
+                continue
+            if _sits_on(other, base):
+                return self._hit(f"{other.object_id} sits on {base.object_id}",
+                                 (base.object_id, other.object_id))
+        return None
+
+
+class StallMonitor(_Base):
+    """The arm is commanded to move but its joints have not changed for ``stall_s`` seconds."""
+
+    name = "builtin:stall"
+    kind = AnomalyKind.STALL
+
+    def __init__(self, stall_s: float = 2.0, eps: float = 1e-3) -> None:
+        self.stall_s = stall_s
+        self.eps = eps
+        self._last_q: tuple[float, ...] | None = None
+        self._since = 0.0
+
+    def reset(self) -> None:
+        self._last_q = None
+
+    def check(self, snap: WorldSnapshot, ctx: MonitorContext) -> Detection | None:
+        if ctx.primitive not in MOTION_PRIMITIVES or not snap.robot.moving:
+            self._last_q = None
+            return None
+        q = snap.robot.joint_positions
+        last = self._last_q
+        if last is None or max(abs(a - b) for a, b in zip(q, last, strict=False)) > self.eps:
+            self._last_q = q
+            self._since = snap.time
+            return None
+        if snap.time - self._since > self.stall_s:
+            return self._hit(f"arm commanded to move but still for {snap.time - self._since:.1f} s "
+                             f"during {ctx.primitive}")
+        return None
+
+
+class SceneStaleMonitor(_Base):
+    """Camera frames stopped: the scene the monitors and primitives rely on is out of date."""
+
+    name = "builtin:scene_stale"
+    kind = AnomalyKind.SCENE_STALE
+
+    def check(self, snap: WorldSnapshot, ctx: MonitorContext) -> Detection | None:
+        if snap.scene.stale and ctx.primitive is not None and ctx.primitive != "wait":
+            return self._hit(f"scene stale (last frame at {snap.scene.stamp:.2f} s)")
+        return None
+
+
+class TimeoutMonitor(_Base):
+    """A primitive ran longer than its limit (``wait`` gets its own duration plus a margin)."""
+
+    name = "builtin:timeout"
+    kind = AnomalyKind.TIMEOUT
+
+    def __init__(self, default_s: float = 60.0, limits: Mapping[str, float] | None = None,
+                 wait_margin_s: float = 2.0) -> None:
+        self.default_s = default_s
+        self.limits = dict(limits or {})
+        self.wait_margin_s = wait_margin_s
+
+    def check(self, snap: WorldSnapshot, ctx: MonitorContext) -> Detection | None:
+        if ctx.primitive is None:
+            return None
+        limit = self.limits.get(ctx.primitive, self.default_s)
+        if ctx.primitive == "wait":
+            seconds = ctx.args.get("seconds", 0.0)
+            limit = float(seconds) + self.wait_margin_s if isinstance(seconds, (int, float)) \
+                else limit
+        elapsed = snap.time - ctx.started_at
+        if elapsed > limit:
+            return self._hit(f"{ctx.primitive} running {elapsed:.1f} s > limit {limit:.1f} s")
+        return None
+
+
+def default_monitors(params: Mapping[str, float] | None = None) -> tuple[Monitor, ...]:
+    """The built-in set, in priority order (the e-stop first). ``params`` overrides thresholds:
+    empty_width, max_offset, moved_threshold, spot_radius, stall_s, timeout_s."""
+    p = dict(params or {})
+    return (
+        EStopMonitor(),
+        GraspLostMonitor(p.get("empty_width", 0.006), p.get("max_offset", 0.12)),
+        ObjectMissingMonitor(),
+        ObjectMovedMonitor(p.get("moved_threshold", 0.03)),
+        TargetOccupiedMonitor(p.get("spot_radius", 0.035)),
+        StallMonitor(p.get("stall_s", 2.0)),
+        SceneStaleMonitor(),
+        TimeoutMonitor(p.get("timeout_s", 60.0)),
+    )

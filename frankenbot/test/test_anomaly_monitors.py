@@ -1,0 +1,159 @@
+"""Built-in monitors: each fires on the situation it is for and stays quiet otherwise."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from frankenbot.anomaly.monitors import (
+    EStopMonitor,
+    GraspLostMonitor,
+    MonitorContext,
+    ObjectMissingMonitor,
+    ObjectMovedMonitor,
+    SceneStaleMonitor,
+    StallMonitor,
+    TargetOccupiedMonitor,
+    TimeoutMonitor,
+    class_of,
+    default_monitors,
+    kind_for_failure,
+)
+from frankenbot.common import AnomalyClass, AnomalyKind, FailureCode
+from frankenbot.state import RobotSnapshot, Scene, SceneObject, WorldSnapshot
+
+
+def block(oid: str, x: float, y: float, z: float = 0.02) -> SceneObject:
+    return SceneObject(oid, oid.replace("_", " "), "block", oid.split("_")[0], (x, y, z),
+                       (0.04, 0.04, 0.04))
+
+
+def world(*objs: SceneObject, t: float = 0.0, stale: bool = False,
+          **robot: object) -> WorldSnapshot:
+    return WorldSnapshot(robot=RobotSnapshot(**robot), scene=Scene.of(objs, stale=stale), time=t)
+
+
+PICK_CTX = MonitorContext("pick", {"obj": "red_block"}, "main/0", 0.0,
+                          {"red_block": (0.4, 0.0, 0.02)})
+
+
+def test_estop_fires_only_when_engaged():
+    m = EStopMonitor()
+    assert m.check(world(estop=True), MonitorContext()) is not None
+    assert m.check(world(estop=False), MonitorContext()) is None
+
+
+def test_grasp_lost_when_fingers_close_on_nothing_while_holding():
+    m = GraspLostMonitor()
+    ctx = MonitorContext("place_in", {"obj": "red_block", "container": "green_bowl"})
+    det = m.check(world(held_object="red_block", gripper_closed_cmd=True, gripper_width=0.001),
+                  ctx)
+    assert det is not None and det.kind == AnomalyKind.GRASP_LOST
+    assert det.objects == ("red_block",)
+    # a block between the fingers keeps them 4 cm apart: fine
+    assert m.check(world(held_object="red_block", gripper_closed_cmd=True, gripper_width=0.039),
+                   ctx) is None
+    # not holding anything: nothing to lose
+    assert m.check(world(gripper_closed_cmd=True, gripper_width=0.0), ctx) is None
+    # during pick the fingers close on purpose
+    assert m.check(world(held_object="red_block", gripper_closed_cmd=True, gripper_width=0.0),
+                   PICK_CTX) is None
+
+
+def test_grasp_lost_when_camera_sees_held_object_far_from_gripper():
+    m = GraspLostMonitor(max_offset=0.12)
+    ctx = MonitorContext("place_in", {"obj": "red_block", "container": "green_bowl"})
+    snap = world(block("red_block", 0.4, 0.0), held_object="red_block", gripper_closed_cmd=True,
+                 gripper_width=0.04, tcp_position=(0.4, 0.2, 0.3))
+    assert m.check(snap, ctx) is not None
+    near = replace(snap, robot=replace(snap.robot, tcp_position=(0.4, 0.0, 0.05)))
+    assert m.check(near, ctx) is None
+
+
+def test_object_moved_compares_with_pose_at_primitive_start():
+    m = ObjectMovedMonitor(threshold=0.03)
+    assert m.check(world(block("red_block", 0.41, 0.0)), PICK_CTX) is None
+    det = m.check(world(block("red_block", 0.46, 0.0)), PICK_CTX)
+    assert det is not None and det.kind == AnomalyKind.OBJECT_MOVED and "0.060" in det.detail
+    # stale scenes say nothing about motion
+    assert m.check(world(block("red_block", 0.46, 0.0), stale=True), PICK_CTX) is None
+
+
+def test_object_missing_only_for_fresh_scene_and_known_objects():
+    m = ObjectMissingMonitor()
+    assert m.check(world(), PICK_CTX) is not None
+    assert m.check(world(stale=True), PICK_CTX) is None
+    assert m.check(world(block("red_block", 0.4, 0.0)), PICK_CTX) is None
+    detect_ctx = replace(PICK_CTX, primitive="detect")
+    assert m.check(world(), detect_ctx) is None
+
+
+def test_target_occupied_for_stacking_and_table_spots_but_not_bowls():
+    m = TargetOccupiedMonitor()
+    base = block("blue_block", 0.5, 0.1)
+    intruder = block("green_block", 0.505, 0.1, 0.06)
+    ctx = MonitorContext("place_on", {"obj": "red_block", "target": "blue_block"})
+    det = m.check(world(base, intruder), ctx)
+    assert det is not None and det.kind == AnomalyKind.TARGET_OCCUPIED
+    assert m.check(world(base), ctx) is None
+    spot = MonitorContext("place_at", {"obj": "red_block", "x": 0.3, "y": -0.1})
+    assert m.check(world(block("green_block", 0.31, -0.1)), spot) is not None
+    assert m.check(world(block("green_block", 0.5, -0.1)), spot) is None
+    bowl = SceneObject("green_bowl", "green bowl", "bowl", "green", (0.5, 0.1, 0.03),
+                       (0.15, 0.15, 0.06))
+    into = MonitorContext("place_in", {"obj": "red_block", "container": "green_bowl"})
+    assert m.check(world(bowl, block("blue_block", 0.5, 0.1, 0.05)), into) is None
+
+
+def test_stall_needs_motion_command_and_still_joints_for_stall_time():
+    m = StallMonitor(stall_s=1.0)
+    ctx = MonitorContext("move_above", {"obj": "red_block"})
+    q = (0.1,) * 6
+    assert m.check(world(t=0.0, moving=True, joint_positions=q), ctx) is None
+    assert m.check(world(t=0.9, moving=True, joint_positions=q), ctx) is None
+    det = m.check(world(t=1.2, moving=True, joint_positions=q), ctx)
+    assert det is not None and det.kind == AnomalyKind.STALL
+    m.reset()
+    assert m.check(world(t=1.3, moving=True, joint_positions=q), ctx) is None
+    # joints progressing: no stall
+    m2 = StallMonitor(stall_s=1.0)
+    for i in range(30):
+        assert m2.check(world(t=i * 0.1, moving=True, joint_positions=(0.01 * i,) * 6), ctx) \
+            is None
+
+
+def test_scene_stale_and_timeout():
+    ctx = MonitorContext("pick", {"obj": "red_block"}, started_at=0.0)
+    assert SceneStaleMonitor().check(world(stale=True), ctx) is not None
+    assert SceneStaleMonitor().check(world(stale=False), ctx) is None
+    t = TimeoutMonitor(default_s=5.0)
+    assert t.check(world(t=4.0), ctx) is None
+    assert t.check(world(t=6.0), ctx) is not None
+    wait_ctx = MonitorContext("wait", {"seconds": 10.0}, started_at=0.0)
+    assert t.check(world(t=11.0), wait_ctx) is None
+    assert t.check(world(t=12.5), wait_ctx) is not None
+
+
+@pytest.mark.parametrize("code,kind", [
+    (FailureCode.ABORTED, AnomalyKind.MOTION_ABORTED),
+    (FailureCode.REJECTED_BY_SAFETY, AnomalyKind.MOTION_REJECTED),
+    (FailureCode.GRASP_FAILED, AnomalyKind.GRASP_FAILED),
+    (FailureCode.NOT_FOUND, AnomalyKind.OBJECT_MISSING),
+    (FailureCode.BLOCKED, AnomalyKind.TARGET_OCCUPIED),
+    (FailureCode.INVALID_ARGUMENT, AnomalyKind.PRIMITIVE_FAILED),
+])
+def test_failure_codes_map_to_anomaly_kinds(code, kind):
+    assert kind_for_failure(code) == kind
+
+
+def test_classes_follow_the_papers_split():
+    assert class_of(AnomalyKind.GRASP_LOST) == AnomalyClass.PREDICTABLE
+    assert class_of(AnomalyKind.TARGET_OCCUPIED) == AnomalyClass.SEMI_PREDICTABLE
+    assert class_of(AnomalyKind.OBJECT_MISSING) == AnomalyClass.UNPREDICTABLE
+
+
+def test_default_set_is_quiet_on_a_normal_pick():
+    snap = world(block("red_block", 0.4, 0.0), t=0.5, moving=True)
+    for m in default_monitors():
+        assert m.check(snap, PICK_CTX) is None, m.name
