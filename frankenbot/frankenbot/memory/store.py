@@ -1,0 +1,609 @@
+"""The memory store: one SQLite file holding skills, episodes, embeddings and anomaly experience.
+
+Durability: WAL journal with ``synchronous=FULL`` and one transaction per episode, so a process
+killed at any point (SIGKILL included) loses nothing that ``record_episode`` returned for, and the
+file always opens. Safety: a file that is not SQLite, is corrupt, or belongs to another application
+raises ``MemoryStoreError`` and is never written. Every public method is thread-safe (one
+connection, guarded by a lock), so a ROS node can serve from several callback threads.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from frankenbot.errors import FrankenbotError, MemoryStoreError, ProgramError
+from frankenbot.memory import language, promotion
+from frankenbot.memory.config import MemoryConfig
+from frankenbot.memory.records import (
+    AnomalyRecord,
+    EpisodeRecord,
+    Exemplar,
+    ExperienceSummary,
+    MemoryContext,
+    RecordResult,
+    SkillOrigin,
+    SkillRecord,
+    StoredEpisode,
+)
+from frankenbot.memory.retrieval import Bm25, Embedder, TransformerEmbedder, cosine_scores, rank
+from frankenbot.memory.tokens import estimate_tokens
+from frankenbot.program.catalog import Catalog, SignatureKind, default_catalog
+from frankenbot.program.tree import Program, SkillDef
+
+log = logging.getLogger(__name__)
+
+BUSY_TIMEOUT_S = 10.0
+# Exemplars must be at least this similar to be worth prompt tokens.
+MIN_EMBEDDING_SCORE = 0.2
+MIN_LEXICAL_SCORE = 0.0
+
+
+def _sql_error(e: sqlite3.Error, path: Path, doing: str) -> MemoryStoreError:
+    """Translate an SQLite error into a clear MemoryStoreError (disk full and corruption named)."""
+    code = getattr(e, "sqlite_errorcode", None)
+    if code == sqlite3.SQLITE_FULL:
+        return MemoryStoreError(f"memory database {path} is full (disk full or size limit) while"
+                                f" {doing}; nothing of this operation was stored")
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return MemoryStoreError(f"memory database {path} is corrupt or not a database ({e});"
+                                " it was left untouched")
+    if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM):
+        return MemoryStoreError(f"cannot write memory database {path} while {doing}: {e}")
+    return MemoryStoreError(f"memory database {path}: {e} (while {doing})")
+
+
+class MemoryStore:
+    """Skills, episodes and experience in one SQLite file; see the module docstring.
+
+    Use ``MemoryStore.open(path)`` (or ``open(config=...)``) and ``close()`` / ``with``.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, config: MemoryConfig,
+                 base_catalog: Catalog, embedder: Embedder | None) -> None:
+        self._conn: sqlite3.Connection | None = conn
+        self.path = path
+        self.config = config
+        self.base_catalog = base_catalog
+        self._db_lock = threading.RLock()  # guards self._conn (one connection, many threads)
+        self._embedder = embedder
+        self._embedder_failed = not config.use_embeddings and embedder is None
+        self._embedder_lock = threading.Lock()  # guards lazy model loading
+        self.seed_problems: tuple[str, ...] = ()
+
+    # ------------------------------------------------------------------------------ lifecycle
+
+    @classmethod
+    def open(cls, path: str | Path | None = None, config: MemoryConfig | None = None, *,
+             base_catalog: Catalog | None = None, embedder: Embedder | None = None
+             ) -> "MemoryStore":
+        """Open (creating or migrating) the database; load seed skills when configured.
+
+        ``path`` overrides ``config.db_path``; ``embedder`` injects a model (tests, benchmark);
+        otherwise the packaged MiniLM loads lazily on first use when ``use_embeddings`` is on.
+        """
+        config = config or MemoryConfig()
+        db_path = Path(path).expanduser() if path is not None else config.resolved_db_path
+        conn = _connect(db_path)
+        store = cls(conn, db_path, config, base_catalog or default_catalog(), embedder)
+        if config.load_seeds:
+            from frankenbot.memory.seed import load_seed_skills
+
+            try:
+                store.seed_problems = load_seed_skills(store, config.seed_dir or None)
+            except BaseException:
+                store.close()
+                raise
+        return store
+
+    def close(self) -> None:
+        """Close the connection (safe to call twice)."""
+        with self._db_lock:
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                conn.close()
+
+    def __enter__(self) -> "MemoryStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise MemoryStoreError(f"memory store {self.path} is closed")
+        return self._conn
+
+    @contextmanager
+    def _tx(self, doing: str) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE ... COMMIT), errors made clear."""
+        with self._db_lock:
+            conn = self.conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as e:
+                raise _sql_error(e, self.path, doing) from e
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except sqlite3.Error as e:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise _sql_error(e, self.path, doing) from e
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _query(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
+        with self._db_lock:
+            try:
+                return list(self.conn.execute(sql, params))
+            except sqlite3.Error as e:
+                raise _sql_error(e, self.path, "reading") from e
+
+    # ------------------------------------------------------------------------------- skills
+
+    def list_skills(self, filter: str = "") -> tuple[SkillRecord, ...]:
+        """Library skills whose name or description contains ``filter`` (case-insensitive)."""
+        rows = self._query("SELECT * FROM skills ORDER BY origin != 'seed', created, name")
+        f = filter.lower()
+        return tuple(_skill_from_row(r) for r in rows
+                     if not f or f in r["name"].lower() or f in r["description"].lower())
+
+    def get_skill(self, name: str) -> SkillRecord | None:
+        rows = self._query("SELECT * FROM skills WHERE name = ?", (name,))
+        return _skill_from_row(rows[0]) if rows else None
+
+    def catalog(self, base: Catalog | None = None) -> Catalog:
+        """``base`` (default: the store's base catalog) plus every library skill."""
+        return (base or self.base_catalog).with_skills(s.signature() for s in self.list_skills())
+
+    def add_skill_text(self, text: str, origin: str, source: str = "",
+                       replace: bool = False) -> tuple[SkillRecord, ...]:
+        """Parse, validate and store the skills of a library text (all or nothing).
+
+        Raises ProgramError (with line/column) for a syntax error or an invalid skill and
+        MemoryStoreError for a name clash or a duplicate body, unless ``replace`` is set, in
+        which case a skill of the same name is overwritten (its statistics kept).
+        """
+        return self.add_skills(language.parse_library(text), origin, source, replace)
+
+    def add_skills(self, skills: Sequence[SkillDef], origin: str, source: str = "",
+                   replace: bool = False) -> tuple[SkillRecord, ...]:
+        """Validate and store parsed skills in one transaction (all or nothing)."""
+        with self._tx("adding skills"):
+            return tuple(self._add_skill(s, origin, source, replace) for s in skills)
+
+    def _add_skill(self, skill: SkillDef, origin: str, source: str,
+                   replace: bool) -> SkillRecord:
+        if origin not in SkillOrigin.ALL:
+            raise MemoryStoreError(f"skill origin must be one of {SkillOrigin.ALL}, got {origin!r}")
+        existing = self._skill_row(skill.name)
+        if existing is not None and not replace:
+            raise MemoryStoreError(f"a skill named {skill.name!r} is already in the library")
+        others = [r for r in self._skill_rows() if r["name"] != skill.name]
+        catalog = self.base_catalog.with_skills(_skill_from_row(r).signature() for r in others)
+        base_kind = self.base_catalog.get(skill.name)
+        if base_kind is not None:
+            raise MemoryStoreError(
+                f"skill {skill.name!r} would shadow the {base_kind.kind.value} of that name")
+        language.check_skill(skill, catalog)
+        key = skill_key(skill)
+        dup = [r["name"] for r in others if r["canon_key"] == key]
+        if dup:
+            raise MemoryStoreError(
+                f"skill {skill.name!r} duplicates library skill {dup[0]!r} (same body up to"
+                " parameter names)")
+        body = language.print_skill(skill)
+        params = [[p.name, p.type] for p in skill.params]
+        now = time.time()
+        if existing is not None:
+            self.conn.execute(
+                "UPDATE skills SET params_json=?, description=?, body=?, canon_key=?, origin=?,"
+                " source=? WHERE name=?",
+                (json.dumps(params), skill.description, body, key, origin, source, skill.name))
+        else:
+            self.conn.execute(
+                "INSERT INTO skills (name, params_json, description, body, canon_key, origin,"
+                " source, created) VALUES (?,?,?,?,?,?,?,?)",
+                (skill.name, json.dumps(params), skill.description, body, key, origin, source,
+                 now))
+        row = self._skill_row(skill.name)
+        assert row is not None
+        return _skill_from_row(row)
+
+    def remove_skill(self, name: str) -> bool:
+        """Delete a skill; True if it existed.
+
+        The patterns it covered are marked retired (``skill = ''``) so that promotion does not
+        bring back a skill somebody removed on purpose.
+        """
+        with self._tx("removing a skill"):
+            self.conn.execute("UPDATE patterns SET skill = '' WHERE skill = ?", (name,))
+            return self.conn.execute("DELETE FROM skills WHERE name = ?", (name,)).rowcount > 0
+
+    def _skill_row(self, name: str) -> sqlite3.Row | None:
+        return self.conn.execute("SELECT * FROM skills WHERE name = ?", (name,)).fetchone()
+
+    def _skill_rows(self) -> list[sqlite3.Row]:
+        return list(self.conn.execute("SELECT * FROM skills ORDER BY created, name"))
+
+    # ----------------------------------------------------------------------------- episodes
+
+    def record_episode(self, episode: EpisodeRecord) -> RecordResult:
+        """Store a finished episode atomically; update skill statistics; maybe promote skills.
+
+        The episode, its anomaly experience, the pattern counts and any promoted skills commit
+        together: after this returns the episode survives a crash, and before it nothing does.
+        """
+        if not episode.instruction.strip():
+            raise MemoryStoreError("an episode needs a non-empty instruction")
+        notes: list[str] = []
+        vector = self._embed_quietly([episode.instruction])
+        with self._tx("recording an episode"):
+            catalog = self.catalog()
+            program = None
+            try:
+                program = language.parse_task(episode.program)
+            except ProgramError as e:
+                notes.append(f"program not parsed, no skill statistics or mining: {e}")
+            cur = self.conn.execute(
+                "INSERT INTO episodes (task_id, instruction, program, success, outcome,"
+                " anomalies_json, vlm_calls, repair_calls, planning_time, execution_time,"
+                " trace_json, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (episode.task_id, episode.instruction, episode.program, int(episode.success),
+                 episode.outcome, json.dumps([asdict(a) for a in episode.anomalies]),
+                 episode.vlm_calls, episode.repair_calls, episode.planning_time,
+                 episode.execution_time, episode.trace_json, time.time()))
+            episode_id = int(cur.lastrowid or 0)
+            for a in episode.anomalies:
+                self._insert_experience(episode_id, a, catalog)
+            if vector is not None and self._embedder is not None:
+                self.conn.execute(
+                    "INSERT INTO embeddings (episode_id, model, vector) VALUES (?,?,?)",
+                    (episode_id, self._embedder.name, vector[0].astype(np.float32).tobytes()))
+            promoted: tuple[str, ...] = ()
+            if program is not None:
+                self._count_skill_uses(program, catalog, episode.success)
+                self._count_patterns(program, catalog, episode.success)
+                promoted = self._promote(catalog, notes)
+        return RecordResult(episode_id, promoted, "; ".join(notes))
+
+    def _insert_experience(self, episode_id: int, a: AnomalyRecord, catalog: Catalog) -> None:
+        primitive = a.primitive
+        if not primitive and a.node_path:
+            last = a.node_path.rstrip("/").rsplit("/", 1)[-1]
+            sig = catalog.get(last)
+            if sig is not None and sig.kind in (SignatureKind.PRIMITIVE, SignatureKind.SKILL):
+                primitive = last
+        situation = a.detail or a.source
+        self.conn.execute(
+            "INSERT INTO experience (episode_id, kind, primitive, situation, action, tier,"
+            " outcome, latency) VALUES (?,?,?,?,?,?,?,?)",
+            (episode_id, a.kind, primitive, situation, a.action, int(a.tier), a.outcome,
+             float(a.latency)))
+
+    def _count_skill_uses(self, program: Program, catalog: Catalog,
+                          success: bool) -> None:
+        for call in program.calls():
+            sig = catalog.get(call.name)
+            if sig is not None and sig.kind == SignatureKind.SKILL \
+                    and program.skill(call.name) is None:
+                self.conn.execute(
+                    "UPDATE skills SET uses = uses + 1, successes = successes + ? WHERE name = ?",
+                    (int(success), call.name))
+
+    def _count_patterns(self, program: Program, catalog: Catalog,
+                        success: bool) -> None:
+        cfg = self.config
+        for p in promotion.patterns_in(program, catalog, cfg.min_pattern_length,
+                                       cfg.max_pattern_length):
+            self.conn.execute(
+                "INSERT INTO patterns (key, length, calls_json, seen, successes)"
+                " VALUES (?, ?, ?, 1, ?) ON CONFLICT(key) DO UPDATE SET"
+                " seen = seen + 1, successes = successes + excluded.successes",
+                (p.key, len(p), p.key, int(success)))
+
+    def _promote(self, catalog: Catalog, notes: list[str]) -> tuple[str, ...]:
+        cfg = self.config
+        # Patterns already covered by a skill still take part: they make their sub-sequences
+        # redundant (closedness), they are just not promoted again.
+        rows = list(self.conn.execute(
+            "SELECT key, seen, successes, skill FROM patterns WHERE successes >= ?",
+            (cfg.min_support,)))
+        stats = [promotion.PatternStats(promotion.Pattern.from_key(r["key"]), r["seen"],
+                                        r["successes"]) for r in rows]
+        library = {r["canon_key"]: r["name"] for r in self._skill_rows()}
+        for r in rows:  # in the library: remember which skill covers it
+            if r["skill"] is None and r["key"] in library:
+                self.conn.execute("UPDATE patterns SET skill = ? WHERE key = ?",
+                                  (library[r["key"]], r["key"]))
+        exclude = set(library) | {r["key"] for r in rows if r["skill"] is not None}
+        promoted: list[str] = []
+        for s in promotion.select(stats, exclude, cfg.min_support, cfg.min_success_rate,
+                                  cfg.min_pattern_length):
+            taken = set(catalog.entries) | {r["name"] for r in self._skill_rows()}
+            name = promotion.skill_name(s.pattern, taken)
+            skill = promotion.to_skill(s.pattern, name, catalog, s.seen, s.successes)
+            try:
+                # Round-trip through text: only what the parser and validator accept is stored.
+                text = language.print_skill(skill)
+                (reparsed,) = language.parse_library(text)
+                self.conn.execute("SAVEPOINT promote")
+                self._add_skill(reparsed, SkillOrigin.PROMOTED, f"pattern:{s.pattern.key}",
+                                replace=False)
+                self.conn.execute("RELEASE promote")
+            except (FrankenbotError, ValueError) as e:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK TO promote")
+                    self.conn.execute("RELEASE promote")
+                notes.append(f"pattern {s.pattern.key} not promoted: {e}")
+                continue
+            self.conn.execute("UPDATE patterns SET skill = ? WHERE key = ?", (name, s.pattern.key))
+            catalog = catalog.with_skills([self.get_skill_unlocked(name).signature()])
+            promoted.append(name)
+        return tuple(promoted)
+
+    def get_skill_unlocked(self, name: str) -> SkillRecord:
+        row = self._skill_row(name)
+        if row is None:
+            raise MemoryStoreError(f"no skill named {name!r}")
+        return _skill_from_row(row)
+
+    def episodes(self, limit: int = 100, successful_only: bool = False
+                 ) -> tuple[StoredEpisode, ...]:
+        """Most recent episodes first."""
+        where = "WHERE success = 1" if successful_only else ""
+        rows = self._query(f"SELECT * FROM episodes {where} ORDER BY id DESC LIMIT ?", (limit,))
+        return tuple(_episode_from_row(r) for r in rows)
+
+    def episode_count(self) -> int:
+        return int(self._query("SELECT count(*) FROM episodes")[0][0])
+
+    def patterns(self) -> tuple[promotion.PatternStats, ...]:
+        """Mined pattern statistics (for inspection and the benchmark)."""
+        rows = self._query("SELECT key, seen, successes FROM patterns ORDER BY successes DESC")
+        return tuple(promotion.PatternStats(promotion.Pattern.from_key(r["key"]), r["seen"],
+                                            r["successes"]) for r in rows)
+
+    # --------------------------------------------------------------------------- experience
+
+    def experience_for(self, kind: str, primitive: str = "", limit: int = 5
+                       ) -> tuple[ExperienceSummary, ...]:
+        """Past recoveries of this anomaly kind (optionally during this primitive), best first.
+
+        Tier 2 consults this: each entry is one (recovery action, tier) with how often it was
+        tried and how often it recovered. With ``primitive`` given, exact matches come first,
+        then the kind's experience with other primitives.
+        """
+        rows = self._query(
+            "SELECT kind, primitive, action, tier, count(*) AS tries,"
+            " sum(outcome = 'recovered') AS recovered FROM experience WHERE kind = ?"
+            " GROUP BY primitive, action, tier", (kind,))
+        out = [ExperienceSummary(r["kind"], r["primitive"], r["action"], int(r["tier"]),
+                                 int(r["tries"]), int(r["recovered"] or 0)) for r in rows]
+        out.sort(key=lambda e: (bool(primitive) and e.primitive != primitive, -e.success_rate,
+                                -e.tries, e.tier, e.action))
+        return tuple(out[:limit])
+
+    def _experience_lines(self, limit: int) -> list[str]:
+        rows = self._query(
+            "SELECT kind, primitive, action, tier, count(*) AS tries,"
+            " sum(outcome = 'recovered') AS recovered FROM experience"
+            " GROUP BY kind, primitive, action, tier ORDER BY tries DESC, kind LIMIT ?", (limit,))
+        return [ExperienceSummary(r["kind"], r["primitive"], r["action"], int(r["tier"]),
+                                  int(r["tries"]), int(r["recovered"] or 0)).line() for r in rows]
+
+    # ---------------------------------------------------------------------------- retrieval
+
+    def embedder(self) -> Embedder | None:
+        """The embedding model, loading it on first use; None when disabled or unloadable."""
+        if self._embedder is not None or self._embedder_failed:
+            return self._embedder
+        with self._embedder_lock:
+            if self._embedder is None and not self._embedder_failed:
+                try:
+                    self._embedder = TransformerEmbedder.from_directory(
+                        Path(self.config.embedding_model_dir)
+                        if self.config.embedding_model_dir else None)
+                except MemoryStoreError as e:
+                    log.warning("embedding retrieval off, using lexical: %s", e)
+                    self._embedder_failed = True
+        return self._embedder
+
+    def _embed_quietly(self, texts: Sequence[str]) -> np.ndarray | None:
+        emb = self.embedder()
+        if emb is None:
+            return None
+        try:
+            return emb.embed(texts)
+        except Exception as e:  # a model failing at run time must not lose the episode
+            log.warning("embedding failed, falling back to lexical retrieval: %s", e)
+            return None
+
+    def retrieve(self, instruction: str, limit: int) -> tuple[tuple[Exemplar, ...], str]:
+        """Best successful past episodes for ``instruction`` and the method used."""
+        rows = self._query("SELECT id, instruction, program FROM episodes WHERE success = 1"
+                           " ORDER BY id")
+        # Identical instruction+program pairs add nothing: keep the newest of each.
+        unique: dict[tuple[str, str], sqlite3.Row] = {}
+        for r in rows:
+            unique.pop((r["instruction"], r["program"]), None)
+            unique[(r["instruction"], r["program"])] = r
+        rows = sorted(unique.values(), key=lambda r: r["id"])
+        if not rows or limit <= 0:
+            return (), "embedding" if self.embedder() is not None else "lexical"
+        scores: list[float] | None = None
+        method = "lexical"
+        emb = self.embedder()
+        if emb is not None:
+            scores = self._embedding_scores(emb, instruction, rows)
+            if scores is not None:
+                method = "embedding"
+        if scores is None:
+            scores = Bm25.build([r["instruction"] for r in rows]).scores(instruction)
+        floor = MIN_EMBEDDING_SCORE if method == "embedding" else MIN_LEXICAL_SCORE
+        picked = rank(scores, limit, floor)
+        return tuple(Exemplar(rows[i]["id"], rows[i]["instruction"], rows[i]["program"],
+                              scores[i]) for i in picked), method
+
+    def _embedding_scores(self, emb: Embedder, instruction: str,
+                          rows: list[sqlite3.Row]) -> list[float] | None:
+        ids = [r["id"] for r in rows]
+        have = {r["episode_id"]: np.frombuffer(r["vector"], dtype=np.float32) for r in self._query(
+            "SELECT episode_id, vector FROM embeddings WHERE model = ?", (emb.name,))}
+        missing = [r for r in rows if r["id"] not in have]
+        try:
+            query = emb.embed([instruction])[0]
+            if missing:
+                vecs = emb.embed([r["instruction"] for r in missing])
+                for r, v in zip(missing, vecs, strict=True):
+                    have[r["id"]] = v
+                try:
+                    with self._tx("caching embeddings"):
+                        self.conn.executemany(
+                            "INSERT OR REPLACE INTO embeddings (episode_id, model, vector)"
+                            " VALUES (?,?,?)",
+                            [(r["id"], emb.name, have[r["id"]].astype(np.float32).tobytes())
+                             for r in missing])
+                except MemoryStoreError as e:  # a cache; retrieval still works without it
+                    log.warning("could not cache embeddings: %s", e)
+        except Exception as e:
+            log.warning("embedding retrieval failed, using lexical: %s", e)
+            return None
+        return cosine_scores(query, np.stack([have[i] for i in ids]))
+
+    def get_context(self, instruction: str, token_budget: int = 0,
+                    max_exemplars: int = -1) -> MemoryContext:
+        """Skills, exemplars and anomaly experience for a prompt, within ``token_budget``.
+
+        Budget (estimated with ``tokens.estimate_tokens``) is spent in priority order: skills
+        (their one-line signatures ``name(p: type)  -- description``, which is what a prompt
+        lists; skills whose names or descriptions share words with the instruction first),
+        then exemplars (instruction + program text, most similar first), then experience lines.
+        A part that does not fit is skipped and counted in ``dropped``; smaller later parts may
+        still fit. ``token_budget`` 0 and ``max_exemplars`` < 0 mean the configured defaults.
+        """
+        budget = token_budget or self.config.token_budget
+        n_ex = self.config.max_exemplars if max_exemplars < 0 else max_exemplars
+        used = 0
+        dropped = {"skills": 0, "exemplars": 0, "experience": 0}
+        skills: list[SkillRecord] = []
+        for s in _rank_skills(self.list_skills(), instruction):
+            cost = skill_tokens(s)
+            if used + cost <= budget:
+                skills.append(s)
+                used += cost
+            else:
+                dropped["skills"] += 1
+        exemplars: list[Exemplar] = []
+        found, method = self.retrieve(instruction, n_ex)
+        for ex in found:
+            cost = exemplar_tokens(ex)
+            if used + cost <= budget:
+                exemplars.append(ex)
+                used += cost
+            else:
+                dropped["exemplars"] += 1
+        experience: list[str] = []
+        for line in self._experience_lines(limit=10):
+            cost = estimate_tokens(line)
+            if used + cost <= budget:
+                experience.append(line)
+                used += cost
+            else:
+                dropped["experience"] += 1
+        return MemoryContext(tuple(skills), tuple(exemplars), tuple(experience), used, method,
+                             dropped)
+
+
+def skill_tokens(skill: SkillRecord) -> int:
+    """Prompt cost of listing a skill: its one-line signature with description."""
+    return estimate_tokens(skill.signature().render())
+
+
+def exemplar_tokens(ex: Exemplar) -> int:
+    """Prompt cost of an exemplar: instruction plus program text."""
+    return estimate_tokens(ex.instruction) + estimate_tokens(ex.program)
+
+
+def skill_key(skill: SkillDef) -> str:
+    """Dedup identity of a skill: body up to parameter renaming."""
+    return promotion.canonical_key(skill, language.print_skill(promotion.renamed(skill)))
+
+
+def _rank_skills(skills: Sequence[SkillRecord], instruction: str) -> list[SkillRecord]:
+    from frankenbot.memory.retrieval import words
+
+    q = set(words(instruction.replace("_", " ")))
+
+    def overlap(s: SkillRecord) -> int:
+        return len(q & set(words(f"{s.name.replace('_', ' ')} {s.description}")))
+
+    # Stable: equal overlap keeps library order (seeds first, then by age).
+    return sorted(skills, key=lambda s: -overlap(s))
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    from frankenbot.memory.schema import check_header, ensure_schema
+
+    check_header(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise MemoryStoreError(f"cannot create the directory for memory database {path}: {e}") \
+            from e
+    try:
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                               check_same_thread=False)
+    except sqlite3.Error as e:
+        raise _sql_error(e, path, "opening") from e
+    conn.row_factory = sqlite3.Row
+    try:
+        # Identity first (reads only), so a foreign or corrupt file is never written.
+        if path.stat().st_size > 0:
+            result = conn.execute("PRAGMA quick_check").fetchone()[0]
+            if result != "ok":
+                raise MemoryStoreError(
+                    f"memory database {path} is corrupt (quick_check: {result}); it was left"
+                    " untouched. Move it aside to start a new memory.")
+        ensure_schema(conn, path)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.Error as e:
+        conn.close()
+        raise _sql_error(e, path, "opening") from e
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _skill_from_row(r: sqlite3.Row) -> SkillRecord:
+    return SkillRecord(
+        name=r["name"], params=tuple((n, t) for n, t in json.loads(r["params_json"])),
+        description=r["description"], body=r["body"], origin=r["origin"], uses=r["uses"],
+        successes=r["successes"], source=r["source"], created=r["created"])
+
+
+def _episode_from_row(r: sqlite3.Row) -> StoredEpisode:
+    anomalies = tuple(AnomalyRecord(**a) for a in json.loads(r["anomalies_json"]))
+    rec = EpisodeRecord(
+        instruction=r["instruction"], program=r["program"], success=bool(r["success"]),
+        outcome=r["outcome"], task_id=r["task_id"], anomalies=anomalies,
+        vlm_calls=r["vlm_calls"], repair_calls=r["repair_calls"],
+        planning_time=r["planning_time"], execution_time=r["execution_time"],
+        trace_json=r["trace_json"])
+    return StoredEpisode(r["id"], rec, r["created"])

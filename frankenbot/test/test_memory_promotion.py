@@ -1,0 +1,169 @@
+"""Skill promotion: thresholds, generalisation of objects to parameters, dedup, validation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from frankenbot.memory import promotion
+from frankenbot.memory.config import MemoryConfig
+from frankenbot.memory.records import EpisodeRecord
+from frankenbot.memory.store import MemoryStore
+from frankenbot.program.catalog import default_catalog
+from frankenbot.program.parser import parse_program, parse_skills
+
+CATALOG = default_catalog()
+
+
+def task(*lines: str, name: str = "t") -> str:
+    body = "\n".join(f"    {line}" for line in lines)
+    return f'task "{name}" {{\n  main {{\n{body}\n    exit success\n  }}\n}}\n'
+
+
+DRAWER = ("open_drawer(drawer=drawer)", "pick(obj={o})",
+          "place_in(obj={o}, container=drawer)", "close_drawer(drawer=drawer)")
+
+
+def drawer_task(obj: str) -> str:
+    return task(*(line.format(o=obj) for line in DRAWER), "home()")
+
+
+def store_with(tmp_path: Path, **cfg: object) -> MemoryStore:
+    config = MemoryConfig(use_embeddings=False, load_seeds=False, **cfg)  # type: ignore[arg-type]
+    return MemoryStore.open(tmp_path / "m.db", config)
+
+
+def record(store: MemoryStore, program: str, success: bool = True) -> tuple[str, ...]:
+    return store.record_episode(EpisodeRecord("put it in the drawer", program, success)).promoted
+
+
+def test_generalise_turns_object_ids_into_parameters_by_first_appearance() -> None:
+    prog = parse_program(task("pick(obj=red_block)",
+                              "place_in(obj=red_block, container=green_bowl)")).program
+    (run,) = promotion.runs(prog, CATALOG)
+    pattern = promotion.generalise(run)
+    assert pattern is not None and pattern.n_params == 2
+    other = parse_program(task("pick(obj=blue_block)",
+                               "place_in(obj=blue_block, container=bin)")).program
+    assert promotion.generalise(promotion.runs(other, CATALOG)[0]) == pattern
+    same_obj = parse_program(task("pick(obj=bin)", "place_in(obj=bin, container=bin)")).program
+    assert promotion.generalise(promotion.runs(same_obj, CATALOG)[0]) != pattern
+
+
+def test_numbers_stay_literal_in_patterns() -> None:
+    a = parse_program(task("move_above(obj=a, height=0.1)", "pick(obj=a)")).program
+    b = parse_program(task("move_above(obj=b, height=0.2)", "pick(obj=b)")).program
+    pa = promotion.generalise(promotion.runs(a, CATALOG)[0])
+    pb = promotion.generalise(promotion.runs(b, CATALOG)[0])
+    assert pa is not None and pb is not None and pa != pb
+
+
+def test_unconnected_windows_are_not_patterns() -> None:
+    prog = parse_program(task("place_in(obj=a, container=bowl)", "pick(obj=b)")).program
+    assert promotion.generalise(promotion.runs(prog, CATALOG)[0]) is None
+
+
+def test_runs_stop_at_control_flow_and_include_nested_blocks() -> None:
+    prog = parse_program(task(
+        "pick(obj=a)", "place_in(obj=a, container=bowl)", "start:",
+        "if not in(a, bowl) { pick(obj=a) place_in(obj=a, container=bowl) }",
+        "pick(obj=b)")).program
+    runs = [[c.name for c in run] for run in promotion.runs(prog, CATALOG)]
+    assert runs == [["pick", "place_in"], ["pick"], ["pick", "place_in"]]
+
+
+def test_promotes_at_k_successes_not_before(tmp_path: Path) -> None:
+    with store_with(tmp_path, min_support=3, min_success_rate=0.8) as store:
+        assert record(store, drawer_task("red_block")) == ()
+        assert record(store, drawer_task("blue_block")) == ()
+        promoted = record(store, drawer_task("green_block"))
+        assert len(promoted) == 1
+        skill = store.get_skill(promoted[0])
+    assert skill is not None and skill.origin == "promoted"
+    assert skill.params == (("drawer", "object"), ("obj", "object"))
+    (parsed,) = parse_skills(skill.body)
+    assert [c.name for c in parsed.body] == ["open_drawer", "pick", "place_in", "close_drawer"]
+
+
+def test_success_rate_below_r_blocks_promotion(tmp_path: Path) -> None:
+    with store_with(tmp_path, min_support=2, min_success_rate=0.75) as store:
+        for obj in ("a", "b"):
+            assert record(store, drawer_task(obj), success=False) == ()
+        assert record(store, drawer_task("c")) == ()  # 1 success
+        assert record(store, drawer_task("d")) == ()  # 2/4 = 0.5 < 0.75
+        assert record(store, drawer_task("e")) == ()  # 3/5
+        assert record(store, drawer_task("f")) == ()  # 4/6
+        assert record(store, drawer_task("g")) == ()  # 5/7 = 0.71
+        assert record(store, drawer_task("h")) != ()  # 6/8 = 0.75
+
+
+def test_failed_episodes_alone_never_promote(tmp_path: Path) -> None:
+    with store_with(tmp_path, min_support=2, min_success_rate=0.0) as store:
+        for obj in "abcdef":
+            assert record(store, drawer_task(obj), success=False) == ()
+        assert store.list_skills() == ()
+
+
+def test_closed_pattern_wins_over_its_sub_sequences(tmp_path: Path) -> None:
+    # open/pick/place/close always occur together: only the whole sequence is promoted.
+    with store_with(tmp_path, min_support=2) as store:
+        record(store, drawer_task("a"))
+        promoted = record(store, drawer_task("b"))
+        assert len(promoted) == 1
+        assert len(store.list_skills()) == 1
+
+
+def test_promoted_skill_is_immediately_in_the_catalog_and_used(tmp_path: Path) -> None:
+    with store_with(tmp_path, min_support=2) as store:
+        record(store, drawer_task("a"))
+        (name,) = record(store, drawer_task("b"))
+        catalog = store.catalog(CATALOG)
+        sig = catalog.get(name)
+        assert sig is not None and sig.kind.value == "skill" and sig.body.startswith("skill ")
+        call = f"{name}(obj=c, drawer=drawer)"
+        record(store, task(call))
+        skill = store.get_skill(name)
+    assert skill is not None and skill.uses == 1 and skill.successes == 1
+
+
+def test_dedup_against_seed_skill_up_to_parameter_renaming(tmp_path: Path) -> None:
+    with store_with(tmp_path, min_support=2) as store:
+        store.add_skill_text(
+            'skill stow(thing: object, d: object) "stow" {\n  open_drawer(drawer=d)\n'
+            '  pick(obj=thing)\n  place_in(obj=thing, container=d)\n  close_drawer(drawer=d)\n}\n',
+            "seed")
+        for obj in "abc":
+            assert record(store, drawer_task(obj)) == ()
+        assert [s.name for s in store.list_skills()] == ["stow"]
+
+
+def test_dedup_refuses_a_renamed_copy_on_import(tmp_path: Path) -> None:
+    from frankenbot.errors import MemoryStoreError
+
+    with store_with(tmp_path) as store:
+        store.add_skill_text('skill a(x: object, y: object) "a" {\n  pick(obj=x)\n'
+                             '  place_on(obj=x, target=y)\n}\n', "seed")
+        with pytest.raises(MemoryStoreError, match="duplicates library skill 'a'"):
+            store.add_skill_text('skill b(p: object, q: object) "b" {\n  pick(obj=p)\n'
+                                 '  place_on(obj=p, target=q)\n}\n', "imported")
+
+
+def test_invalid_skill_is_refused(tmp_path: Path) -> None:
+    from frankenbot.errors import ProgramError
+
+    with store_with(tmp_path) as store:
+        with pytest.raises(ProgramError):
+            store.add_skill_text('skill bad(x: object) "b" {\n  fly(obj=x)\n}\n', "imported")
+        with pytest.raises(ProgramError):
+            store.add_skill_text('skill bad(x: object) "b" {\n  place_at(obj=x, x=x, y=0.1)\n}\n',
+                                 "imported")
+        assert store.list_skills() == ()
+
+
+def test_skill_names_are_readable_and_unique() -> None:
+    prog = parse_program(task("pick(obj=a)", "place_in(obj=a, container=b)")).program
+    pattern = promotion.generalise(promotion.runs(prog, CATALOG)[0])
+    assert pattern is not None
+    assert promotion.skill_name(pattern, set()) == "pick_then_place_in"
+    assert promotion.skill_name(pattern, {"pick_then_place_in"}) == "pick_then_place_in_2"
