@@ -1,0 +1,101 @@
+"""Tier-2 accuracy: the local expert against the rule-only baseline and random choice.
+
+For every labelled situation the candidates are generated exactly as the escalator does, and each
+method picks one: ``rules`` (the coded table), ``lm`` (the local expert alone), ``rules+lm`` (the
+expert with a bonus on the rule's pick), ``random`` (uniform; its exact expected accuracy, plus
+one seeded draw). A pick is right when its key is one of the situation's acceptable repairs.
+The default tier-2 method in config follows these numbers.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from frankenbot.anomaly.candidates import generate_candidates
+from frankenbot.anomaly.local_expert import LocalExpert
+from frankenbot.anomaly.repair_rules import rule_choice
+from frankenbot.anomaly.situation_set import LabelledSituation
+
+
+@dataclass(frozen=True)
+class MethodScore:
+    method: str
+    correct: int
+    total: int
+    by_class: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    decision_s: tuple[float, ...] = ()  # per-situation decision times (LM methods)
+    confident: int = 0  # LM: decisions at or above the confidence threshold ...
+    confident_correct: int = 0  # ... and how many of those were right
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.total if self.total else 0.0
+
+
+def _tally(method: str, items: Sequence[LabelledSituation], hits: Sequence[bool],
+           times: Sequence[float] = (), conf: Sequence[bool] = ()) -> MethodScore:
+    by: dict[str, list[int]] = {}
+    for it, h in zip(items, hits, strict=True):
+        c = by.setdefault(it.situation.anomaly_class.value, [0, 0])
+        c[0] += int(h)
+        c[1] += 1
+    return MethodScore(method, sum(hits), len(items), {k: (v[0], v[1]) for k, v in by.items()},
+                       tuple(times), sum(conf),
+                       sum(1 for h, c in zip(hits, conf, strict=False) if h and c))
+
+
+def random_expected(items: Sequence[LabelledSituation]) -> float:
+    """Exact expected accuracy of a uniform random pick among the generated candidates."""
+    vals = []
+    for it in items:
+        keys = [c.key for c in generate_candidates(it.situation)]
+        vals.append(sum(1 for k in keys if k in it.correct) / len(keys))
+    return statistics.fmean(vals) if vals else 0.0
+
+
+def evaluate(items: Sequence[LabelledSituation], expert: LocalExpert | None = None, *,
+             threshold: float = 0.35, rule_bonus: float = 1.0,
+             seed: int = 0) -> dict[str, MethodScore]:
+    """Score every method on ``items``; LM methods only when a ready ``expert`` is given."""
+    rng = random.Random(seed)
+    rules_hits, rand_hits = [], []
+    for it in items:
+        cands = generate_candidates(it.situation)
+        rc = rule_choice(it.situation, cands)
+        rules_hits.append(rc is not None and rc.key in it.correct)
+        rand_hits.append(rng.choice(cands).key in it.correct)
+    out = {"rules": _tally("rules", items, rules_hits),
+           "random": _tally("random", items, rand_hits)}
+    if expert is None or not expert.ready:
+        return out
+    for method in ("lm", "rules+lm"):
+        hits, times, conf = [], [], []
+        for it in items:
+            cands = generate_candidates(it.situation)
+            prior: dict[str, float] = {}
+            if method == "rules+lm":
+                rc = rule_choice(it.situation, cands)
+                if rc is not None:
+                    prior[rc.key] = rule_bonus
+            r = expert.rank(it.situation, cands, prior)
+            hits.append(r.choice.key in it.correct)
+            times.append(r.elapsed_s)
+            conf.append(r.confidence >= threshold)
+        out[method] = _tally(method, items, hits, times, conf)
+    return out
+
+
+def report(scores: Mapping[str, MethodScore], items: Sequence[LabelledSituation]) -> str:
+    lines = [f"tier-2 accuracy on {len(items)} labelled sim situations",
+             f"  random (expected)  {random_expected(items):6.1%}"]
+    for name, sc in scores.items():
+        classes = ", ".join(f"{k} {c}/{n}" for k, (c, n) in sorted(sc.by_class.items()))
+        extra = ""
+        if sc.decision_s:
+            extra = (f"; decision median {statistics.median(sc.decision_s) * 1000:.0f} ms; "
+                     f"confident {sc.confident}/{sc.total} ({sc.confident_correct} right)")
+        lines.append(f"  {name:<18} {sc.accuracy:6.1%} ({sc.correct}/{sc.total}; {classes}){extra}")
+    return "\n".join(lines)
