@@ -18,8 +18,8 @@ from frankenbot.state import COLOURS
 # saturation below.
 HUE_CENTRES: dict[str, float] = {
     "red": 0.0,
-    "orange": 28.0,
-    "yellow": 55.0,
+    "orange": 30.0,  # lit orange tops clip red and drift towards 45
+    "yellow": 62.0,
     "green": 120.0,
     "cyan": 185.0,
     "blue": 225.0,
@@ -41,7 +41,7 @@ class ColourThresholds:
 
     min_saturation: float = 0.28  # below: achromatic
     min_value_chromatic: float = 0.12  # darker than this: black whatever the hue
-    white_value: float = 0.68  # achromatic brighter than this: white
+    white_value: float = 0.75  # achromatic brighter than this: white
     black_value: float = 0.22  # achromatic darker than this: black
     brown_value: float = 0.45  # orange/red-ish hue darker than this: brown
     brown_saturation: float = 0.6  # warm hue less saturated than this: brown (wood)
@@ -88,9 +88,9 @@ def name_colour(hsv_pixels: np.ndarray, th: ColourThresholds = ColourThresholds(
         return ""
     achrom = (px[:, 1] < th.min_saturation) | (px[:, 2] < th.min_value_chromatic)
     if np.count_nonzero(achrom) * 2 > px.shape[0]:
-        # Brightest half is what a person would call the object's colour (tops are lit).
-        v = np.sort(px[achrom, 2])
-        value = float(np.median(v[len(v) // 2:]))
+        # Median brightness: a gray bin's lit rims reach white levels but most of it is darker,
+        # while a white object stays bright on nearly every face the camera sees.
+        value = float(np.median(px[achrom, 2]))
         if value >= th.white_value:
             return "white"
         if value <= th.black_value:

@@ -28,19 +28,22 @@ class PerceptionConfig:
     ransac_distance: float = 0.004
     ransac_iterations: int = 150
     # Points between these heights above the table are candidate object points.
-    min_height: float = 0.006
+    min_height: float = 0.004
     max_height: float = 0.30
     # Pixel stride when back-projecting (1 = every pixel; 2 = a quarter of the pixels).
     stride: int = 2
     # Top-down grid cell for connected components, and the closing radius in cells.
     grid_cell: float = 0.004
     grid_closing: int = 1
+    height_gap: float = 0.02  # an empty height band this wide splits a component
     min_points: int = 25
     min_extent: float = 0.012
     # Tracker.
     match_distance: float = 0.25  # metres; beyond this a detection is a new object
     memory_s: float = 8.0  # unseen tracks are remembered this long (occlusion, in-gripper)
     stale_timeout_s: float = 1.0  # scene_at(now) is stale when the last frame is older
+    keep_unknown: int = 0  # 1: also report clusters whose shape is "unknown" (obstacles)
+    robot_radius: float = 0.09  # self filter: achromatic clusters this close to the arm are it
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> "PerceptionConfig":

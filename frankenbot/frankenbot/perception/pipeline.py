@@ -15,10 +15,13 @@ from typing import Sequence
 
 import numpy as np
 
+from frankenbot.errors import PerceptionError
 from frankenbot.perception.camera import CameraModel
+from frankenbot.perception.colour import ACHROMATIC_GROUP
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.geometry import Detection, ShapeRules, measure
 from frankenbot.perception.segmentation import TablePlane, segment
+from frankenbot.perception.self_filter import arm_segments, is_robot
 from frankenbot.perception.tracker import Tracker
 from frankenbot.state import Scene, SceneObject
 
@@ -59,14 +62,29 @@ class PerceptionPipeline:
             self._last_frame = None
             self.last_result = None
 
-    def process(self, rgb: np.ndarray, depth: np.ndarray, stamp: float) -> Scene:
-        """Perceive one frame. Raises PerceptionError on unusable input (nothing changes then)."""
-        return self.process_frame(rgb, depth, stamp).scene
+    def process(self, rgb: np.ndarray, depth: np.ndarray, stamp: float,
+                joint_positions: Sequence[float] | None = None) -> Scene:
+        """Perceive one frame. Raises PerceptionError on unusable input (nothing changes then).
 
-    def process_frame(self, rgb: np.ndarray, depth: np.ndarray, stamp: float) -> FrameResult:
+        ``joint_positions`` (UR order, rad), when known, lets the self filter drop the arm.
+        """
+        return self.process_frame(rgb, depth, stamp, joint_positions).scene
+
+    def process_frame(self, rgb: np.ndarray, depth: np.ndarray, stamp: float,
+                      joint_positions: Sequence[float] | None = None) -> FrameResult:
         t0 = time.perf_counter()
+        segments = None
+        if joint_positions is not None:
+            try:
+                segments = arm_segments(joint_positions)
+            except ValueError as e:
+                raise PerceptionError(f"self filter: {e}") from e
         plane, clusters = segment(rgb, depth, self.camera, self.config, self._rng)
-        detections = tuple(measure(c, self.shape_rules) for c in clusters)
+        if segments is not None:
+            clusters = [c for c in clusters if c.group != ACHROMATIC_GROUP
+                        or not is_robot(c.points, segments, self.config.robot_radius)]
+        detections = tuple(d for d in (measure(c, self.shape_rules) for c in clusters)
+                           if self._keep(d))
         with self._scene_lock:
             self.tracker.update(list(detections), stamp)
             objects = self.tracker.scene_objects(stamp)
@@ -78,6 +96,12 @@ class PerceptionPipeline:
             self.last_result = result
         return result
 
+    def _keep(self, det: Detection) -> bool:
+        """Drop unknown shapes (unless configured) and the fixtures themselves."""
+        if det.shape == "unknown" and not self.config.keep_unknown:
+            return False
+        return not any(_is_fixture_itself(det, f) for f in self.fixtures)
+
     def scene_at(self, now: float) -> Scene:
         """The latest scene; stale if the last frame is older than the timeout (or none came)."""
         with self._scene_lock:
@@ -87,3 +111,12 @@ class PerceptionPipeline:
         if now - last > self.config.stale_timeout_s:
             return replace(scene, stale=True)
         return scene
+
+
+def _is_fixture_itself(det: Detection, fixture: SceneObject) -> bool:
+    """A detection centred on a fixture and about its size is the fixture (drawer cabinet)."""
+    fx, fy = fixture.position[0], fixture.position[1]
+    reach = 0.5 * max(fixture.size[0], fixture.size[1]) + 0.03
+    if abs(det.position[0] - fx) > reach or abs(det.position[1] - fy) > reach:
+        return False
+    return det.size[0] >= 0.6 * min(fixture.size[0], fixture.size[1])

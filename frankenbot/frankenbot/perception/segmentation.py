@@ -171,14 +171,30 @@ def _cluster(points: np.ndarray, heights: np.ndarray, hsv: np.ndarray, pixels: n
         bounds = np.searchsorted(lab_sorted, np.arange(1, n + 2))
         for k in range(n):
             members = sel[order[bounds[k]:bounds[k + 1]]]
-            if members.size < config.min_points:
-                continue
-            xy = points[members, :2]
-            if np.max(np.ptp(xy, axis=0)) < config.min_extent:
-                continue
-            clusters.append(Cluster(points[members], heights[members], hsv[members],
-                                    pixels[members], int(g)))
+            for part in _split_by_height(members, heights, config.height_gap):
+                if part.size < config.min_points:
+                    continue
+                if np.max(np.ptp(points[part, :2], axis=0)) < config.min_extent:
+                    continue
+                clusters.append(Cluster(points[part], heights[part], hsv[part], pixels[part],
+                                        int(g)))
     return clusters
+
+
+def _split_by_height(members: np.ndarray, heights: np.ndarray, gap: float) -> list[np.ndarray]:
+    """Split a top-down component where its heights have an empty band (an arm above a plate).
+
+    Seen from above, things stacked with air between them share a footprint; an object's own
+    sides are continuous in height, so a gap wider than ``gap`` separates two things.
+    """
+    h = heights[members]
+    order = np.argsort(h)
+    hs = h[order]
+    cuts = np.flatnonzero(np.diff(hs) > gap) + 1
+    if cuts.size == 0:
+        return [members]
+    return [members[order[a:b]] for a, b in zip(np.r_[0, cuts], np.r_[cuts, hs.size],
+                                                  strict=True)]
 
 
 __all__ = ["ACHROMATIC_GROUP", "Cluster", "TablePlane", "backproject", "check_frame",
