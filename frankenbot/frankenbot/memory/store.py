@@ -78,6 +78,7 @@ class MemoryStore:
         self._embedder = embedder
         self._embedder_failed = not config.use_embeddings and embedder is None
         self._embedder_lock = threading.Lock()  # guards lazy model loading
+        self.wait_for_model = True  # False: never wait for a model load in progress
         self.seed_problems: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------------------ lifecycle
@@ -407,11 +408,31 @@ class MemoryStore:
 
     # ---------------------------------------------------------------------------- retrieval
 
-    def embedder(self) -> Embedder | None:
-        """The embedding model, loading it on first use; None when disabled or unloadable."""
+    def start_loading_embedder(self) -> threading.Thread | None:
+        """Load the embedding model on a background thread (a node must not block on it).
+
+        Until it is ready, retrieval that would wait for it uses the lexical scorer instead.
+        """
+        if self._embedder is not None or self._embedder_failed:
+            return None
+        self.wait_for_model = False
+        thread = threading.Thread(target=self.embedder, kwargs={"block": True},
+                                  name="memory-embedder-load", daemon=True)
+        thread.start()
+        return thread
+
+    def embedder(self, block: bool | None = None) -> Embedder | None:
+        """The embedding model, loading it on first use; None when disabled or unloadable.
+
+        With ``block`` False (default: ``wait_for_model``) a load in progress on another thread
+        gives None rather than waiting for it.
+        """
         if self._embedder is not None or self._embedder_failed:
             return self._embedder
-        with self._embedder_lock:
+        wait = self.wait_for_model if block is None else block
+        if not self._embedder_lock.acquire(blocking=wait):
+            return None
+        try:
             if self._embedder is None and not self._embedder_failed:
                 try:
                     self._embedder = TransformerEmbedder.from_directory(
@@ -420,6 +441,8 @@ class MemoryStore:
                 except MemoryStoreError as e:
                     log.warning("embedding retrieval off, using lexical: %s", e)
                     self._embedder_failed = True
+        finally:
+            self._embedder_lock.release()
         return self._embedder
 
     def _embed_quietly(self, texts: Sequence[str]) -> np.ndarray | None:

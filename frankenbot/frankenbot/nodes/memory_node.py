@@ -1,0 +1,174 @@
+"""ROS adapter for the memory store (HIMM): the ``frankenbot_memory`` node.
+
+Services
+  /frankenbot/memory/get_context (frankenbot_interfaces/srv/GetContext)
+      skills, exemplar episodes and anomaly experience for a planning prompt, within a budget.
+  /frankenbot/memory/record_episode (frankenbot_interfaces/srv/RecordEpisode)
+      store one finished task; the response names any skills it promoted.
+  /frankenbot/memory/list_skills (frankenbot_interfaces/srv/ListSkills)
+      the library, optionally filtered by a substring of name or description.
+
+Parameters (defaults in ``frankenbot.memory.config.MemoryConfig``)
+  db_path (string, "" = <user data dir>/frankenbot/memory.sqlite3), seed_dir (string, "" = the
+  package's skills/), load_seeds (bool), min_support (int, k), min_success_rate (double, r),
+  min_pattern_length (int), max_pattern_length (int), token_budget (int),
+  max_exemplars (int), use_embeddings (bool), embedding_model_dir (string).
+
+All logic lives in ``frankenbot.memory``; the store is thread-safe, so the services share a
+reentrant callback group under a multi-threaded executor. The embedding model loads on a
+background thread at start-up; until it is ready retrieval is lexical (reported in the response).
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+
+from frankenbot.errors import FrankenbotError
+from frankenbot.memory.config import MemoryConfig
+from frankenbot.memory.records import AnomalyRecord, EpisodeRecord, SkillRecord
+from frankenbot.memory.store import MemoryStore
+from frankenbot_interfaces.msg import Skill
+from frankenbot_interfaces.srv import GetContext, ListSkills, RecordEpisode
+
+PARAM_DOCS: dict[str, str] = {
+    "db_path": "SQLite file of the memory; empty = <user data dir>/frankenbot/memory.sqlite3",
+    "seed_dir": "directory of seed skill files (*.fb); empty = the package's skills/",
+    "load_seeds": "load and validate the seed skills at start-up",
+    "min_support": "k: successful episodes that must contain a call sequence to promote it",
+    "min_success_rate": "r: successes / episodes containing a sequence needed to promote it",
+    "min_pattern_length": "shortest call sequence considered for promotion (>= 2)",
+    "max_pattern_length": "longest call sequence considered for promotion",
+    "token_budget": "default token budget of get_context (estimated tokens)",
+    "max_exemplars": "default number of exemplar episodes returned by get_context",
+    "use_embeddings": "rank exemplars with all-MiniLM-L6-v2 (false: lexical BM25 only)",
+    "embedding_model_dir": "directory of a sentence embedding model; empty = the packaged MiniLM",
+}
+
+
+def skill_msg(s: SkillRecord) -> Skill:
+    return Skill(name=s.name, param_names=list(s.param_names), param_types=list(s.param_types),
+                 description=s.description, body=s.body, uses=s.uses, successes=s.successes,
+                 origin=s.origin)
+
+
+def anomaly_record(e: Any) -> AnomalyRecord:
+    """AnomalyEvent message -> AnomalyRecord (the primitive is derived from node_path later)."""
+    return AnomalyRecord(kind=e.kind, tier=int(e.tier), action=e.action, outcome=e.outcome,
+                         node_path=e.node_path, source=e.source, detail=e.detail,
+                         anomaly_class=e.anomaly_class, latency=float(e.latency))
+
+
+class MemoryNode(Node):
+    """Serves the memory store over ROS; see the module docstring for the interface."""
+
+    def __init__(self) -> None:
+        super().__init__("frankenbot_memory")
+        config = self._read_config()
+        self.store = MemoryStore.open(config=config)
+        for problem in self.store.seed_problems:
+            self.get_logger().warning(f"seed skills: {problem}")
+        if config.use_embeddings:
+            self.store.start_loading_embedder()
+        group = ReentrantCallbackGroup()
+        self.create_service(GetContext, "/frankenbot/memory/get_context",
+                            self.get_context_callback, callback_group=group)
+        self.create_service(RecordEpisode, "/frankenbot/memory/record_episode",
+                            self.record_episode_callback, callback_group=group)
+        self.create_service(ListSkills, "/frankenbot/memory/list_skills",
+                            self.list_skills_callback, callback_group=group)
+        self.get_logger().info(
+            f"memory at {self.store.path}: {len(self.store.list_skills())} skills,"
+            f" {self.store.episode_count()} episodes")
+
+    def _read_config(self) -> MemoryConfig:
+        defaults = MemoryConfig()
+        values: dict[str, Any] = {}
+        for f in fields(MemoryConfig):
+            desc = ParameterDescriptor(description=PARAM_DOCS[f.name])
+            values[f.name] = self.declare_parameter(
+                f.name, getattr(defaults, f.name), desc).value
+        return MemoryConfig.from_mapping(values)
+
+    def get_context_callback(self, request: Any, response: Any) -> Any:
+        try:
+            ctx = self.store.get_context(request.instruction, int(request.token_budget),
+                                         int(request.max_exemplars) or -1)
+        except FrankenbotError as e:
+            self.get_logger().error(f"get_context failed: {e}")
+            response.retrieval = f"error: {e}"
+            return response
+        response.skills = [skill_msg(s) for s in ctx.skills]
+        response.exemplar_instructions = [e.instruction for e in ctx.exemplars]
+        response.exemplar_programs = [e.program for e in ctx.exemplars]
+        response.anomaly_experience = list(ctx.experience)
+        response.tokens = ctx.tokens
+        response.retrieval = ctx.retrieval
+        return response
+
+    def record_episode_callback(self, request: Any, response: Any) -> Any:
+        try:
+            episode = EpisodeRecord(
+                instruction=request.instruction, program=request.program,
+                success=bool(request.success), outcome=request.outcome,
+                task_id=request.task_id,
+                anomalies=tuple(anomaly_record(a) for a in request.anomalies),
+                vlm_calls=int(request.vlm_calls), repair_calls=int(request.repair_calls),
+                planning_time=float(request.planning_time),
+                execution_time=float(request.execution_time),
+                trace_json=request.trace_json or "[]")
+            result = self.store.record_episode(episode)
+        except FrankenbotError as e:
+            response.ok = False
+            response.message = str(e)
+            return response
+        response.ok = True
+        response.episode_id = result.episode_id
+        response.promoted_skills = list(result.promoted)
+        response.message = result.message or (
+            f"recorded episode {result.episode_id}"
+            + (f"; promoted {', '.join(result.promoted)}" if result.promoted else ""))
+        if result.promoted:
+            self.get_logger().info(f"promoted skills: {', '.join(result.promoted)}")
+        return response
+
+    def list_skills_callback(self, request: Any, response: Any) -> Any:
+        try:
+            response.skills = [skill_msg(s) for s in self.store.list_skills(request.filter)]
+        except FrankenbotError as e:
+            self.get_logger().error(f"list_skills failed: {e}")
+        return response
+
+    def destroy_node(self) -> None:
+        self.store.close()
+        super().destroy_node()
+
+
+def main(args: list[str] | None = None) -> None:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = MemoryNode()
+        executor = MultiThreadedExecutor(num_threads=4)
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except FrankenbotError as e:
+        print(f"frankenbot_memory: error: {e}")
+        raise SystemExit(1) from e
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+
+
+if __name__ == "__main__":
+    main()
