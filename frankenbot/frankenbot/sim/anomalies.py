@@ -1,0 +1,351 @@
+"""Anomaly injection: kinds, their class, the phases that trigger them, and their effects.
+
+An anomaly is armed for a phase of the manipulation, detected from simulator state (never from
+the brain): ``before_pick`` (the open gripper hovers just above a block), ``grasp_closing`` (the
+fingers are closing around a block), ``transport`` (a held block is lifted and moving),
+``before_place`` (a held block descends), ``after_place`` (a block was just released), or ``now``.
+When the phase is seen the effect is applied once and logged with its class (frankenbot.common
+AnomalyClass), so the benchmark can mix predictable / semi-predictable / unpredictable anomalies.
+The engine manipulates the world through its private helpers; the world holds its lock throughout.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from frankenbot.common import AnomalyClass
+from frankenbot.errors import SimError
+from frankenbot.sim import layout
+
+if TYPE_CHECKING:  # pragma: no cover
+    from frankenbot.sim.world import SimWorld
+
+PHASES: tuple[str, ...] = ("now", "before_pick", "grasp_closing", "transport", "before_place",
+                           "after_place")
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    anomaly_class: AnomalyClass
+    default_phase: str
+    description: str
+
+
+KINDS: dict[str, KindSpec] = {
+    "drop_in_transport": KindSpec(AnomalyClass.PREDICTABLE, "transport",
+                                  "the fingers slip open for a moment and the block falls"),
+    "nudge_before_grasp": KindSpec(AnomalyClass.PREDICTABLE, "grasp_closing",
+                                   "the block is pushed a few cm as the fingers close"),
+    "displace_before_pick": KindSpec(AnomalyClass.PREDICTABLE, "before_pick",
+                                     "the block moves to another free spot before the pick"),
+    "abort_trajectory": KindSpec(AnomalyClass.PREDICTABLE, "transport",
+                                 "the controller aborts the running trajectory"),
+    "occupy_target": KindSpec(AnomalyClass.SEMI_PREDICTABLE, "before_place",
+                              "another block appears on the place target"),
+    "topple_stack": KindSpec(AnomalyClass.SEMI_PREDICTABLE, "after_place",
+                             "the top block of a stack is knocked off"),
+    "drawer_stuck": KindSpec(AnomalyClass.SEMI_PREDICTABLE, "now",
+                             "the drawer does not slide for a while (params: duration s)"),
+    "remove_object": KindSpec(AnomalyClass.UNPREDICTABLE, "before_pick",
+                              "the target object disappears from the table"),
+    "move_container_away": KindSpec(AnomalyClass.UNPREDICTABLE, "transport",
+                                    "the target container is moved out of reach"),
+    "camera_freeze": KindSpec(AnomalyClass.UNPREDICTABLE, "now",
+                              "camera frames stop (params: duration s, default until reset)"),
+}
+
+
+@dataclass(frozen=True)
+class AnomalyRecord:
+    """One log line: an anomaly armed, fired (applied) or skipped."""
+
+    time: float
+    kind: str
+    phase: str
+    anomaly_class: AnomalyClass
+    event: str  # armed | fired | skipped
+    target: str = ""
+    detail: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Armed:
+    kind: str
+    phase: str
+    params: dict[str, Any]
+
+
+class AnomalyEngine:
+    """Holds armed anomalies, detects their phases, applies effects, keeps the log."""
+
+    def __init__(self) -> None:
+        self._armed: list[_Armed] = []
+        self._log: list[AnomalyRecord] = []
+        self._prev_held: set[str] = set()
+        self._prev_tcp: np.ndarray | None = None
+        self._released: dict[str, float] = {}
+        self._rng = np.random.default_rng(0)
+
+    def reset(self) -> None:
+        self._armed.clear()
+        self._prev_held = set()
+        self._prev_tcp = None
+        self._released = {}
+
+    def log(self) -> list[AnomalyRecord]:
+        return list(self._log)
+
+    # ------------------------------------------------------------------ arming
+    def arm(self, world: "SimWorld", kind: str, phase: str, params: dict[str, Any]
+            ) -> AnomalyClass:
+        if kind not in KINDS:
+            raise SimError(f"unknown anomaly kind {kind!r}; valid: {', '.join(KINDS)}")
+        spec = KINDS[kind]
+        phase = phase or spec.default_phase
+        if phase not in PHASES:
+            raise SimError(f"unknown phase {phase!r}; valid: {', '.join(PHASES)}")
+        for key in ("duration", "distance"):
+            if key in params:
+                try:
+                    value = float(params[key])
+                except (TypeError, ValueError) as e:
+                    raise SimError(f"anomaly parameter {key} must be a number, got "
+                                   f"{params[key]!r}") from e
+                if not math.isfinite(value) or value < 0:
+                    raise SimError(f"anomaly parameter {key} must be finite and >= 0, got "
+                                   f"{value}")
+        for key in ("object", "target"):
+            if key in params and params[key] not in layout.OBJECT_BY_NAME and params[key] not in (
+                    "drawer", "zone"):
+                raise SimError(f"anomaly parameter {key}: unknown object {params[key]!r}")
+        self._rng = np.random.default_rng([len(self._log), int(world.time * 1000)])
+        self._log.append(AnomalyRecord(world.time, kind, phase, spec.anomaly_class, "armed",
+                                       params=dict(params)))
+        armed = _Armed(kind, phase, dict(params))
+        if phase == "now":
+            self._fire(world, armed, self._default_object(world, params))
+        else:
+            self._armed.append(armed)
+        return spec.anomaly_class
+
+    # ------------------------------------------------------------------ phase detection
+    def poll(self, world: "SimWorld") -> None:
+        """Called every few physics steps (under the world's lock)."""
+        tcp = world.data.site_xpos[world._tcp_site].copy()
+        dt = world.timestep * 10
+        vel = np.zeros(3) if self._prev_tcp is None else (tcp - self._prev_tcp) / dt
+        self._prev_tcp = tcp
+        held = world._held()
+        for name in self._prev_held - held:
+            self._released[name] = world.time
+        self._prev_held = held
+        if not self._armed:
+            return
+        for armed in list(self._armed):
+            target = self._detect(world, armed, tcp, vel, held)
+            if target is not None:
+                self._armed.remove(armed)
+                self._fire(world, armed, target)
+
+    def _detect(self, world: "SimWorld", armed: _Armed, tcp: np.ndarray, vel: np.ndarray,
+                held: set[str]) -> str | None:
+        want = armed.params.get("object")
+        blocks = [n for n in world._active if layout.OBJECT_BY_NAME[n].shape == "block"
+                  and (want is None or n == want)]
+        cmd_closed = world._gripper_cmd >= 0.4
+        width = world.gripper_width()
+        if armed.phase == "before_pick":
+            if cmd_closed or width < 0.06:
+                return None
+            for n in blocks:
+                p = world._object_position(n)
+                if math.hypot(*(tcp[:2] - p[:2])) < 0.03 and 0.02 < tcp[2] - p[2] < 0.12:
+                    return n
+        elif armed.phase == "grasp_closing":
+            if not cmd_closed:
+                return None
+            for n in blocks:
+                p = world._object_position(n)
+                size = layout.OBJECT_BY_NAME[n].size[0]
+                if n not in held and width > size + 0.003 and np.linalg.norm(tcp - p) < 0.03:
+                    return n
+        elif armed.phase in ("transport", "before_place"):
+            for n in blocks:
+                if n not in held:
+                    continue
+                lifted = world._object_position(n)[2] - layout.OBJECT_BY_NAME[n].size[2] / 2
+                moving = float(np.linalg.norm(vel))
+                if armed.phase == "transport" and lifted > 0.03 and moving > 0.05:
+                    return n
+                if armed.phase == "before_place" and vel[2] < -0.02 and lifted > 0.01:
+                    return n
+        elif armed.phase == "after_place":
+            for n in blocks:
+                t = self._released.get(n)
+                if t is not None and world.time - t > 0.2 and not cmd_closed:
+                    self._released.pop(n)
+                    return n
+        return None
+
+    # ------------------------------------------------------------------ effects
+    def _default_object(self, world: "SimWorld", params: dict[str, Any]) -> str:
+        name = params.get("object") or world.task.params.get("object")
+        if name is None:
+            for candidates in (world.task.params.get("order"), world.task.params.get("objects")):
+                if candidates:
+                    name = list(candidates)[0]  # type: ignore[call-overload]
+                    break
+        if name is None:
+            blocks = [n for n in world._active if layout.OBJECT_BY_NAME[n].shape == "block"]
+            name = blocks[0] if blocks else ""
+        return str(name)
+
+    def _fire(self, world: "SimWorld", armed: _Armed, target: str) -> None:
+        effect = _EFFECTS[armed.kind]
+        try:
+            detail = effect(self, world, armed.params, target)
+            event = "fired"
+        except SimError as e:
+            if armed.phase == "now":
+                self._log.append(AnomalyRecord(world.time, armed.kind, armed.phase,
+                                               KINDS[armed.kind].anomaly_class, "skipped",
+                                               target, str(e), armed.params))
+                raise
+            detail, event = str(e), "skipped"
+        self._log.append(AnomalyRecord(world.time, armed.kind, armed.phase,
+                                       KINDS[armed.kind].anomaly_class, event, target, detail,
+                                       dict(armed.params)))
+
+    def _free_spot(self, world: "SimWorld", name: str, avoid: np.ndarray,
+                   min_move: float) -> tuple[float, float]:
+        r = layout.OBJECT_BY_NAME[name].radius
+        others = [(world._object_position(n), layout.OBJECT_BY_NAME[n].radius)
+                  for n in world._active if n != name]
+        for _ in range(300):
+            x = float(self._rng.uniform(layout.SPAWN_X[0] + r, layout.SPAWN_X[1] - r))
+            y = float(self._rng.uniform(layout.SPAWN_Y[0] + r, layout.SPAWN_Y[1] - r))
+            if math.hypot(x - avoid[0], y - avoid[1]) < min_move:
+                continue
+            if all(math.hypot(x - p[0], y - p[1]) > r + pr + 0.02 for p, pr in others):
+                return x, y
+        raise SimError(f"no free spot to move {name} to")
+
+
+def _need(world: "SimWorld", name: str) -> np.ndarray:
+    if not name or name not in world._active:
+        raise SimError(f"object {name!r} is not on the table")
+    return world._object_position(name)
+
+
+def _drop(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target: str) -> str:
+    duration = float(params.get("duration", 0.4))
+    world._gripper_open_until = world.time + duration
+    return f"fingers forced open for {duration:.2f} s while holding {target}"
+
+
+def _nudge(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target: str) -> str:
+    p = _need(world, target)
+    dist = float(params.get("distance", 0.035))
+    a = float(eng._rng.uniform(0, 2 * math.pi))
+    world._set_pose(target, (p[0] + dist * math.cos(a), p[1] + dist * math.sin(a), p[2]), a)
+    return f"{target} nudged {dist:.3f} m"
+
+
+def _displace(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target: str) -> str:
+    p = _need(world, target)
+    x, y = eng._free_spot(world, target, p, float(params.get("distance", 0.10)))
+    world._set_pose(target, (x, y, p[2]), float(eng._rng.uniform(-0.7, 0.7)))
+    return f"{target} moved from ({p[0]:.3f}, {p[1]:.3f}) to ({x:.3f}, {y:.3f})"
+
+
+def _abort(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target: str) -> str:
+    world._abort_trajectory("controller aborted the trajectory (injected anomaly)")
+    return "trajectory aborted"
+
+
+def _place_target(world: "SimWorld", params: dict[str, Any]) -> str:
+    tp = world.task.params
+    return str(params.get("target") or tp.get("resolved_target") or tp.get("target") or "")
+
+
+def _occupy(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target: str) -> str:
+    dest = _place_target(world, params)
+    if dest == "zone":
+        x, y = layout.ZONE.centre
+        z = layout.BLOCK_SIZE / 2 + 0.001
+    else:
+        p = _need(world, dest)
+        spec = layout.OBJECT_BY_NAME[dest]
+        x, y = float(p[0]), float(p[1])
+        bottom = p[2] - spec.size[2] / 2
+        z = (bottom + 0.008 if spec.shape in ("bowl", "bin") else bottom + spec.size[2]) + (
+            layout.BLOCK_SIZE / 2 + 0.001)
+    free = [f"{c}_block" for c in layout.BLOCK_COLOURS if f"{c}_block" not in world._active]
+    if not free:
+        raise SimError("no spare block left to occupy the target with")
+    world._activate(free[0])
+    world._set_pose(free[0], (x, y, z), 0.0)
+    return f"{free[0]} put on {dest}"
+
+
+def _topple(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target: str) -> str:
+    blocks = [n for n in world._active if layout.OBJECT_BY_NAME[n].shape == "block"]
+    tops = []
+    for a in blocks:
+        pa = world._object_position(a)
+        for b in blocks:
+            pb = world._object_position(b)
+            if a != b and math.hypot(*(pa[:2] - pb[:2])) < 0.03 and 0.03 < pa[2] - pb[2] < 0.05:
+                tops.append((pa[2], a))
+    if not tops:
+        raise SimError("no stacked block to topple")
+    _, top = max(tops)
+    p = world._object_position(top)
+    a = float(eng._rng.uniform(0, 2 * math.pi))
+    world._set_pose(top, (p[0] + 0.06 * math.cos(a), p[1] + 0.06 * math.sin(a),
+                          layout.BLOCK_SIZE / 2 + 0.002), a)
+    return f"{top} knocked off the stack"
+
+
+def _stuck(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target: str) -> str:
+    duration = float(params.get("duration", 5.0))
+    world.model.dof_frictionloss[world._drawer_dof] = 500.0
+    world._drawer_stuck_until = world.time + duration
+    return f"drawer stuck for {duration:.1f} s"
+
+
+def _remove(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target: str) -> str:
+    _need(world, target)
+    world._park(target)
+    return f"{target} removed from the table"
+
+
+def _move_away(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any],
+               target: str) -> str:
+    dest = _place_target(world, params)
+    if not dest or dest not in world._active or layout.OBJECT_BY_NAME[dest].shape not in (
+            "bowl", "plate", "bin"):
+        raise SimError(f"no movable container to move away (target {dest!r})")
+    p = world._object_position(dest)
+    x, y = layout.OUT_OF_REACH
+    world._set_pose(dest, (x, y, p[2] + 0.002), 0.0)
+    return f"{dest} moved out of reach to ({x:.2f}, {y:.2f})"
+
+
+def _freeze(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target: str) -> str:
+    duration = float(params.get("duration", math.inf))
+    world._camera_frozen_until = world.time + duration
+    return "camera frames stopped" + ("" if math.isinf(duration) else f" for {duration:.1f} s")
+
+
+_EFFECTS: dict[str, Callable[[AnomalyEngine, "SimWorld", dict[str, Any], str], str]] = {
+    "drop_in_transport": _drop, "nudge_before_grasp": _nudge,
+    "displace_before_pick": _displace, "abort_trajectory": _abort, "occupy_target": _occupy,
+    "topple_stack": _topple, "drawer_stuck": _stuck, "remove_object": _remove,
+    "move_container_away": _move_away, "camera_freeze": _freeze,
+}

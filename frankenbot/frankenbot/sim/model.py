@@ -1,0 +1,300 @@
+"""Builds the MuJoCo model: UR5e (airo-models URDF), a 2F-85-like gripper, table, objects, camera.
+
+The arm comes from the URDF shipped in the airo-models wheel (no download). MuJoCo converts it to
+MJCF; the builder then edits that tree: gravity compensation and motor armature on the links,
+position actuators, the gripper under ``tool0``, and the tabletop from ``layout``. Every object of
+the catalogue is in every model (unused ones wait on a hidden shelf under the floor), so one
+compiled model and one renderer serve every task and seed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from frankenbot.errors import SimError
+from frankenbot.sim import layout
+
+JOINT_NAMES: tuple[str, ...] = (
+    "shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint",
+    "wrist_1_joint", "wrist_2_joint", "wrist_3_joint",
+)
+FINGER_JOINTS = ("left_finger_joint", "right_finger_joint")
+FINGER_TRAVEL = 0.0425  # each finger, so the gap goes 85 mm -> 0
+TCP_OFFSET = 0.145  # tool0 -> centre of the finger pads along tool0 z
+TIMESTEP = 0.002
+
+# Position-servo gains per joint (stiff like the UR's own controller; the feed-forward term in
+# the controller removes the velocity lag). kv is applied implicitly by the integrator.
+ARM_KP = (4000.0, 4000.0, 3000.0, 800.0, 800.0, 500.0)
+ARM_KV = (400.0, 400.0, 250.0, 40.0, 40.0, 20.0)
+ARM_FORCE = (150.0, 150.0, 150.0, 28.0, 28.0, 28.0)
+ARM_ARMATURE = (0.5, 0.5, 0.3, 0.05, 0.05, 0.05)
+FINGER_KP = 1500.0
+FINGER_FORCE = 40.0  # N per finger: closes firmly on a block without crushing the contact
+
+CAMERA_NAME = "d435"
+CAMERA_WIDTH = 640
+CAMERA_HEIGHT = 480
+CAMERA_HFOV_DEG = 69.0
+CAMERA_POSITION = (1.15, -0.62, 0.78)
+CAMERA_TARGET = (0.50, 0.0, 0.0)
+
+ARM_CONTYPE, ARM_CONAFFINITY = 2, 1  # the arm collides with the world, not with itself
+WORLD_CONTYPE, WORLD_CONAFFINITY = 1, 3
+
+
+@dataclass(frozen=True)
+class BuiltModel:
+    model: mujoco.MjModel
+    xml: str
+
+
+def _fmt(values) -> str:
+    return " ".join(f"{float(v):.6g}" for v in values)
+
+
+def _urdf_path() -> Path:
+    try:
+        import airo_models
+    except ImportError as e:  # pragma: no cover - the venv always has it
+        raise SimError("the simulator needs the 'airo-models' package (UR5e URDF)") from e
+    return Path(airo_models.__file__).parent / "arms" / "ur5e" / "ur5e.urdf"
+
+
+def _arm_mjcf() -> tuple[ET.Element, Path]:
+    """The UR5e as MJCF, converted by MuJoCo from the URDF (collision meshes used for drawing)."""
+    urdf = _urdf_path()
+    text = re.sub(r'\sdrake:[A-Za-z_]+="[^"]*"', "", urdf.read_text())
+    text = text.replace(
+        '<robot name="ur5e">',
+        f'<robot name="ur5e"><mujoco><compiler meshdir="{urdf.parent}" discardvisual="true" '
+        'fusestatic="false" strippath="false"/></mujoco>', 1)
+    spec = mujoco.MjSpec.from_string(text)
+    spec.compile()
+    return ET.fromstring(spec.to_xml()), urdf.parent
+
+
+def optical_pose(position, target) -> np.ndarray:
+    """4x4 T_base_optical for a camera at ``position`` looking at ``target`` (x right, y down)."""
+    p = np.asarray(position, float)
+    z = np.asarray(target, float) - p
+    z /= np.linalg.norm(z)
+    x = np.cross(z, [0.0, 0.0, 1.0])
+    x /= np.linalg.norm(x)
+    y = np.cross(z, x)
+    T = np.eye(4)
+    T[:3, 0], T[:3, 1], T[:3, 2], T[:3, 3] = x, y, z, p
+    return T
+
+
+def camera_fovy_deg(width: int = CAMERA_WIDTH, height: int = CAMERA_HEIGHT) -> float:
+    fx = (width / 2) / math.tan(math.radians(CAMERA_HFOV_DEG) / 2)
+    return math.degrees(2 * math.atan((height / 2) / fx))
+
+
+def _sub(parent: ET.Element, tag: str, **attrs) -> ET.Element:
+    return ET.SubElement(parent, tag, {k: str(v) for k, v in attrs.items()})
+
+
+def _geom(body: ET.Element, **attrs) -> ET.Element:
+    attrs.setdefault("contype", WORLD_CONTYPE)
+    attrs.setdefault("conaffinity", WORLD_CONAFFINITY)
+    return _sub(body, "geom", **attrs)
+
+
+def _add_gripper(tool0: ET.Element) -> None:
+    """A parallel-jaw gripper with the 2F-85's stroke: palm plus two prismatic fingers.
+
+    Fingers close along tool0's y axis; the pads' centre (the TCP) is TCP_OFFSET along tool0 z.
+    """
+    common = dict(contype=ARM_CONTYPE, conaffinity=ARM_CONAFFINITY)
+    dark = "0.15 0.15 0.15 1"
+    palm = _sub(tool0, "body", name="gripper_palm", gravcomp=1)
+    _sub(palm, "inertial", pos="0 0 0.05", mass=0.9, diaginertia="0.002 0.002 0.001")
+    _sub(palm, "geom", type="cylinder", size="0.038 0.02", pos="0 0 0.02", rgba=dark, **common)
+    _sub(palm, "geom", type="box", size="0.03 0.055 0.03", pos="0 0 0.07", rgba=dark, **common)
+    _sub(palm, "site", name="tcp", pos=f"0 0 {TCP_OFFSET}", size="0.005", rgba="1 0 0 0")
+    pad_z = TCP_OFFSET
+    for side, sign in (("left", 1), ("right", -1)):
+        y0 = sign * (layout.BLOCK_SIZE * 0 + FINGER_TRAVEL)
+        finger = _sub(palm, "body", name=f"{side}_finger", pos=f"0 {y0:.4f} 0", gravcomp=1)
+        _sub(finger, "inertial", pos=f"0 {sign * 0.01} {pad_z - 0.02}", mass=0.05,
+             diaginertia="2e-5 2e-5 1e-5")
+        _sub(finger, "joint", name=f"{side}_finger_joint", type="slide",
+             axis=f"0 {-sign} 0", range=f"0 {FINGER_TRAVEL}", damping=8, armature=0.01)
+        # link from the palm down to the pad (outside the closing gap)
+        _sub(finger, "geom", type="box", size="0.011 0.006 0.03",
+             pos=f"0 {sign * 0.014} {pad_z - 0.05}", rgba=dark, **common)
+        _sub(finger, "geom", name=f"{side}_pad", type="box", size="0.011 0.005 0.0225",
+             pos=f"0 {sign * 0.005} {pad_z}", rgba="0.25 0.25 0.25 1", friction="1.5 0.02 0.001",
+             condim=4, priority=1, solref="0.004 1", solimp="0.95 0.99 0.001", **common)
+
+
+def _add_arm_settings(root: ET.Element) -> None:
+    for body in root.iter("body"):
+        if body.get("name") not in ("base_link", "base_link_inertia", "base", None):
+            body.set("gravcomp", "1")
+    for geom in root.iter("geom"):
+        geom.set("contype", str(ARM_CONTYPE))
+        geom.set("conaffinity", str(ARM_CONAFFINITY))
+        geom.set("rgba", "0.62 0.66 0.70 1")
+    by_name = {j.get("name"): j for j in root.iter("joint")}
+    for name, arm in zip(JOINT_NAMES, ARM_ARMATURE, strict=True):
+        by_name[name].set("armature", str(arm))
+        by_name[name].set("actuatorgravcomp", "true")
+
+
+def _add_table(world: ET.Element) -> None:
+    cx, cy = layout.TABLE_CENTRE
+    hx, hy = layout.TABLE_HALF
+    _geom(world, name="floor", type="box", size="3 3 0.05", pos=f"0 0 {layout.FLOOR_Z - 0.05}",
+          rgba="0.35 0.35 0.38 1")
+    _geom(world, name="parking_shelf", type="box", size="4 4 0.05",
+          pos=f"0 0 {layout.PARKING_Z - 0.05}", rgba="0.2 0.2 0.2 1")
+    _geom(world, name="table", type="box", size=f"{hx} {hy} 0.02",
+          pos=f"{cx} {cy} {layout.TABLE_TOP_Z - 0.02}", rgba="0.72 0.60 0.45 1",
+          friction="0.8 0.005 0.0001")
+    zone = layout.ZONE
+    _geom(world, name="zone", type="box", contype=0, conaffinity=0,
+          size=f"{zone.size[0] / 2} {zone.size[1] / 2} 0.0005",
+          pos=f"{zone.centre[0]} {zone.centre[1]} {layout.TABLE_TOP_Z + 0.0005}",
+          rgba=_fmt(zone.rgba))
+
+
+def _add_object(world: ET.Element, spec: layout.ObjectSpec, index: int) -> None:
+    px, py = layout.parking_position(index)
+    body = _sub(world, "body", name=spec.name, pos=f"{px} {py} {layout.PARKING_Z + 0.2}")
+    _sub(body, "freejoint", name=f"{spec.name}_free")
+    rgba = _fmt(spec.rgba)
+    sx, sy, sz = spec.size
+    if spec.shape == "block":
+        _geom(body, name=f"{spec.name}_geom", type="box", size=_fmt((sx / 2, sy / 2, sz / 2)),
+              rgba=rgba, mass=spec.mass, friction="1.0 0.01 0.001", condim=4)
+    elif spec.shape == "bowl":
+        t = 0.006
+        _geom(body, type="cylinder", size=f"{layout.BOWL_INNER_RADIUS + t} {t / 2}",
+              pos=f"0 0 {-sz / 2 + t / 2}", rgba=rgba, mass=spec.mass * 0.4)
+        n = 12
+        r = (layout.BOWL_RADIUS + layout.BOWL_INNER_RADIUS) / 2
+        half_w = math.pi * r / n * 1.05
+        for k in range(n):
+            a = 2 * math.pi * k / n
+            _geom(body, type="box", size=_fmt((t, half_w, sz / 2)), rgba=rgba,
+                  pos=_fmt((r * math.cos(a), r * math.sin(a), 0)),
+                  euler=f"0 0 {a:.6f}", mass=spec.mass * 0.6 / n)
+    elif spec.shape == "plate":
+        _geom(body, type="cylinder", size=f"{sx / 2} {sz / 2}", rgba=rgba, mass=spec.mass)
+    elif spec.shape == "bin":
+        w = layout.BIN_WALL
+        _geom(body, type="box", size=_fmt((sx / 2, sy / 2, w / 2)), pos=f"0 0 {-sz / 2 + w / 2}",
+              rgba=rgba, mass=spec.mass * 0.4)
+        for sgn in (-1, 1):
+            _geom(body, type="box", size=_fmt((w / 2, sy / 2, sz / 2)),
+                  pos=_fmt((sgn * (sx / 2 - w / 2), 0, 0)), rgba=rgba, mass=spec.mass * 0.15)
+            _geom(body, type="box", size=_fmt((sx / 2, w / 2, sz / 2)),
+                  pos=_fmt((0, sgn * (sy / 2 - w / 2), 0)), rgba=rgba, mass=spec.mass * 0.15)
+    else:  # pragma: no cover - layout and builder are edited together
+        raise SimError(f"no geometry for shape {spec.shape!r}")
+
+
+def _add_drawer(world: ET.Element) -> None:
+    d = layout.DRAWER
+    cx, cy, cz = d.body_centre
+    sx, sy, sz = d.body_size
+    w = d.wall
+    wood = "0.60 0.40 0.22 1"
+    cab = _sub(world, "body", name="drawer_cabinet", pos=_fmt(d.body_centre))
+    # cabinet: top, back, two sides (the bottom is the table); open towards -x
+    _geom(cab, type="box", size=_fmt((sx / 2, sy / 2, w / 2)), pos=f"0 0 {sz / 2 - w / 2}",
+          rgba=wood)
+    _geom(cab, type="box", size=_fmt((w / 2, sy / 2, sz / 2)), pos=f"{sx / 2 - w / 2} 0 0",
+          rgba=wood)
+    for sgn in (-1, 1):
+        _geom(cab, type="box", size=_fmt((sx / 2, w / 2, sz / 2)),
+              pos=_fmt((0, sgn * (sy / 2 - w / 2), 0)), rgba=wood)
+    # the drawer box slides along -x; at joint 0 it is fully closed
+    ix, iy, iz = d.cavity_size
+    box_x = sx - 2 * w  # drawer box outer length (front panel included)
+    drawer = _sub(world, "body", name="drawer", pos=f"{cx + w / 2} {cy} 0")
+    _sub(drawer, "joint", name="drawer_slide", type="slide", axis=_fmt(d.pull_axis),
+         range=f"0 {d.stroke}", damping=5, frictionloss=0.5)
+    inner = "0.68 0.48 0.28 1"
+    _geom(drawer, type="box", size=_fmt((box_x / 2, iy / 2 + w, w / 2)), pos=f"0 0 {1.5 * w}",
+          rgba=inner, mass=0.2)
+    _geom(drawer, type="box", size=_fmt((w / 2, iy / 2 + w, (iz + w) / 2)),
+          pos=_fmt((-box_x / 2 + w / 2, 0, w + (iz + w) / 2)), rgba=wood, mass=0.1)  # front
+    _geom(drawer, type="box", size=_fmt((w / 2, iy / 2 + w, iz / 2)),
+          pos=_fmt((box_x / 2 - w / 2, 0, 2 * w + iz / 2)), rgba=inner, mass=0.05)  # back
+    for sgn in (-1, 1):
+        _geom(drawer, type="box", size=_fmt((box_x / 2 - w, w / 2, iz / 2)),
+              pos=_fmt((0, sgn * (iy / 2 + w / 2), 2 * w + iz / 2)), rgba=inner, mass=0.05)
+    hx = -box_x / 2 - d.handle_offset
+    dark = "0.1 0.1 0.1 1"
+    _geom(drawer, name="drawer_handle", type="capsule", size=f"{d.handle_radius} "
+          f"{d.handle_length / 2}", pos=_fmt((hx, 0, d.handle_z)), euler="1.5708 0 0",
+          rgba=dark, mass=0.02, friction="1.5 0.02 0.001", condim=4)
+    for sgn in (-1, 1):
+        _geom(drawer, type="box", size=_fmt((d.handle_offset / 2, 0.005, 0.005)),
+              pos=_fmt((-box_x / 2 - d.handle_offset / 2, sgn * (d.handle_length / 2 - 0.005),
+                        d.handle_z)), rgba=dark, mass=0.01)
+
+
+def _add_camera(world: ET.Element) -> None:
+    T = optical_pose(CAMERA_POSITION, CAMERA_TARGET)
+    x_mj, y_mj = T[:3, 0], -T[:3, 1]  # MuJoCo cameras: x right, y up, look along -z
+    _sub(world, "camera", name=CAMERA_NAME, pos=_fmt(CAMERA_POSITION),
+         xyaxes=_fmt(np.concatenate([x_mj, y_mj])), fovy=f"{camera_fovy_deg():.6f}")
+    _sub(world, "light", name="key", pos="0.4 -0.3 2.0", dir="0 0.1 -1", castshadow="false",
+         diffuse="0.7 0.7 0.7")
+    _sub(world, "light", name="fill", pos="1.5 0.5 1.5", dir="-1 -0.3 -1", castshadow="false",
+         diffuse="0.35 0.35 0.35")
+
+
+def build_model() -> BuiltModel:
+    """Compile the complete tabletop model (arm, gripper, table, every object, drawer, camera)."""
+    root, meshdir = _arm_mjcf()
+    _add_arm_settings(root)
+    tool0 = next(b for b in root.iter("body") if b.get("name") == "tool0")
+    _add_gripper(tool0)
+    compiler = root.find("compiler")
+    if compiler is None:
+        compiler = _sub(root, "compiler")
+    compiler.set("meshdir", str(meshdir))
+    root.insert(1, ET.Element("option", {"timestep": str(TIMESTEP), "integrator": "implicitfast",
+                                         "cone": "elliptic", "impratio": "5"}))
+    visual = ET.Element("visual")
+    _sub(visual, "quality", offsamples=0, shadowsize=0)
+    _sub(visual, "map", znear=0.02, zfar=20)
+    _sub(visual, "global", offwidth=1280, offheight=960)
+    _sub(visual, "headlight", ambient="0.35 0.35 0.35", diffuse="0.3 0.3 0.3")
+    root.insert(2, visual)
+    world = root.find("worldbody")
+    assert world is not None
+    _add_table(world)
+    for index, spec in enumerate(layout.OBJECTS):
+        _add_object(world, spec, index)
+    _add_drawer(world)
+    _add_camera(world)
+    actuator = _sub(root, "actuator")
+    for name, kp, kv, frc in zip(JOINT_NAMES, ARM_KP, ARM_KV, ARM_FORCE, strict=True):
+        _sub(actuator, "position", name=f"{name}_servo", joint=name, kp=kp, kv=kv,
+             forcerange=f"{-frc} {frc}", ctrlrange="-6.2832 6.2832")
+    for jname in FINGER_JOINTS:
+        _sub(actuator, "position", name=f"{jname}_servo", joint=jname, kp=FINGER_KP,
+             forcerange=f"{-FINGER_FORCE} {FINGER_FORCE}", ctrlrange=f"0 {FINGER_TRAVEL}")
+    # the two arm bodies that meet at the base never need contact checks with the table
+    contact = _sub(root, "contact")
+    _sub(contact, "exclude", body1="shoulder_link", body2="world")
+    xml = ET.tostring(root, encoding="unicode")
+    try:
+        model = mujoco.MjModel.from_xml_string(xml)
+    except ValueError as e:
+        raise SimError(f"could not compile the sim model: {e}") from e
+    return BuiltModel(model=model, xml=xml)

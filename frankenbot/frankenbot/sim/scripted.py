@@ -1,0 +1,158 @@
+"""A small scripted arm for the sim's own checks (selftest, slip measurement, benchmarks).
+
+Not the brain and not the motion stack (that is ``motion/``): it reads ground truth, uses the
+analytic IK and sends joint trajectories through the same ``command_trajectory`` path as the
+ROS node, so a passing selftest shows the world, the controller emulation, the gripper and the
+oracle fit together.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from frankenbot import robotiq
+from frankenbot.errors import SimError
+from frankenbot.sim import layout
+from frankenbot.sim.controller import TrajectoryPoint, TrajectoryState
+from frankenbot.sim.kinematics import fk_tool0, ik_tool0, tool_down
+from frankenbot.sim.model import TCP_OFFSET
+from frankenbot.sim.world import SimWorld
+
+CRUISE_SPEED = 0.35  # m/s for free moves in Cartesian space
+LINEAR_SPEED = 0.15  # m/s for approach / retreat / push
+HOVER = 0.12  # m above the grasp point before descending
+
+
+@dataclass
+class ScriptedArm:
+    world: SimWorld
+    max_wait: float = 8.0
+
+    # ------------------------------------------------------------------ motion
+    def _wait(self) -> None:
+        w = self.world
+        deadline = w.time + self.max_wait
+        while w.trajectory_active() and w.time < deadline:
+            w.advance(0.02)
+        status = w.trajectory_status()
+        if status.state == TrajectoryState.ABORTED:
+            raise SimError(f"scripted motion aborted: {status.reason}")
+        if w.trajectory_active():
+            raise SimError("scripted motion did not finish in time")
+
+    def tcp_pose(self, x: float, y: float, z: float, yaw: float) -> np.ndarray:
+        return tool_down(x, y, z + TCP_OFFSET, yaw)
+
+    def move_linear(self, x: float, y: float, z: float, yaw: float,
+                    speed: float = LINEAR_SPEED, wait: bool = True) -> None:
+        """Straight TCP line (sampled IK, cubic through the samples) at ``speed`` m/s."""
+        w = self.world
+        q = w.joint_positions()
+        start = fk_tool0(q)[:3, 3] - np.array([0, 0, TCP_OFFSET])
+        goal = np.array([x, y, z])
+        dist = float(np.linalg.norm(goal - start))
+        duration = max(dist / speed, 0.3)
+        n = max(2, int(math.ceil(dist / 0.02)))
+        points = []
+        q_prev = q
+        cur_yaw = self._current_yaw(q)
+        for i in range(1, n + 1):
+            s = i / n
+            s_smooth = s * s * (3 - 2 * s)  # ease in/out
+            p = start + s_smooth * (goal - start)
+            q_prev = ik_tool0(self.tcp_pose(*p, cur_yaw + s_smooth * (yaw - cur_yaw)), q_prev)
+            points.append(TrajectoryPoint(duration * s, q_prev.tolist()))
+        w.command_trajectory(w.JOINT_NAMES, points)
+        if wait:
+            self._wait()
+
+    def _current_yaw(self, q: np.ndarray) -> float:
+        T = fk_tool0(q)
+        y_axis = T[:3, 1]
+        return math.atan2(-y_axis[0], y_axis[1])
+
+    def gripper(self, position: float, settle: float = 0.8) -> None:
+        self.world.command_gripper(position)
+        self.world.advance(settle)
+
+    # ------------------------------------------------------------------ skills
+    def pick(self, name: str) -> None:
+        st = self.world.object_states()[name]
+        x, y, z = st.position
+        yaw = _grasp_yaw(st.quaternion)
+        self.gripper(0.0, settle=0.1)
+        self.move_linear(x, y, z + HOVER, yaw, speed=CRUISE_SPEED)
+        self.move_linear(x, y, z + 0.003, yaw)
+        self.gripper(robotiq.CLOSED_POSITION)
+        self.move_linear(x, y, z + HOVER + 0.03, yaw)
+        if self.world.gripper_width() < st.size[1] * 0.5:
+            raise SimError(f"grasp of {name} failed (fingers closed on nothing)")
+
+    def place_at(self, x: float, y: float, z_release: float, yaw: float | None = None) -> None:
+        if yaw is None:
+            yaw = self._current_yaw(self.world.joint_positions())
+        self.move_linear(x, y, z_release + HOVER, yaw, speed=CRUISE_SPEED)
+        self.move_linear(x, y, z_release, yaw)
+        self.gripper(0.0, settle=0.6)
+        self.move_linear(x, y, z_release + HOVER, yaw)
+
+    def place_in(self, name: str, container: str) -> None:
+        c = self.world.object_states()[container]
+        held = layout.OBJECT_BY_NAME[name].size[2]
+        if c.shape == "block":
+            z = c.position[2] + c.size[2] / 2 + held / 2 + 0.004
+        elif c.shape == "plate":
+            z = c.position[2] + c.size[2] / 2 + held / 2 + 0.006
+        else:
+            z = c.position[2] - c.size[2] / 2 + 0.01 + held / 2 + 0.01
+        self.place_at(c.position[0], c.position[1], z)
+
+    def open_drawer(self) -> None:
+        d = layout.DRAWER
+        hx, hy, hz = d.handle_position(self.world.drawer_opening())
+        yaw = math.pi / 2  # fingers close along x around the bar
+        self.gripper(0.0, settle=0.1)
+        self.move_linear(hx, hy, hz + HOVER, yaw, speed=CRUISE_SPEED)
+        self.move_linear(hx, hy, hz, yaw)
+        self.gripper(robotiq.CLOSED_POSITION)
+        self.move_linear(hx - d.stroke, hy, hz, yaw, speed=0.1)
+        self.gripper(0.0, settle=0.5)
+        self.move_linear(hx - d.stroke, hy, hz + HOVER, yaw)
+
+    def close_drawer(self) -> None:
+        d = layout.DRAWER
+        hx, hy, hz = d.handle_position(self.world.drawer_opening())
+        yaw = math.pi / 2
+        self.move_linear(hx, hy, hz + HOVER, yaw, speed=CRUISE_SPEED)
+        self.move_linear(hx, hy, hz, yaw)
+        self.gripper(robotiq.CLOSED_POSITION)
+        self.move_linear(d.handle_position(0.0)[0], hy, hz, yaw, speed=0.1)
+        self.gripper(0.0, settle=0.5)
+        self.move_linear(d.handle_position(0.0)[0], hy, hz + HOVER, yaw)
+
+    def push_to(self, name: str, x: float, y: float) -> None:
+        """Push ``name`` along a straight line so its centre ends at (x, y)."""
+        st = self.world.object_states()[name]
+        bx, by, _ = st.position
+        direction = np.array([x - bx, y - by])
+        dist = float(np.linalg.norm(direction))
+        u = direction / dist
+        yaw = math.atan2(u[1], u[0]) - math.pi / 2  # closing axis along the push direction
+        back = st.size[0] / 2 + 0.012 + 0.03
+        z = 0.027
+        self.gripper(robotiq.CLOSED_POSITION, settle=0.6)
+        sx, sy = bx - u[0] * back, by - u[1] * back
+        self.move_linear(sx, sy, z + HOVER, yaw, speed=CRUISE_SPEED)
+        self.move_linear(sx, sy, z, yaw)
+        ex, ey = x - u[0] * (st.size[0] / 2 + 0.012), y - u[1] * (st.size[0] / 2 + 0.012)
+        self.move_linear(ex, ey, z, yaw, speed=0.08)
+        self.move_linear(ex, ey, z + HOVER, yaw)
+
+
+def _grasp_yaw(quat: tuple[float, float, float, float]) -> float:
+    w, x, y, z = quat
+    yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return (yaw + math.pi / 4) % (math.pi / 2) - math.pi / 4

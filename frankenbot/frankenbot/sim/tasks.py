@@ -1,0 +1,399 @@
+"""Task families: seeded scene sampling, instruction templates and oracle predicates.
+
+A task instance is fully determined by (family, seed): the same pair always yields the same
+objects, poses and instruction. The oracle predicates read only simulator ground truth
+(``ObjectState``), never the brain's beliefs; ``SimWorld.evaluate`` requires them to hold over a
+stability window so that a block still rolling off a tower does not count.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+from frankenbot.errors import SimError
+from frankenbot.sim import layout
+
+
+@dataclass(frozen=True)
+class TaskInstance:
+    """One sampled task: what to say to the robot and the resolved parameters the oracle checks."""
+
+    family: str
+    task_id: str
+    instruction: str
+    params: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Initial pose of one object; ``z`` None = resting on the table."""
+
+    name: str
+    x: float
+    y: float
+    yaw: float = 0.0
+    z: float | None = None
+
+
+@dataclass(frozen=True)
+class ObjectState:
+    """Ground truth of one object (oracle and perception scoring only)."""
+
+    name: str
+    shape: str
+    colour: str
+    position: tuple[float, float, float]
+    quaternion: tuple[float, float, float, float]  # w, x, y, z
+    size: tuple[float, float, float]
+    speed: float  # m/s
+    held: bool  # touching both finger pads
+
+
+@dataclass(frozen=True)
+class OracleView:
+    """Everything a predicate may look at."""
+
+    objects: Mapping[str, ObjectState]
+    drawer_opening: float  # m, 0 = closed
+
+
+@dataclass(frozen=True)
+class SampledScene:
+    task: TaskInstance
+    placements: tuple[Placement, ...]
+    drawer_opening: float = 0.0
+
+
+TEMPLATES: dict[str, tuple[str, ...]] = {
+    "pick_up": ("pick up the {obj_text}", "grab the {obj_text} and lift it",
+                "lift the {obj_text} off the table"),
+    "put_in_bowl": ("put the {obj_text} in the {target_text}",
+                    "place the {obj_text} into the {target_text}",
+                    "move the {obj_text} to the {target_text}"),
+    "put_on_plate": ("put the {obj_text} on the {target_text}",
+                     "place the {obj_text} onto the {target_text}",
+                     "set the {obj_text} down on the {target_text}"),
+    "stack": ("stack the {obj_text} on the {target_text}",
+              "put the {obj_text} on top of the {target_text}",
+              "place the {obj_text} onto the {target_text}"),
+    "tower": ("build a tower: {a} at the bottom, then {b}, then {c} on top",
+              "stack {b} on {a} and then {c} on {b}",
+              "make a tower of three blocks, from the bottom: {a}, {b}, {c}"),
+    "sort_by_colour": ("sort the blocks into the bowls of the same colour",
+                       "put each block in the bowl that matches its colour",
+                       "sort the blocks by colour into the bowls"),
+    "clear_table": ("clear the table: put all blocks in the {target_text}",
+                    "put every block into the {target_text}",
+                    "tidy up the blocks into the {target_text}"),
+    "open_drawer": ("open the drawer", "pull the drawer open", "open the drawer fully"),
+    "put_in_drawer": ("put the {obj_text} in the drawer and close it",
+                      "store the {obj_text} in the drawer, then close the drawer",
+                      "open the drawer, put the {obj_text} inside and shut it"),
+    "push_to_zone": ("push the {obj_text} into the marked zone",
+                     "slide the {obj_text} into the zone",
+                     "push the {obj_text} onto the coloured patch"),
+    "conditional": ("put the block closest to the robot in the {target_text}",
+                    "if the {target_text} is empty, put the {obj_text} in it, otherwise put it "
+                    "on the white plate",
+                    "put the block nearest to you into the {target_text}",
+                    "if the {target_text} is empty put the {obj_text} there, else place it on "
+                    "the white plate"),
+}
+# conditional templates: index -> variant
+_CONDITIONAL_VARIANT = {0: "closest", 1: "if_empty", 2: "closest", 3: "if_empty"}
+
+TASK_FAMILIES: tuple[str, ...] = tuple(TEMPLATES)
+
+
+def instruction_templates(family: str) -> tuple[str, ...]:
+    """The instruction templates of ``family`` (SimError names the valid families)."""
+    if family not in TEMPLATES:
+        raise SimError(f"unknown task family {family!r}; valid: {', '.join(TASK_FAMILIES)}")
+    return TEMPLATES[family]
+
+
+def _text(name: str) -> str:
+    return name.replace("_", " ")
+
+
+class _Sampler:
+    """Non-overlapping random placements inside the spawn region."""
+
+    def __init__(self, rng: np.random.Generator, tries: int = 2000) -> None:
+        self.rng = rng
+        self.tries = tries
+        self.placed: list[tuple[float, float, float]] = []  # x, y, radius
+        self.out: list[Placement] = []
+
+    def place(self, name: str, region: tuple[tuple[float, float], tuple[float, float]] | None
+              = None, z: float | None = None) -> Placement:
+        spec = layout.OBJECT_BY_NAME[name]
+        (x0, x1), (y0, y1) = region or (layout.SPAWN_X, layout.SPAWN_Y)
+        r = spec.radius
+        for _ in range(self.tries):
+            x = float(self.rng.uniform(x0 + r, x1 - r)) if x1 - x0 > 2 * r else (x0 + x1) / 2
+            y = float(self.rng.uniform(y0 + r, y1 - r)) if y1 - y0 > 2 * r else (y0 + y1) / 2
+            if all(math.hypot(x - px, y - py) > r + pr + 0.02 for px, py, pr in self.placed):
+                break
+        else:
+            raise SimError(f"could not place {name} without overlap (scene too crowded)")
+        yaw = float(self.rng.uniform(-math.pi / 4, math.pi / 4)) if spec.shape == "block" else 0.0
+        self.placed.append((x, y, r))
+        p = Placement(name, x, y, yaw, z)
+        self.out.append(p)
+        return p
+
+    def put(self, p: Placement) -> None:
+        self.out.append(p)
+
+
+def _blocks(rng: np.random.Generator, n: int, colours=layout.BLOCK_COLOURS) -> list[str]:
+    chosen = rng.choice(len(colours), size=n, replace=False)
+    return [f"{colours[int(i)]}_block" for i in chosen]
+
+
+def sample_task(family: str, seed: int) -> SampledScene:
+    """Sample the scene and instruction of ``family`` for ``seed`` (deterministic)."""
+    templates = instruction_templates(family)
+    rng = np.random.default_rng([abs(int(seed)), TASK_FAMILIES.index(family)])
+    s = _Sampler(rng)
+    k = int(rng.integers(len(templates)))
+    params: dict[str, object] = {}
+    fmt: dict[str, str] = {}
+    opening = 0.0
+    if family in ("pick_up", "put_in_bowl", "put_on_plate", "stack", "push_to_zone",
+                  "put_in_drawer"):
+        blocks = _blocks(rng, 3)
+        obj = blocks[0]
+        params["object"] = obj
+        if family == "put_in_bowl":
+            bowls = [f"{c}_bowl" for c in layout.BOWL_COLOURS]
+            rng.shuffle(bowls)
+            params["target"] = bowls[0]
+            s.place(bowls[0])
+            s.place(bowls[1])
+        elif family == "put_on_plate":
+            params["target"] = "white_plate"
+            s.place("white_plate")
+        elif family == "stack":
+            params["target"] = blocks[1]
+        elif family == "put_in_drawer":
+            params["target"] = "drawer"
+        if family == "push_to_zone":
+            params["target"] = "zone"
+            zx, zy = layout.ZONE.centre
+            s.place(obj, ((zx - 0.06, zx + 0.06), (zy + 0.16, zy + 0.26)))
+            blocks = blocks[1:]
+        for b in blocks:
+            s.place(b)
+    elif family == "tower":
+        blocks = _blocks(rng, 3)
+        params["order"] = tuple(blocks)
+        for b in blocks:
+            s.place(b)
+        fmt.update(a=_text(blocks[0]), b=_text(blocks[1]), c=_text(blocks[2]))
+    elif family == "sort_by_colour":
+        for c in layout.BOWL_COLOURS:
+            s.place(f"{c}_bowl")
+        blocks = [f"{c}_block" for c in layout.BOWL_COLOURS]
+        for b in blocks:
+            s.place(b)
+        params["pairs"] = tuple((b, b.replace("_block", "_bowl")) for b in blocks)
+    elif family == "clear_table":
+        params["target"] = "gray_bin"
+        s.place("gray_bin")
+        blocks = _blocks(rng, 3)
+        for b in blocks:
+            s.place(b)
+        params["objects"] = tuple(blocks)
+    elif family == "open_drawer":
+        params["target"] = "drawer"
+        for b in _blocks(rng, 2):
+            s.place(b)
+    elif family == "conditional":
+        variant = _CONDITIONAL_VARIANT[k]
+        params["variant"] = variant
+        bowl = layout.BOWL_COLOURS[int(rng.integers(3))] + "_bowl"
+        params["target"] = bowl
+        bowl_p = s.place(bowl)
+        blocks = _blocks(rng, 3)
+        placed = [s.place(b) for b in blocks]
+        if variant == "closest":
+            nearest = min(placed, key=lambda p: math.hypot(p.x, p.y))
+            params["object"] = nearest.name
+        else:
+            s.place("white_plate")
+            occupied = bool(rng.integers(2))
+            params["object"] = blocks[0]
+            params["bowl_occupied"] = occupied
+            if occupied:
+                filler = _blocks(rng, 1, [c for c in layout.BLOCK_COLOURS
+                                          if f"{c}_block" not in blocks])[0]
+                z = -layout.BOWL_HEIGHT / 2 + 0.006 + layout.BLOCK_SIZE / 2 + 0.001
+                s.put(Placement(filler, bowl_p.x, bowl_p.y, 0.0, layout.BOWL_HEIGHT / 2 + z))
+                params["filler"] = filler
+            params["resolved_target"] = "white_plate" if occupied else bowl
+    else:  # pragma: no cover - TEMPLATES and this function are edited together
+        raise SimError(f"task family {family!r} has no sampler")
+    if "object" in params:
+        fmt.setdefault("obj_text", _text(str(params["object"])))
+    if "target" in params:
+        fmt.setdefault("target_text", _text(str(params["target"])))
+    instruction = templates[k].format(**fmt)
+    task = TaskInstance(family, f"{family}-{int(seed)}", instruction, params)
+    return SampledScene(task, tuple(s.out), opening)
+
+
+# ---------------------------------------------------------------------------- oracle predicates
+def _dz(a: ObjectState, b: ObjectState) -> float:
+    return a.position[2] - b.position[2]
+
+
+def _xy(a: ObjectState, b: ObjectState) -> float:
+    return math.hypot(a.position[0] - b.position[0], a.position[1] - b.position[1])
+
+
+def _yaw(q: tuple[float, float, float, float]) -> float:
+    w, x, y, z = q
+    return math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+
+
+def inside(obj: ObjectState, container: ObjectState) -> tuple[bool, str]:
+    """``obj`` rests inside ``container`` (bowl or bin), on ``plate``, not held."""
+    if obj.held:
+        return False, f"{obj.name} is still held"
+    bottom = obj.position[2] - obj.size[2] / 2
+    c_bottom = container.position[2] - container.size[2] / 2
+    c_top = container.position[2] + container.size[2] / 2
+    if container.shape == "bowl":
+        ok_xy = _xy(obj, container) < layout.BOWL_INNER_RADIUS
+    elif container.shape == "bin":
+        yaw = _yaw(container.quaternion)
+        dx = obj.position[0] - container.position[0]
+        dy = obj.position[1] - container.position[1]
+        lx = math.cos(yaw) * dx + math.sin(yaw) * dy
+        ly = -math.sin(yaw) * dx + math.cos(yaw) * dy
+        ok_xy = (abs(lx) < container.size[0] / 2 - layout.BIN_WALL
+                 and abs(ly) < container.size[1] / 2 - layout.BIN_WALL)
+    elif container.shape == "plate":
+        ok_xy = _xy(obj, container) < layout.PLATE_RADIUS
+        ok_z = abs(bottom - c_top) < 0.012
+        return ok_xy and ok_z, (f"{obj.name} on {container.name}: xy {_xy(obj, container):.3f} m,"
+                                f" gap {bottom - c_top:+.3f} m")
+    else:
+        return False, f"{container.name} is not a container"
+    ok_z = c_bottom - 0.005 < bottom < c_top
+    return ok_xy and ok_z, (f"{obj.name} in {container.name}: xy {_xy(obj, container):.3f} m, "
+                            f"bottom {bottom:.3f} in [{c_bottom:.3f}, {c_top:.3f}]")
+
+
+def on_top(obj: ObjectState, base: ObjectState) -> tuple[bool, str]:
+    """``obj`` rests on ``base`` (centred within half the base's width)."""
+    want = (obj.size[2] + base.size[2]) / 2
+    ok = (not obj.held and _xy(obj, base) < base.size[0] / 2
+          and abs(_dz(obj, base) - want) < 0.012)
+    return ok, (f"{obj.name} on {base.name}: xy {_xy(obj, base):.3f} m, dz {_dz(obj, base):.3f}"
+                f" (want {want:.3f}){' held' if obj.held else ''}")
+
+
+def _get(view: OracleView, name: str) -> ObjectState:
+    if name not in view.objects:
+        raise KeyError(name)
+    return view.objects[name]
+
+
+def check(task: TaskInstance, view: OracleView) -> tuple[bool, list[str]]:
+    """Evaluate ``task``'s predicate on one instant: (holds, one line per checked condition)."""
+    p = task.params
+    lines: list[str] = []
+    try:
+        return _check(task.family, p, view, lines), lines
+    except KeyError as e:
+        lines.append(f"{e.args[0]} is no longer in the scene")
+        return False, lines
+
+
+def _check(family: str, p: Mapping[str, object], view: OracleView, lines: list[str]) -> bool:
+    d = layout.DRAWER
+    if family == "pick_up":
+        o = _get(view, str(p["object"]))
+        lift = o.position[2] - o.size[2] / 2
+        lines.append(f"{o.name} held={o.held}, lifted {lift:.3f} m (need >= 0.05)")
+        return o.held and lift >= 0.05
+    if family in ("put_in_bowl", "put_on_plate", "clear_table", "sort_by_colour") or (
+            family == "conditional"):
+        if family == "clear_table":
+            pairs = [(str(n), str(p["target"])) for n in p["objects"]]  # type: ignore[union-attr]
+        elif family == "sort_by_colour":
+            pairs = [(str(a), str(b)) for a, b in p["pairs"]]  # type: ignore[union-attr,misc]
+        elif family == "conditional":
+            target = str(p.get("resolved_target", p["target"]))
+            pairs = [(str(p["object"]), target)]
+        else:
+            pairs = [(str(p["object"]), str(p["target"]))]
+        ok = True
+        for a, b in pairs:
+            good, line = inside(_get(view, a), _get(view, b))
+            lines.append(("OK " if good else "NO ") + line)
+            ok = ok and good
+        return ok
+    if family == "stack":
+        good, line = on_top(_get(view, str(p["object"])), _get(view, str(p["target"])))
+        lines.append(("OK " if good else "NO ") + line)
+        return good
+    if family == "tower":
+        a, b, c = (_get(view, str(n)) for n in p["order"])  # type: ignore[union-attr]
+        g1, l1 = on_top(b, a)
+        g2, l2 = on_top(c, b)
+        lines += [("OK " if g1 else "NO ") + l1, ("OK " if g2 else "NO ") + l2]
+        return g1 and g2
+    if family == "open_drawer":
+        lines.append(f"drawer open {view.drawer_opening:.3f} m (need >= {0.8 * d.stroke:.3f})")
+        return view.drawer_opening >= 0.8 * d.stroke
+    if family == "put_in_drawer":
+        o = _get(view, str(p["object"]))
+        cx, cy, cz = d.cavity_centre(view.drawer_opening)
+        sx, sy, sz = d.cavity_size
+        inside_box = (abs(o.position[0] - cx) < sx / 2 and abs(o.position[1] - cy) < sy / 2
+                      and abs(o.position[2] - cz) < sz / 2 + 0.005)
+        closed = view.drawer_opening < 0.015
+        lines.append(f"{o.name} inside drawer={inside_box} at {o.position[0]:.3f},"
+                     f"{o.position[1]:.3f},{o.position[2]:.3f}; drawer opening "
+                     f"{view.drawer_opening:.3f} m (closed < 0.015)")
+        return inside_box and closed and not o.held
+    if family == "push_to_zone":
+        o = _get(view, str(p["object"]))
+        on_table = abs(o.position[2] - o.size[2] / 2 - layout.TABLE_TOP_Z) < 0.01
+        inz = layout.ZONE.contains(o.position[0], o.position[1])
+        lines.append(f"{o.name} in zone={inz}, on table={on_table}")
+        return inz and on_table and not o.held
+    raise SimError(f"no oracle for family {family!r}")  # pragma: no cover
+
+
+
+
+FREE_REGION = ((0.22, 0.74), (-0.37, 0.24))
+
+
+def sample_free_scene(seed: int) -> SampledScene:
+    """Every movable object on the table, no task (task "" on reset; the full-scene benchmark).
+
+    Sequential random placement can paint itself into a corner with this many objects, so the
+    whole layout is redrawn (deterministically) until everything fits.
+    """
+    names = ["gray_bin", *(f"{c}_bowl" for c in layout.BOWL_COLOURS), "white_plate",
+             *(f"{c}_block" for c in layout.BLOCK_COLOURS)]
+    for attempt in range(100):
+        s = _Sampler(np.random.default_rng([abs(int(seed)), 7919, attempt]), tries=200)
+        try:
+            for name in names:
+                s.place(name, FREE_REGION)
+        except SimError:
+            continue
+        task = TaskInstance("", f"scene-{int(seed)}", "", {})
+        return SampledScene(task, tuple(s.out), 0.0)
+    raise SimError(f"could not lay out the full scene for seed {seed}")  # pragma: no cover

@@ -1,0 +1,455 @@
+"""SimWorld: the MuJoCo tabletop behind the UR driver's and the camera's interfaces.
+
+Pure Python over mujoco (no rclpy) so the same core serves in-process tests, benchmarks and the
+``frankenbot_sim`` node. Every method takes ``_lock`` (an RLock over model and data), so a physics
+thread, a render thread and ROS callbacks can share one world. Rendering copies the state under
+the lock and draws outside it, so a 20 ms frame never stalls the 2 ms physics step.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import mujoco
+import numpy as np
+
+from frankenbot import robotiq
+from frankenbot.common import AnomalyClass
+from frankenbot.errors import SimError
+from frankenbot.sim import layout, tasks
+from frankenbot.sim import model as model_mod
+from frankenbot.sim.anomalies import AnomalyEngine, AnomalyRecord
+from frankenbot.sim.camera import CameraInfo, CameraRenderer, camera_info_for
+from frankenbot.sim.controller import (
+    JointTrajectoryController,
+    TrajectoryPoint,
+    TrajectoryStatus,
+)
+from frankenbot.sim.kinematics import HOME
+from frankenbot.sim.tasks import ObjectState, OracleView, TaskInstance
+
+_log = logging.getLogger(__name__)
+
+FINGER_SPEED = 0.075  # m/s per finger (the 2F-85 closes its 85 mm stroke in ~0.6 s)
+SETTLE_TIME = 0.3  # s of physics after a reset so objects come to rest
+POLL_EVERY = 10  # steps between anomaly-phase and stability checks
+DEFAULT_WINDOW = 0.5
+_FF = np.array(model_mod.ARM_KV) / np.array(model_mod.ARM_KP)  # velocity feed-forward gain
+
+__all__ = ["SimWorld", "TrajectoryPoint", "TaskInstance", "Verdict", "ObjectState"]
+
+_XML_CACHE: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The oracle's judgement: success, machine-readable details, one line per condition."""
+
+    success: bool
+    details: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class InstabilityEvent:
+    time: float
+    task_id: str
+    reason: str
+
+
+def _compiled_model() -> mujoco.MjModel:
+    """A fresh MjModel (each world edits contact flags at run time, so models are not shared)."""
+    if "xml" not in _XML_CACHE:
+        _XML_CACHE["xml"] = model_mod.build_model().xml
+    return mujoco.MjModel.from_xml_string(_XML_CACHE["xml"])
+
+
+def _quat_yaw(yaw: float) -> np.ndarray:
+    return np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
+
+
+class SimWorld:
+    """The simulated UR5e cell. See the module docstring; the contract is in issue #4."""
+
+    JOINT_NAMES: tuple[str, ...] = model_mod.JOINT_NAMES
+
+    def __init__(self, *, seed: int = 0, task: str | None = None, width: int = 640,
+                 height: int = 480) -> None:
+        self._renderers: dict[int, CameraRenderer] = {}
+        if not (16 <= width <= 1280 and 16 <= height <= 960):
+            raise SimError(f"camera size must be within 16x16 .. 1280x960, got {width}x{height}")
+        self._lock = threading.RLock()
+        self._render_lock = threading.Lock()
+        self.width, self.height = int(width), int(height)
+        m = _compiled_model()
+        self.model = m
+        self.data = mujoco.MjData(m)
+        self._render_data = mujoco.MjData(m)
+        self._arm_qadr = np.array([m.joint(n).qposadr[0] for n in self.JOINT_NAMES])
+        self._arm_vadr = np.array([m.joint(n).dofadr[0] for n in self.JOINT_NAMES])
+        self._finger_qadr = np.array([m.joint(n).qposadr[0] for n in model_mod.FINGER_JOINTS])
+        self._drawer_qadr = int(m.joint("drawer_slide").qposadr[0])
+        self._drawer_dof = int(m.joint("drawer_slide").dofadr[0])
+        self._drawer_friction = float(m.dof_frictionloss[self._drawer_dof])
+        self._pads = {m.geom("left_pad").id, m.geom("right_pad").id}
+        self._tcp_site = m.site("tcp").id
+        self._bodies = {o.name: m.body(o.name).id for o in layout.OBJECTS}
+        self._obj_qadr = {o.name: int(m.joint(f"{o.name}_free").qposadr[0])
+                          for o in layout.OBJECTS}
+        self._obj_vadr = {o.name: int(m.joint(f"{o.name}_free").dofadr[0])
+                          for o in layout.OBJECTS}
+        self._obj_geoms = {n: np.nonzero(m.geom_bodyid == b)[0] for n, b in self._bodies.items()}
+        self._contype = m.geom_contype.copy()
+        self._conaffinity = m.geom_conaffinity.copy()
+        lower = m.jnt_range[[m.joint(n).id for n in self.JOINT_NAMES], 0]
+        upper = m.jnt_range[[m.joint(n).id for n in self.JOINT_NAMES], 1]
+        self.joint_lower, self.joint_upper = lower.copy(), upper.copy()
+        self._ctrl = JointTrajectoryController(self.JOINT_NAMES, lower, upper)
+        self._gripper_cmd = 0.0
+        self._gripper_open_until = -1.0  # anomaly: fingers forced open until this sim time
+        self._drawer_stuck_until = -1.0
+        self._camera_frozen_until = -1.0
+        self._active: list[str] = []
+        self._task = TaskInstance("", "scene-0", "", {})
+        self._family: str | None = None
+        self._seed = 0
+        self._steps = 0
+        self._bad_warnings = 0
+        self.instabilities: list[InstabilityEvent] = []
+        self._anomalies = AnomalyEngine()
+        self.reset(task, seed)
+
+    # ------------------------------------------------------------------ lifecycle
+    def reset(self, task: str | None = None, seed: int = 0) -> TaskInstance:
+        """Build the scene of ``task`` (a family name; None/"" = objects only) for ``seed``."""
+        family = task or None
+        if family is not None and family not in tasks.TASK_FAMILIES:
+            raise SimError(f"unknown task {family!r}; valid: {', '.join(tasks.TASK_FAMILIES)}")
+        sampled = tasks.sample_task(family, seed) if family else tasks.sample_free_scene(seed)
+        with self._lock:
+            m, d = self.model, self.data
+            t = float(d.time) if math.isfinite(d.time) else 0.0
+            mujoco.mj_resetData(m, d)
+            d.time = t
+            d.qpos[self._arm_qadr] = HOME
+            d.ctrl[:6] = HOME
+            d.ctrl[6:8] = 0.0
+            self._ctrl.reset(HOME)
+            self._gripper_cmd = 0.0
+            self._gripper_open_until = self._drawer_stuck_until = self._camera_frozen_until = -1.0
+            m.dof_frictionloss[self._drawer_dof] = self._drawer_friction
+            d.qpos[self._drawer_qadr] = sampled.drawer_opening
+            for name in self._bodies:
+                self._park(name)
+            self._active = []
+            for p in sampled.placements:
+                spec = layout.OBJECT_BY_NAME[p.name]
+                z = p.z if p.z is not None else layout.TABLE_TOP_Z + spec.size[2] / 2 + 0.0005
+                self._activate(p.name)
+                self._set_pose(p.name, (p.x, p.y, z), p.yaw)
+            self._task, self._family, self._seed = sampled.task, family, int(seed)
+            self._anomalies.reset()
+            mujoco.mj_forward(m, d)
+            self._bad_warnings = int(d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number)
+            self._step_n(int(round(SETTLE_TIME / m.opt.timestep)), check=False)
+            _log.info("reset: %s seed %d: %s", sampled.task.task_id, seed,
+                      sampled.task.instruction)
+            return self._task
+
+    def close(self) -> None:
+        """Free the renderers (safe to call twice)."""
+        with self._render_lock:
+            for r in self._renderers.values():
+                r.close()
+            self._renderers.clear()
+
+    def close_renderer_of_this_thread(self) -> None:
+        """Free the GL context the calling thread made (threads that render then exit)."""
+        with self._render_lock:
+            renderer = self._renderers.pop(threading.get_ident(), None)
+        if renderer is not None:
+            renderer.close()
+
+    def __enter__(self) -> "SimWorld":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ objects (internal)
+    def _park(self, name: str) -> None:
+        """Move an object to the hidden shelf and take it out of collision and gravity."""
+        idx = [o.name for o in layout.OBJECTS].index(name)
+        px, py = layout.parking_position(idx)
+        geoms = self._obj_geoms[name]
+        self.model.geom_contype[geoms] = 0
+        self.model.geom_conaffinity[geoms] = 0
+        self.model.body_gravcomp[self._bodies[name]] = 1.0
+        self._set_pose(name, (px, py, layout.PARKING_Z + 0.2), 0.0)
+        if name in self._active:
+            self._active.remove(name)
+
+    def _activate(self, name: str) -> None:
+        geoms = self._obj_geoms[name]
+        self.model.geom_contype[geoms] = self._contype[geoms]
+        self.model.geom_conaffinity[geoms] = self._conaffinity[geoms]
+        self.model.body_gravcomp[self._bodies[name]] = 0.0
+        if name not in self._active:
+            self._active.append(name)
+
+    def _set_pose(self, name: str, pos: Sequence[float], yaw: float) -> None:
+        a, v = self._obj_qadr[name], self._obj_vadr[name]
+        self.data.qpos[a:a + 3] = pos
+        self.data.qpos[a + 3:a + 7] = _quat_yaw(yaw)
+        self.data.qvel[v:v + 6] = 0.0
+        mujoco.mj_kinematics(self.model, self.data)  # positions readable before the next step
+
+    def _object_position(self, name: str) -> np.ndarray:
+        return self.data.xpos[self._bodies[name]].copy()
+
+    def _held(self) -> set[str]:
+        """Objects touching both finger pads."""
+        touching: dict[str, set[int]] = {}
+        d, m = self.data, self.model
+        by_body = {b: n for n, b in self._bodies.items()}
+        for c in d.contact[:d.ncon]:
+            for pad, other in ((c.geom1, c.geom2), (c.geom2, c.geom1)):
+                if pad in self._pads:
+                    name = by_body.get(int(m.geom_bodyid[other]))
+                    if name is not None:
+                        touching.setdefault(name, set()).add(int(pad))
+        return {n for n, pads in touching.items() if len(pads) == 2}
+
+    # ------------------------------------------------------------------ time
+    @property
+    def time(self) -> float:
+        return float(self.data.time)
+
+    @property
+    def timestep(self) -> float:
+        return float(self.model.opt.timestep)
+
+    @property
+    def task(self) -> TaskInstance:
+        return self._task
+
+    def step(self, n: int = 1) -> None:
+        """Advance physics by ``n`` steps of ``timestep`` (2 ms)."""
+        if n < 0:
+            raise SimError(f"step count must be >= 0, got {n}")
+        with self._lock:
+            self._step_n(int(n))
+
+    def advance(self, seconds: float) -> None:
+        if not math.isfinite(seconds) or seconds < 0:
+            raise SimError(f"advance needs a finite, non-negative duration, got {seconds}")
+        self.step(int(round(seconds / self.timestep)))
+
+    def _step_n(self, n: int, check: bool = True) -> None:
+        m, d = self.model, self.data
+        for _ in range(n):
+            q_des, qd_des = self._ctrl.desired(d.time)
+            d.ctrl[:6] = q_des + _FF * qd_des
+            target = model_mod.FINGER_TRAVEL * min(max(self._gripper_cmd, 0.0),
+                                                   robotiq.CLOSED_POSITION) / (
+                robotiq.CLOSED_POSITION)
+            if d.time < self._gripper_open_until:
+                target = 0.0
+            delta = FINGER_SPEED * m.opt.timestep
+            d.ctrl[6:8] = np.clip(target, d.ctrl[6:8] - delta, d.ctrl[6:8] + delta)
+            mujoco.mj_step(m, d)
+            self._ctrl.supervise(d.time, d.qpos[self._arm_qadr])
+            self._steps += 1
+            if check and self._steps % POLL_EVERY == 0:
+                if not self._stable():
+                    return
+                self._expire_timed_effects()
+                self._anomalies.poll(self)
+
+    def _stable(self) -> bool:
+        d = self.data
+        bad = int(d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number)
+        if bad == self._bad_warnings and np.all(np.isfinite(d.qpos)) and np.all(
+                np.isfinite(d.qvel)) and float(np.max(np.abs(d.qvel))) < 1e3:
+            return True
+        reason = "bad accelerations" if bad != self._bad_warnings else "non-finite state"
+        event = InstabilityEvent(float(d.time) if math.isfinite(d.time) else 0.0,
+                                 self._task.task_id, reason)
+        self.instabilities.append(event)
+        _log.error("physics went unstable (%s) in %s; resetting the episode", reason,
+                   self._task.task_id)
+        self.reset(self._family, self._seed)
+        return False
+
+    def _expire_timed_effects(self) -> None:
+        if 0 <= self._drawer_stuck_until <= self.data.time:
+            self.model.dof_frictionloss[self._drawer_dof] = self._drawer_friction
+            self._drawer_stuck_until = -1.0
+
+    # ------------------------------------------------------------------ arm
+    def joint_positions(self) -> np.ndarray:
+        with self._lock:
+            return self.data.qpos[self._arm_qadr].copy()
+
+    def joint_velocities(self) -> np.ndarray:
+        with self._lock:
+            return self.data.qvel[self._arm_vadr].copy()
+
+    def command_trajectory(self, joint_names: Sequence[str],
+                           points: Sequence[TrajectoryPoint]) -> None:
+        """Start a trajectory (JTC semantics; SimError on bad input, nothing moves)."""
+        with self._lock:
+            self._ctrl.start(float(self.data.time), self.data.qpos[self._arm_qadr].copy(),
+                             joint_names, points)
+
+    def trajectory_active(self) -> bool:
+        with self._lock:
+            return self._ctrl.active
+
+    def trajectory_status(self) -> TrajectoryStatus:
+        with self._lock:
+            return self._ctrl.status
+
+    def hold(self) -> None:
+        """Stop any trajectory and hold the current joint positions."""
+        with self._lock:
+            self._ctrl.hold(self.data.qpos[self._arm_qadr].copy(), "hold requested")
+
+    def _abort_trajectory(self, reason: str) -> None:
+        self._ctrl.abort(self.data.qpos[self._arm_qadr].copy(), reason)
+
+    def tcp_position(self) -> np.ndarray:
+        """Centre of the finger pads in base_link (ground truth, for tests and scripting)."""
+        with self._lock:
+            return self.data.site_xpos[self._tcp_site].copy()
+
+    # ------------------------------------------------------------------ gripper
+    def command_gripper(self, position: float) -> None:
+        """Robotiq knuckle position: 0 open .. 0.8 closed (SimError outside, nothing moves)."""
+        p = float(position)
+        if not math.isfinite(p) or not 0.0 <= p <= robotiq.CLOSED_POSITION + 1e-9:
+            raise SimError(f"gripper position must be in [0, {robotiq.CLOSED_POSITION}], "
+                           f"got {position}")
+        with self._lock:
+            self._gripper_cmd = p
+
+    def gripper_command(self) -> float:
+        with self._lock:
+            return self._gripper_cmd
+
+    def gripper_width(self) -> float:
+        """Finger gap (m) measured from the finger joints."""
+        with self._lock:
+            q = self.data.qpos[self._finger_qadr]
+            return float(min(max(robotiq.STROKE - float(q[0] + q[1]), 0.0), robotiq.STROKE))
+
+    def gripper_position(self) -> float:
+        """Measured knuckle position (the unit of /joint_states' knuckle joint)."""
+        return robotiq.width_to_position(self.gripper_width())
+
+    # ------------------------------------------------------------------ camera
+    def camera_info(self) -> CameraInfo:
+        return camera_info_for(self.model, self.width, self.height)
+
+    def camera_pose(self) -> np.ndarray:
+        """4x4 T_base_optical (x right, y down, z forward)."""
+        with self._lock:
+            cid = self.model.camera(model_mod.CAMERA_NAME).id
+            mujoco.mj_kinematics(self.model, self._render_data)
+            mujoco.mj_camlight(self.model, self._render_data)
+            T = np.eye(4)
+            T[:3, :3] = self._render_data.cam_xmat[cid].reshape(3, 3) @ np.diag([1, -1, -1])
+            T[:3, 3] = self._render_data.cam_xpos[cid]
+            return T
+
+    def camera_frozen(self) -> bool:
+        """True while a camera_freeze anomaly holds: front ends stop publishing frames."""
+        with self._lock:
+            return self.data.time < self._camera_frozen_until
+
+    def render_rgbd(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rgb uint8 HxWx3, depth uint16 HxW mm, 0 = no return) of the current state."""
+        with self._render_lock:
+            with self._lock:
+                self._render_data.qpos[:] = self.data.qpos
+                self._render_data.time = self.data.time
+            mujoco.mj_kinematics(self.model, self._render_data)
+            mujoco.mj_camlight(self.model, self._render_data)
+            tid = threading.get_ident()
+            renderer = self._renderers.get(tid)
+            if renderer is None:
+                renderer = CameraRenderer(self.model, self.width, self.height)
+                self._renderers[tid] = renderer
+            return renderer.render(self._render_data)
+
+    # ------------------------------------------------------------------ ground truth / oracle
+    def object_names(self) -> tuple[str, ...]:
+        with self._lock:
+            return tuple(self._active) + ("drawer", "zone")
+
+    def drawer_opening(self) -> float:
+        with self._lock:
+            return float(self.data.qpos[self._drawer_qadr])
+
+    def object_states(self) -> dict[str, ObjectState]:
+        """Ground truth of the active movable objects (oracle and perception scoring ONLY)."""
+        with self._lock:
+            held = self._held()
+            out = {}
+            for name in self._active:
+                spec = layout.OBJECT_BY_NAME[name]
+                b = self._bodies[name]
+                v = self.data.qvel[self._obj_vadr[name]:self._obj_vadr[name] + 3]
+                out[name] = ObjectState(
+                    name, spec.shape, spec.colour, tuple(map(float, self.data.xpos[b])),
+                    tuple(map(float, self.data.xquat[b])), spec.size,
+                    float(np.linalg.norm(v)), name in held)
+            return out
+
+    def evaluate(self, stability_window: float = DEFAULT_WINDOW) -> Verdict:
+        """Judge the task from simulator state: the predicate must hold over the window.
+
+        The world is stepped through the window (the arm keeps following its commands), checking
+        the predicate every 50 ms; a single failing sample fails the verdict.
+        """
+        window = float(stability_window) if stability_window and stability_window > 0 else (
+            DEFAULT_WINDOW)
+        with self._lock:
+            task = self._task
+            if not task.family:
+                return Verdict(False, {"task_id": task.task_id, "error": "no task loaded"},
+                               "no task loaded (reset with a task family first)")
+            samples = max(1, int(round(window / 0.05)))
+            ok_all, lines = True, []
+            for i in range(samples + 1):
+                view = OracleView(self.object_states(), self.drawer_opening())
+                ok, lines = tasks.check(task, view)
+                if not ok:
+                    ok_all = False
+                    break
+                if i < samples:
+                    self._step_n(int(round(0.05 / self.timestep)))
+            held_for = i * 0.05
+            text = "\n".join([f"{'SUCCESS' if ok_all else 'FAILURE'}: {task.instruction}"]
+                             + lines)
+            details = {"task_id": task.task_id, "family": task.family,
+                       "instruction": task.instruction, "checks": lines,
+                       "stability_window": window, "held_for": held_for,
+                       "params": {k: (list(v) if isinstance(v, tuple) else v)
+                                  for k, v in task.params.items()}}
+            return Verdict(ok_all, details, text)
+
+    # ------------------------------------------------------------------ anomalies
+    def inject(self, kind: str, phase: str = "",
+               params: Mapping[str, Any] | None = None) -> AnomalyClass:
+        """Arm (or, phase ``now``, apply) an anomaly; SimError names valid kinds/phases."""
+        with self._lock:
+            return self._anomalies.arm(self, kind, phase, dict(params or {}))
+
+    def anomaly_log(self) -> list[AnomalyRecord]:
+        with self._lock:
+            return self._anomalies.log()
