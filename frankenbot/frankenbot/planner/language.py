@@ -1,0 +1,62 @@
+"""The planner's one door into the program language: check a text, explain why it is invalid.
+
+Everything the planner needs from ``frankenbot.program`` goes through here, so the repair loop,
+the offline planner's self-check and the CLI agree on what "valid" means.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from frankenbot.program.catalog import Catalog
+from frankenbot.program.check import check_text
+from frankenbot.program.diagnostics import render_diagnostics
+from frankenbot.program.parser import grammar_text
+from frankenbot.program.tree import Call, Exit, Program, iter_block
+
+
+@dataclass(frozen=True)
+class Checked:
+    """Outcome of parsing + validating one answer."""
+
+    program: Program | None  # None unless valid
+    diagnostics: str  # compact validator text for the repair prompt ("" when clean)
+    readable: str  # the same for people
+    stripped: tuple[str, ...] = ()
+
+    @property
+    def valid(self) -> bool:
+        return self.program is not None
+
+
+def check(text: str, catalog: Catalog, object_ids: Iterable[str]) -> Checked:
+    """Parse and validate ``text`` (chat noise allowed) against ``catalog`` and the scene's ids."""
+    result = check_text(text, catalog, tuple(object_ids))
+    diags = tuple(result.diagnostics)
+    program = result.program if result.ok else None
+    return Checked(program, "" if result.ok else render_diagnostics(diags, compact=True),
+                   render_diagnostics(diags, compact=False, source=text) if diags else "",
+                   tuple(result.stripped))
+
+
+def print_text(program: Program) -> str:
+    from frankenbot.program.printer import print_program
+
+    return print_program(program)
+
+
+def refusal_reason(program: Program) -> str | None:
+    """The reason when a program only refuses (``main`` calls nothing and exits with failure)."""
+    nodes = [n for _path, n in iter_block(program.main.body, "main")]
+    if any(isinstance(n, Call) for n in nodes):
+        return None
+    exits = [n for n in nodes if isinstance(n, Exit)]
+    if exits and not exits[0].success:
+        return exits[0].reason or "no reason given"
+    return None
+
+
+def program_grammar(dialect: str) -> str:
+    """The task grammar for constrained decoding (``lark`` or ``llguidance``)."""
+    return grammar_text(dialect)

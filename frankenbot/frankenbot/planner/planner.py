@@ -1,0 +1,194 @@
+"""The planner: one VLM call per task, at most one repair round, or the offline planner.
+
+    prompt -> call -> parse + validate -> (errors) one repair call with the compact diagnostics
+           -> parse + validate -> (still errors) the task fails with a clear message
+
+Nothing here moves the robot: a ``PlanOutcome`` with ``ok=False`` carries no program, so callers
+have nothing to execute. A model answer that only refuses (``main { exit failure "why" }``) is a
+refusal, not a program to run. Counting rules: ``vlm_calls`` = answers requested from the model
+(first call + repair); HTTP retries are in ``transport_retries``.
+
+Offline replanning cannot be creative: ``replan`` through the offline planner re-plans the
+original instruction from the current scene and costs 0 VLM calls.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from frankenbot.errors import ConfigError, PlannerError
+from frankenbot.planner import language
+from frankenbot.planner.offline import plan_offline
+from frankenbot.planner.prompt import DEFAULT_BUDGET_CHARS, PromptBuilder, repair_message
+from frankenbot.planner.request import FailureContext, PlannerKind, PlanOutcome, PlanRequest
+from frankenbot.planner.vlm_client import VlmClient, VlmConfig, VlmError, VlmReply
+from frankenbot.program.catalog import Catalog, default_catalog
+
+MAX_INSTRUCTION_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class PlannerConfig:
+    """``default_planner``: auto (VLM when a client is given, else offline) | offline | vlm.
+    ``max_repairs`` is 1 by design (0 only for ablations)."""
+
+    default_planner: str = "auto"
+    max_repairs: int = 1
+    prompt_budget_chars: int = DEFAULT_BUDGET_CHARS
+    vlm: VlmConfig = field(default_factory=VlmConfig)
+
+    def __post_init__(self) -> None:
+        if self.default_planner not in ("auto", "offline", "vlm"):
+            raise ConfigError(f"default_planner must be auto, offline or vlm, got "
+                              f"{self.default_planner!r}")
+        if self.max_repairs not in (0, 1):
+            raise ConfigError(f"max_repairs must be 0 or 1, got {self.max_repairs}")
+
+
+def make_client(config: PlannerConfig) -> VlmClient | None:
+    """A VLM client when an endpoint is configured (key or base URL), else None (offline)."""
+    if not config.vlm.is_configured():
+        return None
+    return VlmClient(config.vlm, grammar=language.program_grammar("llguidance"),
+                     guided_grammar=language.program_grammar("lark"))
+
+
+@dataclass
+class _Tally:
+    calls: int = 0
+    repairs: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    retries: int = 0
+
+    def add(self, reply: VlmReply) -> None:
+        self.tokens_in += reply.tokens_in
+        self.tokens_out += reply.tokens_out
+        self.retries += reply.transport_retries
+
+
+class Planner:
+    """Turns a PlanRequest into a validated program (see module docstring)."""
+
+    def __init__(self, config: PlannerConfig | None = None, client: VlmClient | None = None,
+                 catalog: Catalog | None = None) -> None:
+        self.config = config or PlannerConfig()
+        self.client = client
+        self.catalog = catalog or default_catalog()
+
+    def kind_for(self, request: PlanRequest) -> PlannerKind:
+        choice = request.planner or self.config.default_planner
+        if choice == "auto":
+            return PlannerKind.VLM if self.client is not None else PlannerKind.OFFLINE
+        try:
+            return PlannerKind(choice)
+        except ValueError as e:
+            raise PlannerError(f"planner must be '', auto, offline or vlm, got {choice!r}") from e
+
+    def plan(self, request: PlanRequest) -> PlanOutcome:
+        return self._run(request, None)
+
+    def replan(self, request: PlanRequest, failure: FailureContext) -> PlanOutcome:
+        """Tier 3: a new program from the current scene given what failed."""
+        return self._run(request, failure)
+
+    # ------------------------------------------------------------------------------------------
+
+    def _run(self, request: PlanRequest, failure: FailureContext | None) -> PlanOutcome:
+        start = time.monotonic()
+        try:
+            kind = self.kind_for(request)
+        except PlannerError as e:
+            return PlanOutcome(False, "", None, str(e), latency=time.monotonic() - start)
+        problem = _instruction_problem(request.instruction)
+        if problem:
+            return PlanOutcome(False, "", None, problem, planner=kind.value,
+                               latency=time.monotonic() - start)
+        if kind == PlannerKind.OFFLINE:
+            outcome = self._offline(request, failure)
+        elif self.client is None:
+            outcome = PlanOutcome(False, "", None, "the VLM planner was asked for but no VLM "
+                                  "endpoint is configured (set OPENAI_API_KEY or a base URL)",
+                                  planner=PlannerKind.VLM.value)
+        else:
+            outcome = self._vlm(request, failure, self.client)
+        return replace(outcome, latency=time.monotonic() - start)
+
+    def _catalog(self, request: PlanRequest) -> Catalog:
+        return self.catalog.with_skills(request.skills)
+
+    def _offline(self, request: PlanRequest, failure: FailureContext | None) -> PlanOutcome:
+        kind = PlannerKind.OFFLINE.value
+        try:
+            text = plan_offline(request.instruction, request.scene)
+        except PlannerError as e:
+            return PlanOutcome(False, "", None, str(e), planner=kind)
+        checked = language.check(text, self._catalog(request), request.scene.ids())
+        if not checked.valid:
+            return PlanOutcome(False, "", None, "the offline planner wrote an invalid program "
+                               f"(a bug): {checked.diagnostics}", planner=kind,
+                               diagnostics=checked.diagnostics)
+        note = (" (offline replan: re-planned the instruction from the current scene)"
+                if failure is not None else "")
+        return PlanOutcome(True, text, checked.program, "planned offline" + note,
+                           first_call_valid=True, planner=kind)
+
+    def _vlm(self, request: PlanRequest, failure: FailureContext | None,
+             client: VlmClient) -> PlanOutcome:
+        builder = PromptBuilder(self.catalog, self.config.prompt_budget_chars)
+        prompt = builder.build(request, failure)
+        messages: list[dict[str, Any]] = prompt.messages(client.config.image_detail)
+        catalog = self._catalog(request)
+        ids = request.scene.ids()
+        tally = _Tally()
+        first_valid = False
+        diagnostics = ""
+        for attempt in range(1 + self.config.max_repairs):
+            tally.calls += 1
+            if attempt:
+                tally.repairs += 1
+            try:
+                reply = client.complete(messages)
+            except VlmError as e:
+                return self._outcome(False, "", None, str(e), tally, first_valid, prompt,
+                                     diagnostics)
+            tally.add(reply)
+            checked = language.check(reply.text, catalog, ids)
+            if checked.valid:
+                assert checked.program is not None
+                first_valid = attempt == 0
+                reason = language.refusal_reason(checked.program)
+                if reason is not None:
+                    return self._outcome(False, "", None, f"the model refused: {reason}", tally,
+                                         first_valid, prompt, "")
+                text = language.print_text(checked.program)
+                msg = "planned" if attempt == 0 else "planned after one repair"
+                return self._outcome(True, text, checked.program, msg, tally, first_valid,
+                                     prompt, diagnostics)
+            diagnostics = checked.diagnostics or "no program found in the answer"
+            messages = messages + repair_message(reply.text, diagnostics)
+        return self._outcome(
+            False, "", None,
+            f"no valid program after {tally.calls} call(s) ({tally.repairs} repair); nothing "
+            f"will move. Last problems: {diagnostics}", tally, first_valid, prompt, diagnostics)
+
+    @staticmethod
+    def _outcome(ok: bool, text: str, program: Any, message: str, tally: _Tally,
+                 first_valid: bool, prompt: Any, diagnostics: str) -> PlanOutcome:
+        return PlanOutcome(ok, text, program, message, vlm_calls=tally.calls,
+                           repair_calls=tally.repairs, first_call_valid=first_valid,
+                           tokens_in=tally.tokens_in, tokens_out=tally.tokens_out,
+                           planner=PlannerKind.VLM.value, transport_retries=tally.retries,
+                           diagnostics=diagnostics, prompt_chars=prompt.chars,
+                           trimmed=prompt.trimmed)
+
+
+def _instruction_problem(instruction: object) -> str:
+    if not isinstance(instruction, str) or not instruction.strip():
+        return "empty instruction: say what the robot should do"
+    if len(instruction) > MAX_INSTRUCTION_CHARS:
+        return (f"instruction too long ({len(instruction)} characters, at most "
+                f"{MAX_INSTRUCTION_CHARS})")
+    return ""
