@@ -1,0 +1,268 @@
+"""``frankenbot_perception``: RealSense (or sim, or Gazebo) RGB-D -> /frankenbot/scene.
+
+Subscribes (sensor QoS):
+  /camera/camera/color/image_raw (sensor_msgs/Image, rgb8/bgr8)
+  /camera/camera/aligned_depth_to_color/image_raw (sensor_msgs/Image, 16UC1 mm or 32FC1 m)
+  /camera/camera/color/camera_info (sensor_msgs/CameraInfo)
+  /joint_states (sensor_msgs/JointState; optional, feeds the robot self filter)
+Publishes:
+  /frankenbot/scene (frankenbot_interfaces/msg/SceneObjects), at ``rate``; ``stale`` is true when
+      no usable frame arrived within ``stale_timeout`` (the executor treats that as an anomaly)
+  /frankenbot/scene_markers (visualization_msgs/MarkerArray)
+  /frankenbot/annotated_image (sensor_msgs/Image rgb8, set-of-mark image)
+Parameters (all declared with descriptions): rate, max_latency, stale_timeout, sync_tolerance,
+  camera_config, fixtures_path, detector_backend, detector_queries, stride, table_height,
+  base_frame, publish_annotated.
+
+Subscription callbacks only store the latest messages; a timer in its own callback group does the
+processing, so a slow frame never blocks message intake.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import CameraInfo, Image, JointState
+from visualization_msgs.msg import MarkerArray
+
+from frankenbot.errors import FrankenbotError, PerceptionError
+from frankenbot.perception.annotate import annotate
+from frankenbot.perception.camera import CameraModel, load_camera
+from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.fixtures import load_fixtures
+from frankenbot.perception.pipeline import PerceptionPipeline
+from frankenbot.perception.ros_conversions import (
+    depth_from_image_msg,
+    image_msg_from_rgb,
+    intrinsics_from_camera_info,
+    rgb_from_image_msg,
+    scene_markers,
+    scene_to_msg,
+    time_from_msg,
+)
+from frankenbot.state import Scene
+from frankenbot_interfaces.msg import SceneObjects
+
+UR_JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
+             "wrist_2_joint", "wrist_3_joint")
+COLOR_TOPIC = "/camera/camera/color/image_raw"
+DEPTH_TOPIC = "/camera/camera/aligned_depth_to_color/image_raw"
+INFO_TOPIC = "/camera/camera/color/camera_info"
+
+
+class PerceptionNode(Node):
+    """Thin ROS adapter around ``PerceptionPipeline`` (see the module docstring)."""
+
+    def __init__(self) -> None:
+        super().__init__("frankenbot_perception")
+        p = self._declare
+        self.rate = float(p("rate", 10.0, "scene publication / processing rate, Hz"))
+        self.max_latency = float(p("max_latency", 0.5, "frames older than this (s, since "
+                                   "arrival) are skipped instead of processed"))
+        self.stale_timeout = float(p("stale_timeout", 1.0, "scene is stale when no frame was "
+                                     "processed for this long (s)"))
+        self.sync_tolerance = float(p("sync_tolerance", 0.05, "max colour/depth stamp "
+                                      "difference (s) for a frame pair"))
+        camera_config = str(p("camera_config", "", "camera.yaml with T_base_optical; empty: "
+                              "look the pose up in TF (needs tf2_ros)"))
+        fixtures_path = str(p("fixtures_path", "", "scene_fixtures.yaml (drawer, zone); "
+                              "empty: none"))
+        self.backend = str(p("detector_backend", "geometric", "geometric (colour + depth "
+                             "clusters) or owlv2 (open-vocabulary, transformers)"))
+        p("detector_queries", "block,bowl,plate,bin", "comma-separated text queries for the "
+          "open-vocabulary backend")
+        stride = int(p("stride", 2, "pixel stride of the point cloud (1 = full resolution)"))
+        table_height = float(p("table_height", 0.0, "table top z in base_link (RANSAC fallback)"))
+        self.base_frame = str(p("base_frame", "base_link", "frame of the published scene"))
+        self.publish_annotated = bool(p("publish_annotated", True, "publish the set-of-mark "
+                                        "image"))
+        if self.backend not in ("geometric", "owlv2"):
+            raise FrankenbotError(f"detector_backend must be geometric or owlv2, got "
+                                  f"{self.backend!r}")
+        self.config = PerceptionConfig(stride=stride, table_height=table_height,
+                                       stale_timeout_s=self.stale_timeout)
+        self.config.validate()
+        self._extrinsics = load_camera(camera_config).matrix if camera_config else None
+        self._fixtures = load_fixtures(fixtures_path) if fixtures_path else ()
+        self._pipeline: PerceptionPipeline | None = None
+        self._tf_buffer: Any = None
+        if self._extrinsics is None:
+            self._init_tf()
+
+        self._msgs_lock = threading.Lock()  # guards the latest messages below
+        self._rgb_msg: Image | None = None
+        self._depth_msg: Image | None = None
+        self._depth_arrival = 0.0
+        self._info_msg: CameraInfo | None = None
+        self._joints: tuple[float, ...] | None = None
+        self._last_processed_depth: Image | None = None
+        self._last_ok = 0.0  # monotonic time of the last successfully processed frame
+        self._last_scene = Scene(stale=True)
+        self.frames_processed = 0
+        self.frames_rejected = 0
+
+        intake = MutuallyExclusiveCallbackGroup()
+        work = MutuallyExclusiveCallbackGroup()
+        self.create_subscription(Image, COLOR_TOPIC, self.color_callback,
+                                 qos_profile_sensor_data, callback_group=intake)
+        self.create_subscription(Image, DEPTH_TOPIC, self.depth_callback,
+                                 qos_profile_sensor_data, callback_group=intake)
+        self.create_subscription(CameraInfo, INFO_TOPIC, self.info_callback,
+                                 qos_profile_sensor_data, callback_group=intake)
+        self.create_subscription(JointState, "/joint_states", self.joint_callback, 10,
+                                 callback_group=intake)
+        self.scene_pub = self.create_publisher(SceneObjects, "/frankenbot/scene", 10)
+        self.marker_pub = self.create_publisher(MarkerArray, "/frankenbot/scene_markers", 10)
+        self.image_pub = self.create_publisher(Image, "/frankenbot/annotated_image", 2)
+        self.create_timer(1.0 / max(self.rate, 0.1), self.process_callback, callback_group=work)
+        self.get_logger().info(f"perception up: backend {self.backend}, {self.rate} Hz, "
+                               f"camera pose from {camera_config or 'TF'}")
+
+    def _declare(self, name: str, default: Any, description: str) -> Any:
+        desc = ParameterDescriptor(description=description)
+        return self.declare_parameter(name, default, desc).value
+
+    def _init_tf(self) -> None:
+        try:  # tf2_ros exists on a real ROS install only
+            from tf2_ros import Buffer, TransformListener
+        except ImportError:
+            self.get_logger().warn("no camera_config and no tf2_ros: cannot place the camera; "
+                                   "the scene stays stale")
+            return
+        self._tf_buffer = Buffer()
+        self._tf_listener = TransformListener(self._tf_buffer, self)
+
+    # ------------------------------------------------------------------ intake (never blocks)
+    def color_callback(self, msg: Image) -> None:
+        with self._msgs_lock:
+            self._rgb_msg = msg
+
+    def depth_callback(self, msg: Image) -> None:
+        with self._msgs_lock:
+            self._depth_msg = msg
+            self._depth_arrival = time.monotonic()
+
+    def info_callback(self, msg: CameraInfo) -> None:
+        with self._msgs_lock:
+            self._info_msg = msg
+
+    def joint_callback(self, msg: JointState) -> None:
+        pos = dict(zip(msg.name, msg.position, strict=False))
+        if all(j in pos for j in UR_JOINTS):
+            joints = tuple(float(pos[j]) for j in UR_JOINTS)
+            with self._msgs_lock:
+                self._joints = joints
+
+    # ------------------------------------------------------------------ processing
+    def _camera(self, info: CameraInfo) -> CameraModel | None:
+        intr = intrinsics_from_camera_info(info)
+        pipe = self._pipeline
+        if pipe is not None and pipe.camera.intrinsics == intr:
+            return pipe.camera
+        extr = self._extrinsics
+        if extr is None:
+            extr = self._lookup_tf(info.header.frame_id)
+            if extr is None:
+                return None
+        return CameraModel.from_matrix(intr, extr)
+
+    def _lookup_tf(self, optical_frame: str) -> Any:
+        if self._tf_buffer is None:
+            return None
+        import numpy as np
+        from rclpy.time import Time
+
+        try:
+            t = self._tf_buffer.lookup_transform(self.base_frame, optical_frame, Time())
+        except Exception as e:  # tf2 raises several unrelated exception types
+            self.get_logger().warn(f"no TF {self.base_frame} <- {optical_frame}: {e}",
+                                   throttle_duration_sec=5.0)
+            return None
+        q, p = t.transform.rotation, t.transform.translation
+        x, y, z, w = q.x, q.y, q.z, q.w
+        m = np.eye(4)
+        m[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
+        m[:3, 3] = [p.x, p.y, p.z]
+        return m
+
+    def process_callback(self) -> None:
+        with self._msgs_lock:
+            rgb_msg, depth_msg, info = self._rgb_msg, self._depth_msg, self._info_msg
+            arrival, joints = self._depth_arrival, self._joints
+        fresh = (depth_msg is not None and depth_msg is not self._last_processed_depth
+                 and time.monotonic() - arrival <= self.max_latency)
+        if fresh and rgb_msg is not None:
+            self._last_processed_depth = depth_msg
+            self._process(rgb_msg, depth_msg, info, joints, arrival)
+        if time.monotonic() - self._last_ok > self.stale_timeout:
+            # frames stopped (or every recent frame was unusable): say so, keep the objects
+            stale = Scene(objects=self._last_scene.objects, stamp=self._last_scene.stamp,
+                          stale=True, frame_id=self.base_frame)
+            self.scene_pub.publish(scene_to_msg(stale, 0.0))
+
+    def _process(self, rgb_msg: Image, depth_msg: Image, info: CameraInfo | None,
+                 joints: tuple[float, ...] | None, arrival: float) -> None:
+        log = self.get_logger()
+        try:
+            if info is None:
+                raise PerceptionError(f"no camera_info received on {INFO_TOPIC}")
+            stamp = time_from_msg(depth_msg.header.stamp)
+            if abs(time_from_msg(rgb_msg.header.stamp) - stamp) > self.sync_tolerance:
+                return  # wait for the matching colour frame
+            camera = self._camera(info)
+            if camera is None:
+                raise PerceptionError("camera pose unknown (no camera_config, no TF)")
+            if self._pipeline is None:
+                self._pipeline = PerceptionPipeline(camera, self._fixtures, self.config)
+            elif self._pipeline.camera is not camera:
+                self._pipeline.camera = camera
+            rgb = rgb_from_image_msg(rgb_msg)
+            depth = depth_from_image_msg(depth_msg)
+            result = self._pipeline.process_frame(rgb, depth, stamp, joints)
+        except FrankenbotError as e:
+            self.frames_rejected += 1
+            log.warn(f"frame rejected: {e}", throttle_duration_sec=2.0)
+            return
+        scene = result.scene
+        self._last_scene = scene
+        self._last_ok = time.monotonic()
+        self.frames_processed += 1
+        self.scene_pub.publish(scene_to_msg(scene, time.monotonic() - arrival))
+        self.marker_pub.publish(scene_markers(scene, lifetime_s=max(2.0 / self.rate, 0.5)))
+        if self.publish_annotated and self.image_pub.get_subscription_count() > 0:
+            image, _ = annotate(rgb, scene, self._pipeline.camera)
+            self.image_pub.publish(image_msg_from_rgb(image, stamp, info.header.frame_id))
+
+
+def main(args: list[str] | None = None) -> None:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = PerceptionNode()
+        executor = MultiThreadedExecutor(num_threads=3)
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except FrankenbotError as e:
+        print(f"frankenbot_perception: error: {e}")
+        raise SystemExit(1) from e
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+
+
+if __name__ == "__main__":
+    main()

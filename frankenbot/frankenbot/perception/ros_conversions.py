@@ -1,0 +1,180 @@
+"""Conversions between ROS messages and perception's types (Scene, images, camera_info).
+
+Shared by the perception node and by any node that consumes ``/frankenbot/scene`` (executor,
+motion): ``scene_from_msg`` turns a SceneObjects message back into a ``Scene``. Message types
+are imported inside the functions so importing this module never needs a ROS installation.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from frankenbot.errors import PerceptionError
+from frankenbot.perception.camera import Intrinsics
+from frankenbot.state import Scene, SceneObject
+
+
+def time_to_msg(seconds: float) -> Any:
+    from builtin_interfaces.msg import Time
+
+    sec = math.floor(seconds)
+    return Time(sec=int(sec), nanosec=int(round((seconds - sec) * 1e9)) % 1_000_000_000)
+
+
+def time_from_msg(stamp: Any) -> float:
+    return float(stamp.sec) + float(stamp.nanosec) * 1e-9
+
+
+def yaw_to_quaternion(yaw: float) -> tuple[float, float, float, float]:
+    """(x, y, z, w) of a rotation by ``yaw`` about z."""
+    return (0.0, 0.0, math.sin(yaw / 2.0), math.cos(yaw / 2.0))
+
+
+def quaternion_to_yaw(x: float, y: float, z: float, w: float) -> float:
+    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+
+
+def object_to_msg(obj: SceneObject) -> Any:
+    from frankenbot_interfaces.msg import SceneObject as SceneObjectMsg
+
+    msg = SceneObjectMsg()
+    msg.id, msg.label, msg.shape, msg.colour = obj.object_id, obj.label, obj.shape, obj.colour
+    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v)
+                                                                    for v in obj.position)
+    q = yaw_to_quaternion(obj.yaw)
+    o = msg.pose.orientation
+    o.x, o.y, o.z, o.w = q
+    msg.size.x, msg.size.y, msg.size.z = (float(v) for v in obj.size)
+    msg.confidence = float(obj.confidence)
+    msg.is_fixture = bool(obj.is_fixture)
+    msg.last_seen = time_to_msg(obj.last_seen)
+    return msg
+
+
+def object_from_msg(msg: Any) -> SceneObject:
+    p, o = msg.pose.position, msg.pose.orientation
+    return SceneObject(object_id=msg.id, label=msg.label, shape=msg.shape, colour=msg.colour,
+                       position=(p.x, p.y, p.z), size=(msg.size.x, msg.size.y, msg.size.z),
+                       yaw=quaternion_to_yaw(o.x, o.y, o.z, o.w),
+                       confidence=float(msg.confidence), is_fixture=bool(msg.is_fixture),
+                       last_seen=time_from_msg(msg.last_seen))
+
+
+def scene_to_msg(scene: Scene, latency_s: float = 0.0) -> Any:
+    """Scene -> frankenbot_interfaces/msg/SceneObjects (header stamp = the scene's frame stamp)."""
+    from frankenbot_interfaces.msg import SceneObjects
+
+    msg = SceneObjects()
+    msg.header.stamp = time_to_msg(scene.stamp)
+    msg.header.frame_id = scene.frame_id
+    msg.objects = [object_to_msg(o) for o in scene.objects]
+    msg.stale = bool(scene.stale)
+    msg.latency = float(latency_s)
+    return msg
+
+
+def scene_from_msg(msg: Any) -> Scene:
+    """frankenbot_interfaces/msg/SceneObjects -> Scene (for the executor and other consumers)."""
+    return Scene(objects=tuple(object_from_msg(o) for o in msg.objects),
+                 stamp=time_from_msg(msg.header.stamp), stale=bool(msg.stale),
+                 frame_id=msg.header.frame_id or "base_link")
+
+
+def rgb_from_image_msg(msg: Any) -> np.ndarray:
+    """sensor_msgs/Image (rgb8, bgr8, rgba8, bgra8) -> HxWx3 uint8 RGB."""
+    channels = {"rgb8": 3, "bgr8": 3, "rgba8": 4, "bgra8": 4}.get(msg.encoding)
+    if channels is None:
+        raise PerceptionError(f"colour image encoding {msg.encoding!r} not supported "
+                              "(expected rgb8, bgr8, rgba8 or bgra8)")
+    data = np.frombuffer(bytes(msg.data), dtype=np.uint8)
+    h, w, step = int(msg.height), int(msg.width), int(msg.step)
+    if h <= 0 or w <= 0 or step < w * channels or data.size < h * step:
+        raise PerceptionError(f"colour image {w}x{h} step {step} has {data.size} bytes")
+    img = data[:h * step].reshape(h, step)[:, :w * channels].reshape(h, w, channels)
+    if msg.encoding.startswith("bgr"):
+        img = img[..., 2::-1]
+    return np.ascontiguousarray(img[..., :3])
+
+
+def depth_from_image_msg(msg: Any) -> np.ndarray:
+    """sensor_msgs/Image 16UC1 (mm) -> uint16, or 32FC1 (m, Gazebo) -> float32 metres."""
+    dtypes = {"16UC1": np.dtype(np.uint16), "mono16": np.dtype(np.uint16),
+              "32FC1": np.dtype(np.float32)}
+    dtype = dtypes.get(msg.encoding)
+    if dtype is None:
+        raise PerceptionError(f"depth encoding {msg.encoding!r} not supported "
+                              "(expected 16UC1 millimetres or 32FC1 metres)")
+    if msg.is_bigendian:
+        dtype = dtype.newbyteorder(">")
+    h, w, step = int(msg.height), int(msg.width), int(msg.step)
+    raw = np.frombuffer(bytes(msg.data), dtype=np.uint8)
+    if h <= 0 or w <= 0 or step < w * dtype.itemsize or raw.size < h * step:
+        raise PerceptionError(f"depth image {w}x{h} step {step} has {raw.size} bytes")
+    rows = raw[:h * step].reshape(h, step)[:, :w * dtype.itemsize]
+    return np.ascontiguousarray(rows).view(dtype).reshape(h, w).astype(dtype.newbyteorder("="))
+
+
+def intrinsics_from_camera_info(msg: Any) -> Intrinsics:
+    """sensor_msgs/CameraInfo -> Intrinsics (raises PerceptionError on an empty/invalid K)."""
+    k = list(msg.k)
+    if len(k) != 9 or k[0] <= 0 or k[4] <= 0:
+        raise PerceptionError(f"camera_info has no valid K (got {k})")
+    return Intrinsics.from_k(k, int(msg.width), int(msg.height))
+
+
+def image_msg_from_rgb(rgb: np.ndarray, stamp: float, frame_id: str) -> Any:
+    from sensor_msgs.msg import Image
+
+    arr = np.ascontiguousarray(rgb, dtype=np.uint8)
+    msg = Image()
+    msg.header.stamp = time_to_msg(stamp)
+    msg.header.frame_id = frame_id
+    msg.height, msg.width = int(arr.shape[0]), int(arr.shape[1])
+    msg.encoding = "rgb8"
+    msg.is_bigendian = 0
+    msg.step = int(arr.shape[1] * 3)
+    msg.data = arr.tobytes()
+    return msg
+
+
+_RGB = {"red": (0.85, 0.1, 0.1), "green": (0.1, 0.65, 0.2), "blue": (0.1, 0.25, 0.9),
+        "yellow": (0.95, 0.85, 0.1), "orange": (1.0, 0.5, 0.05), "purple": (0.55, 0.15, 0.7),
+        "white": (0.95, 0.95, 0.95), "black": (0.1, 0.1, 0.1), "gray": (0.5, 0.5, 0.5),
+        "pink": (1.0, 0.5, 0.7), "brown": (0.55, 0.35, 0.2), "cyan": (0.1, 0.8, 0.85)}
+
+
+def scene_markers(scene: Scene, lifetime_s: float = 1.0) -> Any:
+    """visualization_msgs/MarkerArray: one cube and one text label per object (RViz)."""
+    from builtin_interfaces.msg import Duration
+    from visualization_msgs.msg import Marker, MarkerArray
+
+    out = MarkerArray()
+    clear = Marker()
+    clear.action = Marker.DELETEALL
+    out.markers.append(clear)
+    for n, obj in enumerate(scene.objects):
+        for kind in ("box", "text"):
+            m = Marker()
+            m.header.frame_id = scene.frame_id
+            m.header.stamp = time_to_msg(scene.stamp)
+            m.ns = f"frankenbot_scene_{kind}"
+            m.id = n
+            m.action = Marker.ADD
+            m.pose = object_to_msg(obj).pose
+            m.lifetime = Duration(sec=int(lifetime_s), nanosec=int((lifetime_s % 1) * 1e9))
+            r, g, b = _RGB.get(obj.colour, (0.7, 0.7, 0.7))
+            if kind == "box":
+                m.type = Marker.CUBE
+                m.scale.x, m.scale.y, m.scale.z = (max(float(v), 0.002) for v in obj.size)
+                m.color.r, m.color.g, m.color.b, m.color.a = r, g, b, 0.6
+            else:
+                m.type = Marker.TEXT_VIEW_FACING
+                m.text = obj.object_id
+                m.pose.position.z = float(obj.top_z + 0.03)
+                m.scale.z = 0.02
+                m.color.r = m.color.g = m.color.b = m.color.a = 1.0
+            out.markers.append(m)
+    return out
