@@ -1,0 +1,197 @@
+"""Predicates over the brain's state: what ``holding(x)``, ``in(x, c)``, ... mean, precisely.
+
+Conditions in ``if``/``while`` and in monitors are judged here against one ``WorldSnapshot``
+(perceived scene + robot state, same instant), never against simulator ground truth. The monitor
+loop runs these at 200 Hz, so each evaluation is a few dictionary look-ups and float compares;
+``compile_condition`` turns a condition into a closure once so per-tick cost stays in microseconds.
+Tolerances are the named constants below (metres unless noted).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from frankenbot.errors import ProgramError
+from frankenbot.program.tree import And, Cond, Ident, Monitor, Not, Or, Pred
+from frankenbot.state import SceneObject, WorldSnapshot
+
+# --- gripper ------------------------------------------------------------------------------
+GRIPPER_OPEN_MIN_WIDTH = 0.075  # finger gap at or above which the gripper counts as open
+GRIPPER_FULLY_OPEN_WIDTH = 0.080  # at or above: fully open, so it cannot be holding anything
+GRIPPER_EMPTY_MAX_WIDTH = 0.004  # at or below: closed on nothing
+# --- in(x, c) -----------------------------------------------------------------------------
+IN_FOOTPRINT_SHRINK = 0.01  # x's centre must be this far inside c's footprint edge
+IN_BELOW_BOTTOM_TOL = 0.02  # x's bottom may be this far below c's bottom (perception noise)
+IN_ABOVE_RIM_MARGIN = 0.03  # x's bottom may be this far above c's rim (a block sitting on top)
+# --- on(x, y) -----------------------------------------------------------------------------
+ON_Z_TOL = 0.02  # |x bottom - y top| at most this
+ON_XY_MARGIN = 0.01  # x's centre within y's footprint grown by this
+# --- visible(x) ---------------------------------------------------------------------------
+VISIBLE_MAX_AGE = 1.0  # s: an object not seen for longer (scene clock) is not visible
+# --- drawer_open(d) -----------------------------------------------------------------------
+DRAWER_OPEN_MIN_PULL = 0.05  # handle this much further out than the closed front face
+
+
+class PredicateError(ProgramError):
+    """A condition names a predicate this module does not know, or has the wrong arity."""
+
+
+def _index(snap: WorldSnapshot) -> dict[str, SceneObject]:
+    return {o.object_id: o for o in snap.scene.objects}
+
+
+def _local_xy(obj: SceneObject, ref: SceneObject) -> tuple[float, float]:
+    """``obj``'s centre in ``ref``'s horizontal frame (rotated by ref.yaw)."""
+    dx = obj.position[0] - ref.position[0]
+    dy = obj.position[1] - ref.position[1]
+    if ref.yaw == 0.0:
+        return dx, dy
+    c, s = math.cos(ref.yaw), math.sin(ref.yaw)
+    return c * dx + s * dy, -s * dx + c * dy
+
+
+def _bottom(o: SceneObject) -> float:
+    return o.position[2] - o.size[2] / 2.0
+
+
+def holding(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str) -> bool:
+    r = snap.robot
+    return (r.held_object == x
+            and GRIPPER_EMPTY_MAX_WIDTH < r.gripper_width < GRIPPER_FULLY_OPEN_WIDTH)
+
+
+def inside(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str, c: str) -> bool:
+    o, box = objs.get(x), objs.get(c)
+    if o is None or box is None or x == c:
+        return False
+    lx, ly = _local_xy(o, box)
+    hx = max(0.0, box.size[0] / 2.0 - IN_FOOTPRINT_SHRINK)
+    hy = max(0.0, box.size[1] / 2.0 - IN_FOOTPRINT_SHRINK)
+    if abs(lx) > hx or abs(ly) > hy:
+        return False
+    b = _bottom(o)
+    return _bottom(box) - IN_BELOW_BOTTOM_TOL <= b <= box.top_z + IN_ABOVE_RIM_MARGIN
+
+
+def on(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str, y: str) -> bool:
+    o, base = objs.get(x), objs.get(y)
+    if o is None or base is None or x == y:
+        return False
+    if abs(_bottom(o) - base.top_z) > ON_Z_TOL:
+        return False
+    lx, ly = _local_xy(o, base)
+    return (abs(lx) <= base.size[0] / 2.0 + ON_XY_MARGIN
+            and abs(ly) <= base.size[1] / 2.0 + ON_XY_MARGIN)
+
+
+def near(snap: WorldSnapshot, objs: Mapping[str, SceneObject], a: str, b: str,
+         d: float) -> bool:
+    oa, ob = objs.get(a), objs.get(b)
+    return oa is not None and ob is not None and oa.xy_distance(ob) <= d
+
+
+def visible(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str) -> bool:
+    o = objs.get(x)
+    if o is None or snap.scene.stale:
+        return False
+    if o.last_seen > 0.0 and snap.scene.stamp > 0.0:
+        return snap.scene.stamp - o.last_seen <= VISIBLE_MAX_AGE
+    return True
+
+
+def gripper_open(snap: WorldSnapshot, objs: Mapping[str, SceneObject]) -> bool:
+    return snap.robot.gripper_width >= GRIPPER_OPEN_MIN_WIDTH
+
+
+def drawer_open(snap: WorldSnapshot, objs: Mapping[str, SceneObject], d: str) -> bool:
+    """The executor's fact ``drawer_open:<d>`` when it has one; otherwise geometry: the
+    drawer's handle object ``<d>_handle`` stands out of the drawer's front by more than
+    DRAWER_OPEN_MIN_PULL (the handle's distance from the drawer centre minus half its depth)."""
+    fact = snap.facts.get(f"drawer_open:{d}")
+    if fact is not None:
+        return bool(fact)
+    drawer, handle = objs.get(d), objs.get(f"{d}_handle")
+    if drawer is None or handle is None:
+        return False
+    lx, _ly = _local_xy(handle, drawer)
+    return abs(lx) - drawer.size[0] / 2.0 > DRAWER_OPEN_MIN_PULL
+
+
+def empty(snap: WorldSnapshot, objs: Mapping[str, SceneObject], c: str) -> bool:
+    if c not in objs:
+        return False
+    return not any(inside(snap, objs, o, c) for o in objs if o != c)
+
+
+_Fn = Callable[..., bool]
+PREDICATES: Mapping[str, tuple[_Fn, int]] = {
+    "holding": (holding, 1), "in": (inside, 2), "on": (on, 2), "near": (near, 3),
+    "visible": (visible, 1), "gripper_open": (gripper_open, 0),
+    "drawer_open": (drawer_open, 1), "empty": (empty, 1),
+}
+
+Checker = Callable[[WorldSnapshot, Mapping[str, SceneObject]], bool]
+
+
+def _resolve(v: Ident | float, bindings: Mapping[str, str]) -> str | float:
+    if isinstance(v, Ident):
+        return bindings.get(v.name, v.name)
+    return float(v)
+
+
+def _compile(cond: Cond, bindings: Mapping[str, str]) -> Checker:
+    if isinstance(cond, Pred):
+        entry = PREDICATES.get(cond.name)
+        if entry is None:
+            raise PredicateError(f"unknown predicate {cond.name!r}; known: "
+                                 + ", ".join(sorted(PREDICATES)))
+        fn, arity = entry
+        if len(cond.args) != arity:
+            raise PredicateError(f"{cond.name} takes {arity} argument(s), got {len(cond.args)}")
+        args = tuple(_resolve(a, bindings) for a in cond.args)
+        return lambda snap, objs: fn(snap, objs, *args)
+    if isinstance(cond, Not):
+        inner = _compile(cond.operand, bindings)
+        return lambda snap, objs: not inner(snap, objs)
+    parts = tuple(_compile(c, bindings) for c in cond.operands)
+    if isinstance(cond, And):
+        return lambda snap, objs: all(p(snap, objs) for p in parts)
+    if isinstance(cond, Or):
+        return lambda snap, objs: any(p(snap, objs) for p in parts)
+    raise PredicateError(f"not a condition: {cond!r}")
+
+
+def compile_condition(cond: Cond, bindings: Mapping[str, str] | None = None
+                      ) -> Callable[[WorldSnapshot], bool]:
+    """A fast closure ``snapshot -> bool`` for ``cond`` (names checked once, here)."""
+    check = _compile(cond, dict(bindings or {}))
+    return lambda snap: check(snap, _index(snap))
+
+
+def evaluate_predicate(pred: Cond, snapshot: WorldSnapshot,
+                       bindings: Mapping[str, str] | None = None) -> bool:
+    """Judge a predicate or a whole not/and/or condition on one snapshot.
+
+    ``bindings`` maps skill parameter names to object ids while a skill body runs.
+    Raises PredicateError for unknown predicates or wrong arity (the validator prevents both).
+    """
+    return _compile(pred, bindings or {})(snapshot, _index(snapshot))
+
+
+@dataclass(frozen=True)
+class MonitorProbe:
+    """A program monitor as the monitor loop sees it: ``name`` and ``holds(snapshot)``."""
+
+    monitor: Monitor
+    name: str = ""
+    _check: Callable[[WorldSnapshot], bool] = field(default=lambda s: False, repr=False,
+                                                    compare=False)
+
+    @classmethod
+    def of(cls, monitor: Monitor) -> "MonitorProbe":
+        return cls(monitor, monitor.name, compile_condition(monitor.when))
+
+    def holds(self, snap: WorldSnapshot) -> bool:
+        return self._check(snap)
