@@ -100,6 +100,22 @@ def image_data_url(image: PlanImage) -> str:
     return f"data:{image.mime};base64,{base64.b64encode(image.data).decode('ascii')}"
 
 
+def encode_png(rgb: Any) -> PlanImage:
+    """An HxWx3 uint8 RGB array (perception's annotated image) -> PNG for the prompt."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    arr = np.asarray(rgb)
+    if arr.ndim != 3 or arr.shape[2] != 3 or arr.dtype != np.uint8 or arr.size == 0:
+        raise ValueError(f"expected an HxWx3 uint8 RGB image, got shape {arr.shape} "
+                         f"dtype {arr.dtype}")
+    buf = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(arr)).save(buf, format="PNG", optimize=False)
+    return PlanImage(buf.getvalue(), "image/png")
+
+
 def object_table(scene: Scene) -> str:
     """A compact table of the perceived objects (positions and sizes in cm, base frame)."""
     if not scene.objects:
