@@ -34,6 +34,7 @@ def ik_tool0(T: np.ndarray, q_ref: Sequence[float]) -> np.ndarray:
             continue
         # unwrap each joint to the turn nearest the reference
         s = ref + (s - ref + np.pi) % (2 * np.pi) - np.pi
+        s = np.where(s > 2 * np.pi, s - 2 * np.pi, np.where(s < -2 * np.pi, s + 2 * np.pi, s))
         if abs(s[2]) > math.pi:
             continue
         cost = float(np.sum((s - ref) ** 2 * np.array([1, 1, 1, 0.5, 0.5, 0.2])))

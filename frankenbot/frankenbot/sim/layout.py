@@ -93,7 +93,7 @@ class DrawerFixture:
     pull_axis: tuple[float, float, float] = (-1.0, 0.0, 0.0)
     stroke: float = 0.12
     wall: float = 0.01
-    handle_offset: float = 0.03  # handle bar distance in front of the drawer face
+    handle_offset: float = 0.05  # handle bar distance in front of the drawer face
     handle_length: float = 0.10
     handle_radius: float = 0.007
     handle_z: float = 0.07  # handle height above the table
@@ -107,17 +107,24 @@ class DrawerFixture:
         return (self.front_x - self.handle_offset - opening, self.body_centre[1], self.handle_z)
 
     @property
+    def box_length(self) -> float:
+        """Outer length of the sliding box along the pull axis (front panel flush when closed)."""
+        return self.body_size[0] - self.wall - 0.002
+
+    def box_centre_x(self, opening: float = 0.0) -> float:
+        return self.front_x + self.box_length / 2 - opening
+
+    @property
     def cavity_size(self) -> tuple[float, float, float]:
-        """Inner extent of the drawer box (x, y, z)."""
+        """Inner extent of the drawer box (x, y, z); a few mm of play inside the cabinet."""
         sx, sy, sz = self.body_size
         w = self.wall
-        return (sx - 3 * w, sy - 4 * w, sz - 3 * w)
+        return (self.box_length - 2 * w, sy - 4 * w - 0.004, sz - 3 * w - 0.004)
 
     def cavity_centre(self, opening: float = 0.0) -> tuple[float, float, float]:
         """Centre of the drawer's inner cavity (bottom face + half height) at ``opening``."""
-        cx, cy, _ = self.body_centre
-        w = self.wall
-        return (cx + w / 2 - opening, cy, 2 * w + self.cavity_size[2] / 2)
+        return (self.box_centre_x(opening), self.body_centre[1],
+                2 * self.wall + self.cavity_size[2] / 2)
 
 
 @dataclass(frozen=True)

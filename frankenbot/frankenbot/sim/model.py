@@ -206,7 +206,7 @@ def _add_object(world: ET.Element, spec: layout.ObjectSpec, index: int) -> None:
 
 def _add_drawer(world: ET.Element) -> None:
     d = layout.DRAWER
-    cx, cy, cz = d.body_centre
+    cy = d.body_centre[1]
     sx, sy, sz = d.body_size
     w = d.wall
     wood = "0.60 0.40 0.22 1"
@@ -221,8 +221,8 @@ def _add_drawer(world: ET.Element) -> None:
               pos=_fmt((0, sgn * (sy / 2 - w / 2), 0)), rgba=wood)
     # the drawer box slides along -x; at joint 0 it is fully closed
     ix, iy, iz = d.cavity_size
-    box_x = sx - 2 * w  # drawer box outer length (front panel included)
-    drawer = _sub(world, "body", name="drawer", pos=f"{cx + w / 2} {cy} 0")
+    box_x = d.box_length
+    drawer = _sub(world, "body", name="drawer", pos=f"{d.box_centre_x(0.0)} {cy} 0")
     _sub(drawer, "joint", name="drawer_slide", type="slide", axis=_fmt(d.pull_axis),
          range=f"0 {d.stroke}", damping=5, frictionloss=0.5)
     inner = "0.68 0.48 0.28 1"

@@ -24,6 +24,7 @@ from frankenbot.sim.world import SimWorld
 CRUISE_SPEED = 0.35  # m/s for free moves in Cartesian space
 LINEAR_SPEED = 0.15  # m/s for approach / retreat / push
 HOVER = 0.12  # m above the grasp point before descending
+HANDLE_OPEN_WIDTH = 0.035  # straddle the drawer handle without touching the drawer front
 
 
 @dataclass
@@ -59,6 +60,8 @@ class ScriptedArm:
         points = []
         q_prev = q
         cur_yaw = self._current_yaw(q)
+        # the parallel gripper is symmetric under a half turn: take the nearer equivalent yaw
+        yaw = cur_yaw + ((yaw - cur_yaw + math.pi / 2) % math.pi - math.pi / 2)
         for i in range(1, n + 1):
             s = i / n
             s_smooth = s * s * (3 - 2 * s)  # ease in/out
@@ -106,6 +109,8 @@ class ScriptedArm:
             z = c.position[2] + c.size[2] / 2 + held / 2 + 0.004
         elif c.shape == "plate":
             z = c.position[2] + c.size[2] / 2 + held / 2 + 0.006
+        elif c.shape == "bin":  # deep: release above the rim, the block drops in
+            z = c.position[2] + c.size[2] / 2 + held / 2 + 0.015
         else:
             z = c.position[2] - c.size[2] / 2 + 0.01 + held / 2 + 0.01
         self.place_at(c.position[0], c.position[1], z)
@@ -114,7 +119,7 @@ class ScriptedArm:
         d = layout.DRAWER
         hx, hy, hz = d.handle_position(self.world.drawer_opening())
         yaw = math.pi / 2  # fingers close along x around the bar
-        self.gripper(0.0, settle=0.1)
+        self.gripper(robotiq.width_to_position(HANDLE_OPEN_WIDTH), settle=0.5)
         self.move_linear(hx, hy, hz + HOVER, yaw, speed=CRUISE_SPEED)
         self.move_linear(hx, hy, hz, yaw)
         self.gripper(robotiq.CLOSED_POSITION)
@@ -126,6 +131,7 @@ class ScriptedArm:
         d = layout.DRAWER
         hx, hy, hz = d.handle_position(self.world.drawer_opening())
         yaw = math.pi / 2
+        self.gripper(robotiq.width_to_position(HANDLE_OPEN_WIDTH), settle=0.1)
         self.move_linear(hx, hy, hz + HOVER, yaw, speed=CRUISE_SPEED)
         self.move_linear(hx, hy, hz, yaw)
         self.gripper(robotiq.CLOSED_POSITION)
