@@ -1,0 +1,263 @@
+"""ROS adapter for the MuJoCo tabletop: the ``frankenbot_sim`` node.
+
+It speaks the UR driver's and the RealSense driver's interfaces, so the brain cannot tell the sim
+from the robot. All physics, tasks, oracle and anomalies live in ``frankenbot.sim``; a
+``SimRunner`` steps the world on its own threads and this node only converts messages.
+
+Publishes
+  /joint_states (sensor_msgs/JointState): 6 UR joints + the Robotiq knuckle, at joint_state_rate
+  /clock (rosgraph_msgs/Clock): sim time, with every joint state
+  /speed_scaling_state_broadcaster/speed_scaling (std_msgs/Float64): 1.0 (at ~10 Hz)
+  /camera/camera/color/image_raw (sensor_msgs/Image, rgb8), at camera_rate (sim time)
+  /camera/camera/aligned_depth_to_color/image_raw (sensor_msgs/Image, 16UC1 millimetres)
+  /camera/camera/color/camera_info (sensor_msgs/CameraInfo, frame camera_color_optical_frame)
+Subscribes
+  /scaled_joint_trajectory_controller/joint_trajectory (trajectory_msgs/JointTrajectory)
+  robotiq.COMMAND_TOPIC (std_msgs/Float64MultiArray [knuckle position 0 .. 0.8])
+Services
+  ~/reset (frankenbot_interfaces/srv/ResetScene), ~/inject_anomaly (InjectAnomaly),
+  ~/evaluate (EvaluateTask)
+Parameters
+  task, seed, realtime_factor, joint_state_rate, camera_rate, camera_width, camera_height,
+  render (see PARAMS below for descriptions and defaults)
+
+Bad input (unknown joint names, NaN, targets beyond limits, unknown tasks or anomalies) is
+rejected with a logged message and nothing moves. Messages are stamped with sim time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from typing import Any
+
+import rclpy
+from builtin_interfaces.msg import Time
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import CameraInfo, Image, JointState
+from std_msgs.msg import Float64, Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
+
+from frankenbot import robotiq
+from frankenbot.errors import FrankenbotError, SimError
+from frankenbot.sim.runner import Frame, JointStateSample, SimRunner
+from frankenbot.sim.world import SimWorld, TrajectoryPoint
+from frankenbot_interfaces.srv import EvaluateTask, InjectAnomaly, ResetScene
+
+TRAJECTORY_TOPIC = "/scaled_joint_trajectory_controller/joint_trajectory"
+SPEED_SCALING_TOPIC = "/speed_scaling_state_broadcaster/speed_scaling"
+COLOR_TOPIC = "/camera/camera/color/image_raw"
+DEPTH_TOPIC = "/camera/camera/aligned_depth_to_color/image_raw"
+INFO_TOPIC = "/camera/camera/color/camera_info"
+
+PARAMS: dict[str, tuple[Any, str]] = {
+    "task": ("", "task family of the first scene; empty = every object, no task"),
+    "seed": (0, "seed of the first scene (same seed, same scene)"),
+    "realtime_factor": (1.0, "sim seconds per wall second (1.0 = real time)"),
+    "joint_state_rate": (125.0, "joint-state (and /clock) rate in Hz of sim time, >= 100"),
+    "camera_rate": (15.0, "RGB-D frame rate in Hz of sim time"),
+    "camera_width": (640, "image width in pixels (D435-like intrinsics, ~69 deg HFOV)"),
+    "camera_height": (480, "image height in pixels"),
+    "render": (True, "publish camera topics (false: joint states and clock only)"),
+}
+
+
+def to_time(seconds: float) -> Time:
+    sec = int(math.floor(seconds))
+    return Time(sec=sec, nanosec=int(round((seconds - sec) * 1e9)) % 1_000_000_000)
+
+
+def duration_seconds(d: Any) -> float:
+    return float(d.sec) + float(d.nanosec) * 1e-9
+
+
+def trajectory_points(msg: JointTrajectory) -> list[TrajectoryPoint]:
+    """JointTrajectory -> TrajectoryPoints (velocities kept only when every point has them)."""
+    pts = []
+    for p in msg.points:
+        vel = list(p.velocities) if len(p.velocities) else None
+        pts.append(TrajectoryPoint(duration_seconds(p.time_from_start), list(p.positions), vel))
+    return pts
+
+
+class SimNode(Node):
+    """Serves a SimWorld over the UR driver's and RealSense topics; see the module docstring."""
+
+    def __init__(self) -> None:
+        super().__init__("frankenbot_sim")
+        v = {name: self.declare_parameter(name, default, ParameterDescriptor(
+            description=doc)).value for name, (default, doc) in PARAMS.items()}
+        if float(v["joint_state_rate"]) < 100.0:
+            self.get_logger().warning("joint_state_rate below 100 Hz; the UR driver gives 500")
+        self.world = SimWorld(seed=int(v["seed"]), task=str(v["task"]) or None,
+                              width=int(v["camera_width"]), height=int(v["camera_height"]))
+        self._info = self.world.camera_info()
+        self._instabilities_seen = 0
+        self._ticks = 0
+        self._pub_lock = threading.Lock()  # publishers are used from the runner's threads
+        sensor_qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
+        self.joint_pub = self.create_publisher(JointState, "/joint_states", 20)
+        self.clock_pub = self.create_publisher(Clock, "/clock", 20)
+        self.scaling_pub = self.create_publisher(Float64, SPEED_SCALING_TOPIC, 5)
+        self.color_pub = self.create_publisher(Image, COLOR_TOPIC, sensor_qos)
+        self.depth_pub = self.create_publisher(Image, DEPTH_TOPIC, sensor_qos)
+        self.info_pub = self.create_publisher(CameraInfo, INFO_TOPIC, sensor_qos)
+        commands = MutuallyExclusiveCallbackGroup()
+        services = MutuallyExclusiveCallbackGroup()
+        self.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self.trajectory_callback, 10,
+                                 callback_group=commands)
+        self.create_subscription(Float64MultiArray, robotiq.COMMAND_TOPIC, self.gripper_callback,
+                                 10, callback_group=commands)
+        self.create_service(ResetScene, "~/reset", self.reset_callback, callback_group=services)
+        self.create_service(InjectAnomaly, "~/inject_anomaly", self.inject_callback,
+                            callback_group=services)
+        self.create_service(EvaluateTask, "~/evaluate", self.evaluate_callback,
+                            callback_group=services)
+        self.runner = SimRunner(self.world, realtime_factor=float(v["realtime_factor"]),
+                                rate_hz=float(v["joint_state_rate"]),
+                                camera_rate=float(v["camera_rate"]), render=bool(v["render"]))
+        self.runner.on_joint_state(self.publish_joint_state)
+        self.runner.on_frame(self.publish_frame)
+        self.runner.start()
+        task = self.world.task
+        self.get_logger().info(
+            f"sim ready: {task.task_id} {task.instruction!r}; realtime x{v['realtime_factor']}, "
+            f"joint states {v['joint_state_rate']} Hz, camera {v['camera_rate']} Hz")
+
+    # ------------------------------------------------------------------ publishing
+    def publish_joint_state(self, s: JointStateSample) -> None:
+        values = [*s.positions, *s.velocities, s.gripper_position]
+        if not all(math.isfinite(x) for x in values):  # never publish NaNs
+            return
+        stamp = to_time(s.stamp)
+        msg = JointState()
+        msg.header.stamp = stamp
+        msg.name = [*SimWorld.JOINT_NAMES, robotiq.KNUCKLE_JOINT]
+        msg.position = [*map(float, s.positions), float(s.gripper_position)]
+        msg.velocity = [*map(float, s.velocities), 0.0]
+        msg.effort = []
+        with self._pub_lock:
+            self.clock_pub.publish(Clock(clock=stamp))
+            self.joint_pub.publish(msg)
+            self._ticks += 1
+            if self._ticks % 12 == 0:
+                self.scaling_pub.publish(Float64(data=1.0))
+        if len(self.world.instabilities) != self._instabilities_seen:
+            self._instabilities_seen = len(self.world.instabilities)
+            event = self.world.instabilities[-1]
+            self.get_logger().error(f"physics went unstable ({event.reason}) in "
+                                    f"{event.task_id}; the episode was reset")
+
+    def publish_frame(self, f: Frame) -> None:
+        stamp = to_time(f.stamp)
+        info = self._info
+        h, w = f.depth.shape
+        color = Image(height=h, width=w, encoding="rgb8", is_bigendian=0, step=w * 3)
+        color.header.stamp, color.header.frame_id = stamp, info.frame_id
+        color.data = f.rgb.tobytes()
+        depth = Image(height=h, width=w, encoding="16UC1", is_bigendian=0, step=w * 2)
+        depth.header.stamp, depth.header.frame_id = stamp, info.frame_id
+        depth.data = f.depth.astype("<u2").tobytes()
+        ci = CameraInfo(height=h, width=w, distortion_model=info.distortion_model)
+        ci.header.stamp, ci.header.frame_id = stamp, info.frame_id
+        ci.d = [0.0] * 5
+        ci.k = list(info.k)
+        ci.r = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+        ci.p = [info.fx, 0.0, info.cx, 0.0, 0.0, info.fy, info.cy, 0.0, 0.0, 0.0, 1.0, 0.0]
+        with self._pub_lock:
+            self.color_pub.publish(color)
+            self.depth_pub.publish(depth)
+            self.info_pub.publish(ci)
+
+    # ------------------------------------------------------------------ commands
+    def trajectory_callback(self, msg: JointTrajectory) -> None:
+        try:
+            self.world.command_trajectory(list(msg.joint_names), trajectory_points(msg))
+        except SimError as e:
+            self.get_logger().error(f"trajectory rejected, arm holds: {e}")
+
+    def gripper_callback(self, msg: Float64MultiArray) -> None:
+        if len(msg.data) != 1:
+            self.get_logger().error(f"gripper command needs exactly one value [position], got "
+                                    f"{list(msg.data)}")
+            return
+        try:
+            self.world.command_gripper(float(msg.data[0]))
+        except SimError as e:
+            self.get_logger().error(f"gripper command rejected: {e}")
+
+    # ------------------------------------------------------------------ services
+    def reset_callback(self, request: Any, response: Any) -> Any:
+        try:
+            task = self.world.reset(request.task or None, int(request.seed))
+        except FrankenbotError as e:
+            response.ok, response.message = False, str(e)
+            self.get_logger().error(f"reset rejected: {e}")
+            return response
+        response.ok = True
+        response.message = f"scene {task.task_id} ready"
+        response.instruction = task.instruction
+        response.task_id = task.task_id
+        response.object_names = list(self.world.object_names())
+        self.get_logger().info(f"reset to {task.task_id}: {task.instruction!r}")
+        return response
+
+    def inject_callback(self, request: Any, response: Any) -> Any:
+        try:
+            params = json.loads(request.params_json) if request.params_json.strip() else {}
+            if not isinstance(params, dict):
+                raise SimError(f"params_json must be a JSON object, got {request.params_json!r}")
+            cls = self.world.inject(request.kind, request.phase, params)
+        except json.JSONDecodeError as e:
+            response.ok, response.message = False, f"params_json is not valid JSON: {e}"
+            return response
+        except FrankenbotError as e:
+            response.ok, response.message = False, str(e)
+            self.get_logger().error(f"inject_anomaly rejected: {e}")
+            return response
+        last = self.world.anomaly_log()[-1]
+        response.ok = True
+        response.anomaly_class = cls.value
+        response.message = f"{last.kind} {last.event} (phase {last.phase}) {last.detail}".strip()
+        self.get_logger().info(f"anomaly: {response.message}")
+        return response
+
+    def evaluate_callback(self, request: Any, response: Any) -> Any:
+        verdict = self.world.evaluate(float(request.stability_window))
+        response.success = verdict.success
+        response.task_id = str(verdict.details.get("task_id", ""))
+        response.details = verdict.text
+        response.details_json = json.dumps(verdict.details, default=str)
+        return response
+
+    def destroy_node(self) -> None:
+        self.runner.close()
+        self.world.close()
+        super().destroy_node()
+
+
+def main(args: list[str] | None = None) -> None:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = SimNode()
+        executor = MultiThreadedExecutor(num_threads=3)
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+
+
+if __name__ == "__main__":
+    main()
