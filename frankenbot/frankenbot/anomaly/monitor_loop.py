@@ -83,6 +83,7 @@ class MonitorLoop:
         self._clock = clock
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._rearm = threading.Event()
         # debounce state, touched only by the loop thread (or by tick() when no thread runs)
         self._streak: dict[str, int] = {}
         self._onset: dict[str, float] = {}
@@ -128,10 +129,9 @@ class MonitorLoop:
         return self._thread is not None and self._thread.is_alive()
 
     def rearm(self) -> None:
-        """Forget debounce state (after a recovery, so a condition that persists fires again).
-        Call from the loop thread's deliver or while the loop is stopped; later ticks see it."""
-        self._disarmed.clear()
-        self._streak.clear()
+        """Forget debounce state at the next tick (after a recovery, so a condition that
+        persists fires again). Safe from any thread: the loop thread does the clearing."""
+        self._rearm.set()
 
     # ---- the loop ---------------------------------------------------------------------------
     def _run(self) -> None:
@@ -167,6 +167,10 @@ class MonitorLoop:
 
     def tick(self) -> list[Firing]:
         """One evaluation round (public so tests and benchmarks can drive it without a thread)."""
+        if self._rearm.is_set():
+            self._rearm.clear()
+            self._disarmed.clear()
+            self._streak.clear()
         snap = self._snapshot()
         ctx = self._context()
         now = self._clock()

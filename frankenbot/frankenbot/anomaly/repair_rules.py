@@ -49,7 +49,9 @@ def rule_choice(s: Situation, cands: Sequence[Candidate]) -> Candidate | None:
     if k == AnomalyKind.ESTOP:
         return _find(cands, RepairAction.ABORT)
     if k == AnomalyKind.GRASP_LOST:
-        if call is not None and call.name in NEEDS_HELD | {"push_to"}:
+        if s.held_object is not None and s.held_object == obj:  # already regrasped: stale
+            choice = _find(cands, RepairAction.RETRY)
+        elif call is not None and call.name in NEEDS_HELD | {"push_to"}:
             choice = _find(cands, RepairAction.INSERT, "pick", obj)
         else:
             choice = _find(cands, RepairAction.RETRY)
