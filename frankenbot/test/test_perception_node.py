@@ -139,6 +139,9 @@ def test_node_survives_bad_frames_and_accepts_float_metres(ros_context, node_pro
                                              (26, 64, 230))])
     h = _Harness(ros_context)
     try:
+        # The node is up and, with no frames yet, says its scene is stale.
+        assert h.run_until(lambda: bool(h.scenes), 30.0)
+        assert all(m.stale for m in h.scenes)
         # No camera_info, then size mismatch, then NaN depth: never a fresh scene, never a crash.
         h.run_until(lambda: False, 1.5, feed=lambda: h.feed(camera, rgb, depth, info=False))
         h.run_until(lambda: False, 1.0, feed=lambda: h.feed(camera, rgb[:100], depth[:100]))

@@ -17,7 +17,7 @@ from frankenbot.perception.eval import (
     match,
     truth_of_world,
 )
-from frankenbot.perception.fixtures import load_fixtures
+from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.pipeline import PerceptionPipeline
 from frankenbot.perception.sim_source import SimSceneSource
 
@@ -33,7 +33,8 @@ def world():
 
 
 def _pipeline(world) -> PerceptionPipeline:
-    return PerceptionPipeline(camera_of_world(world), load_fixtures(default_fixtures_path()))
+    fixtures = load_fixture_geometry(default_fixtures_path())
+    return PerceptionPipeline(camera_of_world(world), fixtures)
 
 
 def test_full_scene_objects_match_ground_truth(world):
@@ -99,3 +100,19 @@ def test_sim_source_perceives_in_background_and_goes_stale_when_camera_freezes(w
         assert source().stale
     with pytest.raises(PerceptionError):
         SimSceneSource(world, _pipeline(world), rate_hz=0.0)
+
+
+def test_drawer_handle_is_found_and_opening_measured(world):
+    import mujoco
+
+    world.reset("open_drawer", 2)
+    pipeline = _pipeline(world)
+    for opening in (0.0, 0.06, 0.12):
+        world.data.qpos[world._drawer_qadr] = opening  # test-only: pose the drawer directly
+        mujoco.mj_forward(world.model, world.data)
+        rgb, depth = world.render_rgbd()
+        scene = pipeline.process(rgb, depth, world.time, world.joint_positions())
+        assert scene.get("drawer_handle") is not None
+        assert abs(pipeline.drawer_openings["drawer"] - opening) < 0.015
+        # the open drawer's walls are never reported as objects
+        assert all(o.colour != "brown" for o in scene.objects if not o.is_fixture)

@@ -37,7 +37,7 @@ from frankenbot.errors import FrankenbotError, PerceptionError
 from frankenbot.perception.annotate import annotate
 from frankenbot.perception.camera import CameraModel, load_camera
 from frankenbot.perception.config import PerceptionConfig
-from frankenbot.perception.fixtures import load_fixtures
+from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.pipeline import PerceptionPipeline
 from frankenbot.perception.ros_conversions import (
     depth_from_image_msg,
@@ -91,7 +91,7 @@ class PerceptionNode(Node):
                                        stale_timeout_s=self.stale_timeout)
         self.config.validate()
         self._extrinsics = load_camera(camera_config).matrix if camera_config else None
-        self._fixtures = load_fixtures(fixtures_path) if fixtures_path else ()
+        self._fixtures = load_fixture_geometry(fixtures_path) if fixtures_path else ()
         self._pipeline: PerceptionPipeline | None = None
         self._tf_buffer: Any = None
         if self._extrinsics is None:

@@ -19,7 +19,7 @@ from scipy.optimize import linear_sum_assignment
 from frankenbot.errors import SimError
 from frankenbot.perception.camera import CameraModel, Intrinsics
 from frankenbot.perception.config import PerceptionConfig
-from frankenbot.perception.fixtures import load_fixtures
+from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.pipeline import PerceptionPipeline
 from frankenbot.state import Scene, SceneObject
 
@@ -152,7 +152,7 @@ def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
     """Render ``n_scenes`` sim scenes, perceive each with a fresh tracker, score against truth."""
     from frankenbot.sim.world import SimWorld
 
-    fixtures = load_fixtures(fixtures_path or default_fixtures_path())
+    fixtures = load_fixture_geometry(fixtures_path or default_fixtures_path())
     totals = EvalTotals()
     t_start = time.perf_counter()
     with SimWorld(seed=0, width=width, height=height) as world:

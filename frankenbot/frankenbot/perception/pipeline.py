@@ -19,6 +19,7 @@ from frankenbot.errors import PerceptionError
 from frankenbot.perception.camera import CameraModel
 from frankenbot.perception.colour import ACHROMATIC_GROUP
 from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.fixtures import FixtureGeometry
 from frankenbot.perception.geometry import Detection, ShapeRules, measure
 from frankenbot.perception.segmentation import TablePlane, segment
 from frankenbot.perception.self_filter import arm_segments, is_robot
@@ -39,13 +40,18 @@ class FrameResult:
 class PerceptionPipeline:
     """RGB-D -> Scene, with tracking across frames and stale detection."""
 
-    def __init__(self, camera: CameraModel, fixtures: Sequence[SceneObject] = (),
+    def __init__(self, camera: CameraModel,
+                 fixtures: Sequence[SceneObject | FixtureGeometry] = (),
                  config: PerceptionConfig | None = None,
                  shape_rules: ShapeRules | None = None) -> None:
         self.config = config or PerceptionConfig()
         self.config.validate()
         self.camera = camera
-        self.fixtures = tuple(replace(f, is_fixture=True) for f in fixtures)
+        self.geometry = tuple(f if isinstance(f, FixtureGeometry) else FixtureGeometry(f)
+                              for f in fixtures)
+        self.fixtures = tuple(replace(g.obj, is_fixture=True) for g in self.geometry)
+        self._handles: dict[str, SceneObject] = {}  # measured drawer handles by fixture id
+        self.drawer_openings: dict[str, float] = {}  # fixture id -> metres (last measured)
         self.shape_rules = shape_rules or ShapeRules()
         self.tracker = Tracker(self.config.match_distance, self.config.memory_s)
         self._rng = np.random.default_rng(0)
@@ -61,6 +67,8 @@ class PerceptionPipeline:
             self._scene = Scene(stamp=0.0, stale=True)
             self._last_frame = None
             self.last_result = None
+            self._handles.clear()
+            self.drawer_openings.clear()
 
     def process(self, rgb: np.ndarray, depth: np.ndarray, stamp: float,
                 joint_positions: Sequence[float] | None = None) -> Scene:
@@ -83,24 +91,44 @@ class PerceptionPipeline:
         if segments is not None:
             clusters = [c for c in clusters if c.group != ACHROMATIC_GROUP
                         or not is_robot(c.points, segments, self.config.robot_radius)]
-        detections = tuple(d for d in (measure(c, self.shape_rules) for c in clusters)
-                           if self._keep(d))
+        measured = [measure(c, self.shape_rules) for c in clusters]
         with self._scene_lock:
+            detections = tuple(d for d in measured if self._keep(d, stamp))
             self.tracker.update(list(detections), stamp)
             objects = self.tracker.scene_objects(stamp)
             fixtures = tuple(replace(f, last_seen=stamp) for f in self.fixtures)
-            scene = Scene.of((*objects, *fixtures), stamp=stamp, stale=False)
+            handles = tuple(h for h in self._handles.values()
+                            if stamp - h.last_seen <= self.config.memory_s)
+            scene = Scene.of((*objects, *fixtures, *handles), stamp=stamp, stale=False)
             self._scene = scene
             self._last_frame = stamp
             result = FrameResult(scene, detections, plane, time.perf_counter() - t0)
             self.last_result = result
         return result
 
-    def _keep(self, det: Detection) -> bool:
-        """Drop unknown shapes (unless configured) and the fixtures themselves."""
-        if det.shape == "unknown" and not self.config.keep_unknown:
-            return False
-        return not any(_is_fixture_itself(det, f) for f in self.fixtures)
+    def _keep(self, det: Detection, stamp: float) -> bool:
+        """Drop fixture parts (measuring drawer handles on the way) and unknown shapes."""
+        x, y = det.position[0], det.position[1]
+        for g in self.geometry:
+            if det.colour in ("black", "gray") and g.handle is not None:
+                opening = g.handle_opening(det.position)
+                if opening is not None:
+                    self._record_handle(g, det, opening, stamp)
+                    return False
+            if _is_fixture_itself(det, g.obj):
+                return False
+            if g.obj.colour and det.colour == g.obj.colour and g.footprint_contains(x, y):
+                return False  # a side or front of the fixture (an open drawer's walls)
+        return det.shape != "unknown" or bool(self.config.keep_unknown)
+
+    def _record_handle(self, g: FixtureGeometry, det: Detection, opening: float,
+                       stamp: float) -> None:
+        fid = g.obj.object_id
+        self.drawer_openings[fid] = opening
+        self._handles[fid] = SceneObject(
+            object_id=f"{fid}_handle", label=f"{g.obj.label or fid} handle", shape="handle",
+            colour=det.colour, position=det.position, size=det.size, yaw=det.yaw,
+            confidence=det.confidence, is_fixture=True, last_seen=stamp)
 
     def scene_at(self, now: float) -> Scene:
         """The latest scene; stale if the last frame is older than the timeout (or none came)."""
