@@ -6,6 +6,7 @@ The test process publishes a scene, serves /frankenbot/execute_program with a sc
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -25,10 +26,21 @@ GOOD_VLM = """task "put the red block in the green bowl" {
 }"""
 
 
+SKILL_BODY = ("skill carry_to(obj: object, dest: object) {\n  pick(obj=obj)\n"
+              "  place_in(obj=obj, container=dest)\n}")
+USES_SKILL = """task "put the red block in the green bowl" {
+  main {
+    carry_to(obj=red_block, dest=green_bowl)
+    exit success
+  }
+}"""
+
+
 class Harness:
     """Scene publisher + fake executor action server + clients, spun on a background thread."""
 
-    def __init__(self, context: Any, exec_steps: int = 3, exec_step_s: float = 0.1) -> None:
+    def __init__(self, context: Any, exec_steps: int = 3, exec_step_s: float = 0.1,
+                 memory: bool = False) -> None:
         import rclpy
         from rclpy.action import ActionClient, ActionServer, CancelResponse
         from rclpy.callback_groups import ReentrantCallbackGroup
@@ -62,6 +74,14 @@ class Harness:
         self.replan = self.node.create_client(Replan, "/frankenbot/replan",
                                               callback_group=group)
         self.run = ActionClient(self.node, RunTask, "/frankenbot/run_task", callback_group=group)
+        self.episodes: list[Any] = []
+        if memory:
+            from frankenbot_interfaces.srv import GetContext, RecordEpisode
+
+            self.node.create_service(GetContext, "/frankenbot/memory/get_context",
+                                     self._context, callback_group=group)
+            self.node.create_service(RecordEpisode, "/frankenbot/memory/record_episode",
+                                     self._record, callback_group=group)
         self.executor = MultiThreadedExecutor(num_threads=4, context=context)
         self.executor.add_node(self.node)
         self.thread = threading.Thread(target=self.executor.spin, daemon=True)
@@ -85,6 +105,25 @@ class Harness:
         goal_handle.succeed()
         result.success, result.outcome, result.reason, result.steps = True, "success", "", 3
         return result
+
+    @staticmethod
+    def _context(request: Any, response: Any) -> Any:
+        from frankenbot_interfaces.msg import Skill
+
+        response.skills = [Skill(name="carry_to", param_names=["obj", "dest"],
+                                 param_types=["object", "object"],
+                                 description="pick an object and put it in a container",
+                                 body=SKILL_BODY)]
+        response.exemplar_instructions = ["put the blue block in the red bowl"]
+        response.exemplar_programs = ['task "e" { main { carry_to(obj=blue_block, '
+                                      'dest=red_bowl) } }']
+        response.anomaly_experience = ["grasp_lost during place_in -> regrasp -> recovered"]
+        return response
+
+    def _record(self, request: Any, response: Any) -> Any:
+        self.episodes.append(request)
+        response.ok = True
+        return response
 
     def call(self, client: Any, request: Any, timeout: float = 30.0) -> Any:
         assert client.wait_for_service(timeout_sec=20.0), "planner service not up"
@@ -110,6 +149,8 @@ def harness(ros_context):
 def _start_node(spawn_process, *params: str, env: dict[str, str] | None = None) -> None:
     args = [sys.executable, "-m", "frankenbot.nodes.planner_node", "--ros-args",
             "-p", "scene_wait:=10.0", "-p", "executor_wait:=10.0"]
+    if not any(p.startswith("memory_timeout") for p in params):
+        params += ("memory_timeout:=0.3",)
     for p in params:
         args += ["-p", p]
     env = dict(env or {})
@@ -224,3 +265,41 @@ def test_replan_service_offline_costs_no_calls(harness, spawn_process):
         failed_node="main/1"))
     assert resp.ok and resp.vlm_calls == 0
     assert "place_in(obj=blue_block, container=red_bowl)" in resp.program
+
+
+def test_memory_context_reaches_the_prompt_and_episodes_are_recorded(ros_context,
+                                                                     spawn_process):
+    from frankenbot_interfaces.action import RunTask
+
+    h = Harness(ros_context, memory=True)
+    server = FakeServer().start()
+    try:
+        server.add(completion(USES_SKILL))
+        _start_node(spawn_process, "planner_mode:=vlm", f"vlm.base_url:={server.url}",
+                    "vlm.mode:=text", "memory_timeout:=5.0")
+        assert h.run.wait_for_server(timeout_sec=20.0)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not h.node.count_subscribers(
+                "/frankenbot/scene"):
+            time.sleep(0.05)
+        send = h.run.send_goal_async(RunTask.Goal(
+            instruction="put the red block in the green bowl"))
+        while time.monotonic() < deadline and not send.done():
+            time.sleep(0.05)
+        result_future = send.result().get_result_async()
+        while time.monotonic() < deadline and not result_future.done():
+            time.sleep(0.05)
+        result = result_future.result().result
+        assert result.success, result.summary
+        assert result.first_call_valid and result.vlm_calls == 1
+        prompt = json.dumps(server.requests[0]["messages"])
+        assert "carry_to(obj: object, dest: object)" in prompt
+        assert "put the blue block in the red bowl" in prompt
+        assert "regrasp -> recovered" in prompt
+        assert "carry_to(obj=red_block, dest=green_bowl)" in h.goals[0].program
+        while time.monotonic() < deadline and not h.episodes:
+            time.sleep(0.05)
+        assert h.episodes and h.episodes[0].success and h.episodes[0].vlm_calls == 1
+    finally:
+        server.close()
+        h.close()

@@ -131,6 +131,7 @@ class PlannerNode(Node):
         self._current: _Task | None = None
         self._tasks: dict[str, _Task] = {}
         self._ids = itertools.count(1)
+        self._memory_probed = False
 
         sensors = MutuallyExclusiveCallbackGroup()
         serving = ReentrantCallbackGroup()
@@ -199,6 +200,9 @@ class PlannerNode(Node):
         skills: list[Signature] = []
         exemplars: list[Exemplar] = []
         experience: tuple[str, ...] = ()
+        if not self._memory_probed:  # memory may start after us: wait once, then only check
+            self._memory_probed = True
+            self.context_client.wait_for_service(timeout_sec=float(self._p("memory_timeout")))
         if self.context_client.service_is_ready():
             future = self.context_client.call_async(GetContext.Request(instruction=instruction))
             if _wait(future, float(self._p("memory_timeout"))) and future.result() is not None:
