@@ -2,7 +2,7 @@
 
 An anomaly is armed for a phase of the manipulation, detected from simulator state (never from
 the brain): ``before_pick`` (the open gripper hovers just above a block), ``grasp_closing`` (the
-fingers are closing around a block), ``transport`` (a held block is lifted and moving),
+fingers are closing around a block), ``transport`` (a held block is lifted and carried sideways),
 ``before_place`` (a held block descends), ``after_place`` (a block was just released), or ``now``.
 When the phase is seen the effect is applied once and logged with its class (frankenbot.common
 AnomalyClass), so the benchmark can mix predictable / semi-predictable / unpredictable anomalies.
@@ -179,7 +179,7 @@ class AnomalyEngine:
                 if n not in held:
                     continue
                 lifted = world._object_position(n)[2] - layout.OBJECT_BY_NAME[n].size[2] / 2
-                moving = float(np.linalg.norm(vel))
+                moving = float(np.linalg.norm(vel[:2]))  # carried sideways, not just lifted
                 if armed.phase == "transport" and lifted > 0.03 and moving > 0.05:
                     return n
                 if armed.phase == "before_place" and vel[2] < -0.02 and lifted > 0.01:
@@ -314,7 +314,8 @@ def _topple(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], targe
 
 def _stuck(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target: str) -> str:
     duration = float(params.get("duration", 5.0))
-    world.model.dof_frictionloss[world._drawer_dof] = 500.0
+    q = world.drawer_opening()
+    world.model.jnt_range[world._drawer_jnt] = (q, q + 1e-4)  # a hard stop where it is now
     world._drawer_stuck_until = world.time + duration
     return f"drawer stuck for {duration:.1f} s"
 

@@ -123,9 +123,10 @@ class ScriptedArm:
         self.move_linear(hx, hy, hz + HOVER, yaw, speed=CRUISE_SPEED)
         self.move_linear(hx, hy, hz, yaw)
         self.gripper(robotiq.CLOSED_POSITION)
-        self.move_linear(hx - d.stroke, hy, hz, yaw, speed=0.1)
-        self.gripper(0.0, settle=0.5)
-        self.move_linear(hx - d.stroke, hy, hz + HOVER, yaw)
+        end_x = d.handle_position(d.stroke - 0.008)[0]  # stop just short of the end stop
+        self.move_linear(end_x, hy, hz, yaw, speed=0.1)
+        self.gripper(robotiq.width_to_position(HANDLE_OPEN_WIDTH), settle=0.5)
+        self.move_linear(end_x, hy, hz + HOVER, yaw)
 
     def close_drawer(self) -> None:
         d = layout.DRAWER

@@ -94,7 +94,8 @@ class SimWorld:
         self._finger_qadr = np.array([m.joint(n).qposadr[0] for n in model_mod.FINGER_JOINTS])
         self._drawer_qadr = int(m.joint("drawer_slide").qposadr[0])
         self._drawer_dof = int(m.joint("drawer_slide").dofadr[0])
-        self._drawer_friction = float(m.dof_frictionloss[self._drawer_dof])
+        self._drawer_jnt = int(m.joint("drawer_slide").id)
+        self._drawer_range = m.jnt_range[self._drawer_jnt].copy()
         self._pads = {m.geom("left_pad").id, m.geom("right_pad").id}
         self._tcp_site = m.site("tcp").id
         self._bodies = {o.name: m.body(o.name).id for o in layout.OBJECTS}
@@ -119,6 +120,7 @@ class SimWorld:
         self._seed = 0
         self._steps = 0
         self._bad_warnings = 0
+        self._last_good_time = 0.0
         self.instabilities: list[InstabilityEvent] = []
         self._anomalies = AnomalyEngine()
         self.reset(task, seed)
@@ -141,7 +143,7 @@ class SimWorld:
             self._ctrl.reset(HOME)
             self._gripper_cmd = 0.0
             self._gripper_open_until = self._drawer_stuck_until = self._camera_frozen_until = -1.0
-            m.dof_frictionloss[self._drawer_dof] = self._drawer_friction
+            m.jnt_range[self._drawer_jnt] = self._drawer_range
             d.qpos[self._drawer_qadr] = sampled.drawer_opening
             for name in self._bodies:
                 self._park(name)
@@ -154,7 +156,8 @@ class SimWorld:
             self._task, self._family, self._seed = sampled.task, family, int(seed)
             self._anomalies.reset()
             mujoco.mj_forward(m, d)
-            self._bad_warnings = int(d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number)
+            self._bad_warnings = self._bad_count()
+            self._last_good_time = float(d.time)
             self._step_n(int(round(SETTLE_TIME / m.opt.timestep)), check=False)
             _log.info("reset: %s seed %d: %s", sampled.task.task_id, seed,
                       sampled.task.instruction)
@@ -270,24 +273,34 @@ class SimWorld:
                 self._expire_timed_effects()
                 self._anomalies.poll(self)
 
+    def _bad_count(self) -> int:
+        """MuJoCo's own divergence warnings (it auto-resets the data when it raises them)."""
+        w = self.data.warning
+        return sum(int(w[k].number) for k in (mujoco.mjtWarning.mjWARN_BADQACC,
+                                              mujoco.mjtWarning.mjWARN_BADQVEL,
+                                              mujoco.mjtWarning.mjWARN_BADQPOS))
+
     def _stable(self) -> bool:
         d = self.data
-        bad = int(d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number)
-        if bad == self._bad_warnings and np.all(np.isfinite(d.qpos)) and np.all(
+        bad = self._bad_count()
+        # MuJoCo's auto-reset also zeroes the clock: time going backwards means it happened
+        if bad == self._bad_warnings and d.time >= self._last_good_time and np.all(
+                np.isfinite(d.qpos)) and np.all(
                 np.isfinite(d.qvel)) and float(np.max(np.abs(d.qvel))) < 1e3:
+            self._last_good_time = float(d.time)
             return True
-        reason = "bad accelerations" if bad != self._bad_warnings else "non-finite state"
-        event = InstabilityEvent(float(d.time) if math.isfinite(d.time) else 0.0,
-                                 self._task.task_id, reason)
+        reason = "diverged (MuJoCo warning)" if bad != self._bad_warnings else "non-finite state"
+        event = InstabilityEvent(self._last_good_time, self._task.task_id, reason)
         self.instabilities.append(event)
         _log.error("physics went unstable (%s) in %s; resetting the episode", reason,
                    self._task.task_id)
+        d.time = self._last_good_time  # keep sim time monotonic for /clock
         self.reset(self._family, self._seed)
         return False
 
     def _expire_timed_effects(self) -> None:
         if 0 <= self._drawer_stuck_until <= self.data.time:
-            self.model.dof_frictionloss[self._drawer_dof] = self._drawer_friction
+            self.model.jnt_range[self._drawer_jnt] = self._drawer_range
             self._drawer_stuck_until = -1.0
 
     # ------------------------------------------------------------------ arm
