@@ -159,3 +159,40 @@ def test_node_survives_bad_frames_and_accepts_float_metres(ros_context, node_pro
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+@pytest.mark.slow
+def test_node_against_sim_node_publishes_the_sims_objects(ros_context, spawn_process,
+                                                          python_exe):
+    """Two real processes (sim node, perception node) over DDS; truth from an identical world."""
+    pytest.importorskip("frankenbot.nodes.sim_node")
+    from frankenbot.perception.eval import match, truth_of_world
+    from frankenbot.perception.ros_conversions import scene_from_msg
+    from frankenbot.sim.world import SimWorld
+
+    task, seed = "sort_by_colour", 4
+    spawn_process([python_exe, "-m", "frankenbot.nodes.sim_node", "--ros-args",
+                   "-p", f"task:={task}", "-p", f"seed:={seed}", "-p", "camera_rate:=5.0"])
+    spawn_process([python_exe, "-m", "frankenbot.nodes.perception_node", "--ros-args",
+                   "-p", "camera_config:=camera.yaml", "-p", "fixtures_path:=scene_fixtures.yaml",
+                   "-p", "rate:=5.0"])
+    with SimWorld(seed=seed, task=task) as world:
+        truth = truth_of_world(world)
+    h = _Harness(ros_context)
+    try:
+        def has_all() -> bool:
+            fresh = [m for m in h.scenes if not m.stale]
+            return bool(fresh) and len(match([o for o in scene_from_msg(fresh[-1]).objects
+                                              if not o.is_fixture], truth, 0.02)) == len(truth)
+
+        assert h.run_until(has_all, 90.0), (
+            f"truth {[t.name for t in truth]}; last scene "
+            f"{[(o.id, o.stale) for o in (h.scenes[-1].objects if h.scenes else [])]}")
+        scene = scene_from_msg([m for m in h.scenes if not m.stale][-1])
+        dets = [o for o in scene.objects if not o.is_fixture]
+        assert len(dets) == len(truth)  # nothing extra (the arm is filtered out)
+        for i, j in match(dets, truth, 0.02):
+            assert (dets[i].colour, dets[i].shape) == (truth[j].colour, truth[j].shape)
+        assert scene.get("drawer") is not None and scene.get("drawer").is_fixture
+    finally:
+        h.close()

@@ -36,7 +36,7 @@ from visualization_msgs.msg import MarkerArray
 from frankenbot.errors import FrankenbotError, PerceptionError
 from frankenbot.perception.annotate import annotate
 from frankenbot.perception.camera import CameraModel, load_camera
-from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.config import PerceptionConfig, resolve_config_path
 from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.pipeline import PerceptionPipeline
 from frankenbot.perception.ros_conversions import (
@@ -71,10 +71,11 @@ class PerceptionNode(Node):
                                      "processed for this long (s)"))
         self.sync_tolerance = float(p("sync_tolerance", 0.05, "max colour/depth stamp "
                                       "difference (s) for a frame pair"))
-        camera_config = str(p("camera_config", "", "camera.yaml with T_base_optical; empty: "
-                              "look the pose up in TF (needs tf2_ros)"))
-        fixtures_path = str(p("fixtures_path", "", "scene_fixtures.yaml (drawer, zone); "
-                              "empty: none"))
+        camera_config = str(p("camera_config", "", "camera.yaml with T_base_optical (a bare "
+                              "name is looked up in the package's config/); empty: the pose "
+                              "from TF base_frame <- camera frame (needs tf2_ros)"))
+        fixtures_path = str(p("fixtures_path", "", "scene_fixtures.yaml (drawer, zone; bare "
+                              "name: package config/); empty: none"))
         self.backend = str(p("detector_backend", "geometric", "geometric (colour + depth "
                              "clusters) or owlv2 (open-vocabulary, transformers)"))
         p("detector_queries", "block,bowl,plate,bin", "comma-separated text queries for the "
@@ -90,8 +91,10 @@ class PerceptionNode(Node):
         self.config = PerceptionConfig(stride=stride, table_height=table_height,
                                        stale_timeout_s=self.stale_timeout)
         self.config.validate()
-        self._extrinsics = load_camera(camera_config).matrix if camera_config else None
-        self._fixtures = load_fixture_geometry(fixtures_path) if fixtures_path else ()
+        self._extrinsics = (load_camera(resolve_config_path(camera_config)).matrix
+                            if camera_config else None)
+        self._fixtures = (load_fixture_geometry(resolve_config_path(fixtures_path))
+                          if fixtures_path else ())
         self._pipeline: PerceptionPipeline | None = None
         self._tf_buffer: Any = None
         if self._extrinsics is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Mapping
 
 from frankenbot.errors import ConfigError
@@ -41,6 +42,7 @@ class PerceptionConfig:
     # Tracker.
     match_distance: float = 0.25  # metres; beyond this a detection is a new object
     memory_s: float = 8.0  # unseen tracks are remembered this long (occlusion, in-gripper)
+    see_through: float = 0.03  # unseen track dropped when depth there is this much farther
     stale_timeout_s: float = 1.0  # scene_at(now) is stale when the last frame is older
     keep_unknown: int = 0  # 1: also report clusters whose shape is "unknown" (obstacles)
     robot_radius: float = 0.09  # self filter: achromatic clusters this close to the arm are it
@@ -78,3 +80,23 @@ class PerceptionConfig:
             raise ConfigError("grid_cell, min_height must be > 0 and max_height > min_height")
         if self.stale_timeout_s <= 0 or self.memory_s < 0:
             raise ConfigError("stale_timeout_s must be > 0 and memory_s >= 0")
+
+
+def resolve_config_path(name: str) -> Path:
+    """Find a config file: as given, else in the package's config/ (source tree or share)."""
+    p = Path(name).expanduser()
+    if p.is_absolute() or p.is_file():
+        if not p.is_file():
+            raise ConfigError(f"config file not found: {p}")
+        return p
+    candidates = [Path(__file__).resolve().parents[2] / "config" / name]
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        candidates.append(Path(get_package_share_directory("frankenbot")) / "config" / name)
+    except Exception:  # no ament index (plain venv): only the source tree
+        pass
+    for c in candidates:
+        if c.is_file():
+            return c
+    raise ConfigError(f"config file {name!r} not found (looked in {[str(c) for c in candidates]})")

@@ -16,9 +16,9 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from frankenbot.errors import SimError
+from frankenbot.errors import ConfigError, SimError
 from frankenbot.perception.camera import CameraModel, Intrinsics
-from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.config import PerceptionConfig, resolve_config_path
 from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.pipeline import PerceptionPipeline
 from frankenbot.state import Scene, SceneObject
@@ -122,16 +122,10 @@ def truth_of_world(world: Any, min_z: float = -0.2) -> list[TruthObject]:
 
 
 def default_fixtures_path() -> Path | None:
-    """config/scene_fixtures.yaml of the package (source tree or installed share)."""
-    here = Path(__file__).resolve().parents[2] / "config" / "scene_fixtures.yaml"
-    if here.is_file():
-        return here
+    """config/scene_fixtures.yaml of the package (source tree or installed share), if any."""
     try:
-        from ament_index_python.packages import get_package_share_directory
-
-        share = Path(get_package_share_directory("frankenbot")) / "config" / "scene_fixtures.yaml"
-        return share if share.is_file() else None
-    except Exception:  # no ament index (plain venv): no fixtures
+        return resolve_config_path("scene_fixtures.yaml")
+    except ConfigError:
         return None
 
 

@@ -23,7 +23,7 @@ from frankenbot.perception.fixtures import FixtureGeometry
 from frankenbot.perception.geometry import Detection, ShapeRules, measure
 from frankenbot.perception.segmentation import TablePlane, segment
 from frankenbot.perception.self_filter import arm_segments, is_robot
-from frankenbot.perception.tracker import Tracker
+from frankenbot.perception.tracker import Track, Tracker
 from frankenbot.state import Scene, SceneObject
 
 
@@ -94,7 +94,8 @@ class PerceptionPipeline:
         measured = [measure(c, self.shape_rules) for c in clusters]
         with self._scene_lock:
             detections = tuple(d for d in measured if self._keep(d, stamp))
-            self.tracker.update(list(detections), stamp)
+            tracks = self.tracker.update(list(detections), stamp)
+            self.tracker.drop(self._seen_through(tracks, depth, stamp))
             objects = self.tracker.scene_objects(stamp)
             fixtures = tuple(replace(f, last_seen=stamp) for f in self.fixtures)
             handles = tuple(h for h in self._handles.values()
@@ -105,6 +106,34 @@ class PerceptionPipeline:
             result = FrameResult(scene, detections, plane, time.perf_counter() - t0)
             self.last_result = result
         return result
+
+    def _seen_through(self, tracks: Sequence[Track], depth: np.ndarray,
+                      stamp: float) -> set[str]:
+        """Ids of unseen tracks whose place the camera now sees past (the object is gone).
+
+        A remembered object hidden by something in front of it (the gripper) keeps its track;
+        one whose top centre has a farther surface behind it (the table) was removed.
+        """
+        gone: set[str] = set()
+        unseen = [t for t in tracks if t.last_seen < stamp]
+        if not unseen:
+            return gone
+        tops = np.array([(*t.detection.position[:2],
+                          t.detection.position[2] + 0.3 * t.detection.size[2]) for t in unseen])
+        pix = self.camera.project(tops)
+        cam = (tops - self.camera.matrix[:3, 3]) @ self.camera.matrix[:3, :3]
+        h, w = depth.shape
+        scale = 1000.0 if depth.dtype == np.uint16 else 1.0
+        for t, (u, v), expected in zip(unseen, pix, cam[:, 2], strict=True):
+            if not (np.isfinite(u) and np.isfinite(v)) or not (0 <= u < w and 0 <= v < h):
+                continue
+            r0, c0 = int(v), int(u)
+            win = np.asarray(depth[max(r0 - 2, 0):r0 + 3, max(c0 - 2, 0):c0 + 3],
+                             dtype=np.float64) / scale
+            win = win[np.isfinite(win) & (win > 0)]
+            if win.size and float(np.median(win)) > expected + self.config.see_through:
+                gone.add(t.object_id)
+        return gone
 
     def _keep(self, det: Detection, stamp: float) -> bool:
         """Drop fixture parts (measuring drawer handles on the way) and unknown shapes."""

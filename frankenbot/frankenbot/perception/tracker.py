@@ -112,6 +112,10 @@ class Tracker:
         self._tracks = result
         return list(result)
 
+    def drop(self, object_ids: set[str]) -> None:
+        """Forget tracks (the camera saw the table where they should be: they are gone)."""
+        self._tracks = [t for t in self._tracks if t.object_id not in object_ids]
+
     def scene_objects(self, now: float) -> list[SceneObject]:
         objs = [t.to_scene_object(now, self.memory_s) for t in self._tracks]
         return sorted(objs, key=lambda o: o.object_id)
