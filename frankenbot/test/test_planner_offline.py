@@ -173,3 +173,16 @@ def test_every_call_in_offline_programs_is_a_catalog_primitive():
 def test_scene_of_task_has_the_fixtures():
     _instruction, scene = scene_of_task("open_drawer", 0)
     assert scene.get("drawer") is not None and scene.get("zone") is not None
+
+
+def test_benchmark_quick_reports_offline_numbers_and_no_invented_vlm_numbers(monkeypatch,
+                                                                             capsys):
+    from frankenbot.planner.benchmark import run_benchmark
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    report = run_benchmark(quick=True)
+    assert report["offline_sim"]["valid_rate"] == 1.0
+    assert report["refusals"]["refused"] == report["refusals"]["cases"]
+    assert isinstance(report["vlm"], str) and "not measured" in report["vlm"]
+    assert "first-call valid 100.0%" in capsys.readouterr().out
