@@ -127,3 +127,48 @@ def summary(results: dict[str, CaseResult]) -> dict[str, object]:
                       "wall_s": round(r.wall_seconds, 2), "failures": r.failures}
                   for t, r in results.items()},
     }
+
+
+@dataclass(frozen=True)
+class SlipResult:
+    """How far a held block moved relative to the fingers during a fast transport."""
+
+    speed: float  # m/s, average along the path
+    peak_tcp_speed: float  # m/s, measured
+    max_slip: float  # m, largest displacement of the block in the TCP frame
+    final_slip: float  # m
+
+
+def measure_slip(seed: int = 0, speed: float = 0.5, distance: float = 0.35) -> SlipResult:
+    """Pick a block, then carry it ``distance`` m sideways at ``speed`` m/s; track it in the
+    TCP frame (the fingers) every 10 ms."""
+    import numpy as np
+
+    with SimWorld(task="pick_up", seed=seed, width=64, height=48) as world:
+        obj = str(world.task.params["object"])
+        arm = ScriptedArm(world)
+        arm.pick(obj)
+        world.advance(0.3)
+        site = world._tcp_site
+
+        def rel() -> np.ndarray:
+            R = world.data.site_xmat[site].reshape(3, 3)
+            return R.T @ (world.data.xpos[world._bodies[obj]] - world.data.site_xpos[site])
+
+        start = rel()
+        x, y, z = world.tcp_position()
+        yaw = arm._current_yaw(world.joint_positions())
+        target_y = y - distance if y > 0 else y + distance
+        arm.move_linear(x, target_y, z, yaw, speed=speed, wait=False)
+        max_slip, peak, prev = 0.0, 0.0, world.tcp_position()
+        while world.trajectory_active():
+            world.advance(0.01)
+            max_slip = max(max_slip, float(np.linalg.norm(rel() - start)))
+            now = world.tcp_position()
+            peak = max(peak, float(np.linalg.norm(now - prev)) / 0.01)
+            prev = now
+        world.advance(0.3)
+        final = float(np.linalg.norm(rel() - start))
+        if not world.object_states()[obj].held:
+            final = max_slip = float("inf")
+        return SlipResult(speed, peak, max(max_slip, final), final)
