@@ -164,11 +164,13 @@ def test_while_ends_when_condition_turns_false():
     assert ex.names() == ["pick"]
 
 
-def test_backward_goto_loops_within_budget_then_fails_with_budget_exceeded():
-    interp, ex, _w = make(task("start: home() goto start max 2"))
+def test_backward_goto_loops_within_budget_then_falls_through():
+    interp, ex, _w = make(task('start: home() goto start max 2 exit failure "gave up"'))
     result = interp.run()
-    assert result.status == ExitStatus.BUDGET_EXCEEDED and "goto start" in result.reason
+    assert (result.status, result.reason) == (ExitStatus.FAILURE, "gave up")
     assert ex.names() == ["home"] * 3
+    jumps = [e.status for e in result.trace if e.event == "jump"]
+    assert jumps == [NodeStatus.SUCCESS, NodeStatus.SUCCESS, NodeStatus.SKIPPED]
 
 
 def test_forward_goto_skips_and_exit_failure_reports_reason():

@@ -45,21 +45,33 @@ class Candidate:
     origin: str  # "block" | "fence" | "text"
 
 
-def normalise(text: str) -> tuple[str, tuple[str, ...]]:
-    """Length-preserving clean-up; returns the new text and notes on what was changed."""
+def normalise_line_endings(text: str) -> tuple[str, tuple[str, ...]]:
+    """CRLF -> space + LF (length-preserving; a string literal can never span lines)."""
     notes: list[str] = []
-    if "\r" in text:
-        text = text.replace("\r\n", " \n").replace("\r", "\n")
-        notes.append("CR/CRLF line endings")
-    if any(c in _CHAR_MAP for c in text):
-        if any(c in _SMART_QUOTES for c in text):
-            notes.append("smart quotes replaced by straight quotes")
-        else:
-            notes.append("non-ASCII spaces or quotes replaced")
-        text = text.translate(_TRANSLATE)
+    if "\r\n" in text:
+        text = text.replace("\r\n", " \n")
+        notes.append("CRLF line endings")
     if "\t" in text:
         notes.append("tabs (kept as whitespace)")
     return text, tuple(notes)
+
+
+def normalise_characters(text: str) -> tuple[str, tuple[str, ...]]:
+    """Smart quotes -> straight quotes, exotic spaces -> space (one character for one)."""
+    if not any(c in _CHAR_MAP for c in text):
+        return text, ()
+    if any(c in _SMART_QUOTES for c in text):
+        note = "smart quotes replaced by straight quotes"
+    else:
+        note = "non-ASCII spaces or quotes replaced"
+    return text.translate(_TRANSLATE), (note,)
+
+
+def normalise(text: str) -> tuple[str, tuple[str, ...]]:
+    """Both normalisations (for tools that want the cleaned text in one step)."""
+    text, notes = normalise_line_endings(text)
+    text, more = normalise_characters(text)
+    return text, notes + more
 
 
 def check_limits(text: str) -> None:
@@ -71,22 +83,25 @@ def check_limits(text: str) -> None:
     depth = 0
     line, col = 1, 0
     in_string = in_comment = escaped = False
+    code = []  # the text with strings and comments blanked, for the `not` run check
     for ch in text:
         col += 1
         if ch == "\n":
             line, col = line + 1, 0
             in_comment = in_string = False
+            code.append(ch)
             continue
-        if in_comment:
+        if in_comment or in_string:
+            code.append(" ")
+            if in_string:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == '"':
+                    in_string = False
             continue
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-            continue
+        code.append(ch)
         if ch == '"':
             in_string = True
         elif ch == "#":
@@ -99,10 +114,11 @@ def check_limits(text: str) -> None:
                     "flatten the program: use labels, skills or fewer nested blocks")
         elif ch in "})":
             depth = max(0, depth - 1)
-    m = _NOT_RUN.search(text)
+    code_text = "".join(code)
+    m = _NOT_RUN.search(code_text)
     if m:
-        line = text.count("\n", 0, m.start()) + 1
-        col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+        line = code_text.count("\n", 0, m.start()) + 1
+        col = m.start() - (code_text.rfind("\n", 0, m.start()) + 1) + 1
         raise ProgramSyntaxError(f"more than {MAX_NOT_RUN} `not` in a row", line, col,
                                  "simplify the condition")
 

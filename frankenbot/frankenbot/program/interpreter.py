@@ -366,10 +366,10 @@ class Interpreter:
         if g.budget is not None:
             key = f"goto:{path}"
             used = self._budgets.get(key, 0)
-            if used >= g.budget:
-                self._emit(path, g, g.span.line, "jump", NodeStatus.FAILURE, "budget used up")
-                raise _Exit(ExitStatus.BUDGET_EXCEEDED,
-                            f"goto {g.label} at {path} used its budget of {g.budget}")
+            if used >= g.budget:  # like a loop bound: fall through to what follows
+                self._emit(path, g, g.span.line, "jump", NodeStatus.SKIPPED,
+                           f"budget of {g.budget} used up; falling through")
+                return
             self._budgets[key] = used + 1
         self._emit(path, g, g.span.line, "jump", NodeStatus.SUCCESS, f"to {g.label}")
         raise _Jump(g.label, frame)

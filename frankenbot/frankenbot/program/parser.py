@@ -388,31 +388,47 @@ def _parse_one(text: str, start: str) -> object:
 # ------------------------------------------------------------------------------- public API
 
 
-def _choose(text: str, start: str, library: bool) -> tuple[object, extract.Candidate, str]:
-    norm, _notes = extract.normalise(text)
-    extract.check_limits(norm)
-    cands = extract.candidates(norm, library=library)
-    best: tuple[object, extract.Candidate, str] | None = None
+def _try(text: str, start: str, library: bool
+         ) -> tuple[object, extract.Candidate] | ProgramSyntaxError:
+    """Parse each candidate of ``text``; the whole text wins outright, else the last block."""
+    best: tuple[object, extract.Candidate] | None = None
     first_error: ProgramSyntaxError | None = None
     block_error: ProgramSyntaxError | None = None
-    for cand in cands:
-        sub = norm if cand.origin == "text" else extract.blank_outside(norm, cand.start, cand.end)
+    for cand in extract.candidates(text, library=library):
+        sub = text if cand.origin == "text" else extract.blank_outside(text, cand.start, cand.end)
         try:
             result = _parse_one(sub, start)
         except ProgramSyntaxError as err:
-            if first_error is None:
-                first_error = err
-            if cand.origin != "text" and block_error is None:
-                block_error = err
+            first_error = first_error or err
+            if cand.origin != "text":
+                block_error = block_error or err
             continue
-        if cand.origin == "text":  # the whole text parses: nothing to strip, stop here
-            return result, cand, norm
-        best = (result, cand, norm)
+        if cand.origin == "text":  # the whole text parses: nothing to strip
+            return result, cand
+        best = (result, cand)
     if best is not None:
         return best
     err = block_error or first_error
     assert err is not None
-    raise err
+    return err
+
+
+def _choose(text: str, start: str, library: bool
+            ) -> tuple[object, extract.Candidate, str, tuple[str, ...]]:
+    """Parse as written (line endings aside); only if that fails, retry with smart quotes and
+    odd spaces replaced, so a string that legitimately holds them is never altered."""
+    base, notes = extract.normalise_line_endings(text)
+    extract.check_limits(base)
+    first = _try(base, start, library)
+    if not isinstance(first, ProgramSyntaxError):
+        return first[0], first[1], base, notes
+    norm, more = extract.normalise_characters(base)
+    if norm == base:
+        raise first
+    second = _try(norm, start, library)
+    if isinstance(second, ProgramSyntaxError):
+        raise second
+    return second[0], second[1], norm, notes + more
 
 
 def parse_program(text: str) -> ParseResult:
@@ -422,8 +438,7 @@ def parse_program(text: str) -> ParseResult:
     """
     if not isinstance(text, str):
         raise ProgramSyntaxError(f"expected program text (str), got {type(text).__name__}")
-    result, cand, norm = _choose(text, "start", library=False)
-    _norm, notes = extract.normalise(text)
+    result, cand, norm, notes = _choose(text, "start", library=False)
     stripped = notes + extract.describe_stripped(norm, cand)
     assert isinstance(result, Program)
     return ParseResult(result, stripped, norm[cand.start:cand.end])
@@ -433,6 +448,6 @@ def parse_skills(text: str) -> tuple[SkillDef, ...]:
     """Parse a skill library text: one or more top-level ``skill`` definitions."""
     if not isinstance(text, str):
         raise ProgramSyntaxError(f"expected skill library text (str), got {type(text).__name__}")
-    result, _cand, _norm = _choose(text, "library", library=True)
+    result, _cand, _norm, _notes = _choose(text, "library", library=True)
     assert isinstance(result, tuple)
     return result

@@ -316,7 +316,7 @@ class _Validator:
                 self.check_block(s.body, scope, here, depth + 1)
             elif isinstance(s, Goto):
                 self.check_goto(s, scope, here)
-                dead = True
+                dead = s.budget is None  # a spent budget falls through to the next statement
             elif isinstance(s, Exit):
                 dead = True
 
