@@ -84,6 +84,7 @@ class MonitorContext:
     node_path: str = ""
     started_at: float = 0.0
     reference: Mapping[str, tuple[float, float, float]] = field(default_factory=dict)
+    held_at_start: str | None = None  # carried on purpose: its motion is no anomaly
 
     def objects(self) -> tuple[str, ...]:
         return tuple(str(self.args[k]) for k in OBJECT_ARGS
@@ -175,7 +176,7 @@ class ObjectMovedMonitor(_Base):
         if ctx.primitive is None or snap.scene.stale:
             return None
         for oid in ctx.objects():
-            if oid == snap.robot.held_object:
+            if oid in (snap.robot.held_object, ctx.held_at_start):
                 continue
             ref = ctx.reference.get(oid)
             obj = snap.scene.get(oid)
@@ -197,7 +198,7 @@ class ObjectMissingMonitor(_Base):
         if ctx.primitive is None or ctx.primitive == "detect" or snap.scene.stale:
             return None
         for oid in ctx.objects():
-            if oid == snap.robot.held_object or oid not in ctx.reference:
+            if oid in (snap.robot.held_object, ctx.held_at_start) or oid not in ctx.reference:
                 continue
             if snap.scene.get(oid) is None:
                 return self._hit(f"{oid} is no longer visible during {ctx.primitive}", (oid,))

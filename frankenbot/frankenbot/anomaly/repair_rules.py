@@ -69,8 +69,22 @@ def rule_choice(s: Situation, cands: Sequence[Candidate]) -> Candidate | None:
     return choice or _find(cands, RepairAction.REPLAN)
 
 
+def already_done(s: Situation, cands: Sequence[Candidate]) -> Candidate | None:
+    """Skip a pick whose object is already in the hand (e.g. a replanned program starting
+    again from its first pick): the node's goal holds, so running it can only fail."""
+    call = s.failed_call
+    if call is not None and call.name == "pick" and s.held_object is not None \
+            and call.args.get("obj") == s.held_object:
+        return _find(cands, RepairAction.SKIP)
+    return None
+
+
 def tier1_choice(s: Situation, cands: Sequence[Candidate]) -> Candidate | None:
-    """The built-in coded recovery, only for predictable kinds; never replan or abort here."""
+    """The built-in coded recovery, only for predictable kinds (and picks already done);
+    never replan or abort here."""
+    done = already_done(s, cands)
+    if done is not None:
+        return done
     if s.kind not in TIER1_KINDS:
         return None
     choice = rule_choice(s, cands)

@@ -56,7 +56,8 @@ class TrackedPrimitives:
         path = self._active_path()
         started = snap.time
         with self._lock:
-            self._ctx = MonitorContext(name, dict(args), path, started, ref)
+            self._ctx = MonitorContext(name, dict(args), path, started, ref,
+                                       snap.robot.held_object)
             listeners = list(self._listeners)
             self.calls += 1
         for fn in listeners:
