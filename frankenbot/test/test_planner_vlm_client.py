@@ -173,3 +173,15 @@ def test_environment_supplies_key_and_base_url(monkeypatch, server):
 def test_bad_config_values_are_rejected(kw, match):
     with pytest.raises(ConfigError, match=match):
         VlmConfig(**kw)
+
+
+def test_optional_sampling_settings_are_sent_only_when_set(server):
+    server.add(completion("a"), completion("b"))
+    with _client(server, mode="text") as client:
+        client.complete(MESSAGES)
+    with _client(server, mode="text", temperature=0.0, reasoning_effort="low") as client:
+        client.complete(MESSAGES)
+    assert "temperature" not in server.requests[0]
+    assert "reasoning_effort" not in server.requests[0]
+    assert server.requests[1]["temperature"] == 0.0
+    assert server.requests[1]["reasoning_effort"] == "low"

@@ -31,7 +31,7 @@ import json
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +66,9 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "vlm.timeout": (60.0, "seconds per HTTP request"),
     "vlm.transport_retries": (2, "HTTP retries per planning call (5xx, timeouts); not counted "
                                  "as planning calls"),
-    "vlm.max_output_tokens": (2048, "completion token limit per call"),
+    "vlm.max_output_tokens": (4096, "completion token limit per call (reasoning included)"),
+    "vlm.temperature": (-1.0, "sampling temperature; < 0 = not sent (reasoning models)"),
+    "vlm.reasoning_effort": ("", "'' = not sent; minimal | low | medium | high"),
     "vlm.image_detail": ("auto", "image detail for the VLM: low | high | auto"),
     "prompt_budget_chars": (16000, "prompt text budget; exemplars are trimmed first"),
     "use_image": (True, "send perception's annotated image with the prompt"),
@@ -121,6 +123,9 @@ class PlannerNode(Node):
                         timeout=float(p("vlm.timeout")),
                         transport_retries=int(p("vlm.transport_retries")),
                         max_output_tokens=int(p("vlm.max_output_tokens")),
+                        temperature=(None if float(p("vlm.temperature")) < 0
+                                     else float(p("vlm.temperature"))),
+                        reasoning_effort=p("vlm.reasoning_effort"),
                         image_detail=p("vlm.image_detail"))
         self.config = PlannerConfig(default_planner=p("planner_mode"), vlm=vlm,
                                     prompt_budget_chars=int(p("prompt_budget_chars")))
@@ -228,6 +233,11 @@ class PlannerNode(Node):
             task.outcome = self.planner.plan(request)
         except FrankenbotError as e:
             task.outcome = PlanOutcome(False, "", None, str(e))
+        with self._state_lock:
+            no_scene = self._scene is None
+        if no_scene and not task.outcome.ok:
+            task.outcome = replace(task.outcome, message=task.outcome.message + " (no scene has "
+                                   "arrived on /frankenbot/scene: is perception running?)")
         out = task.outcome
         self.get_logger().info(f"{task.task_id}: {out.summary()}")
         self._write_stats(task)

@@ -126,6 +126,8 @@ def object_table(scene: Scene) -> str:
         size = "x".join(f"{v * 100:.0f}" for v in o.size)
         note = "fixture" if o.is_fixture else ""
         rows.append(f"{o.object_id} | {o.label} | {pos} | {size} | {note}".rstrip(" |"))
+    if scene.stale:
+        rows.append("(the scene is stale: camera frames stopped; positions may be old)")
     return "\n".join(rows)
 
 

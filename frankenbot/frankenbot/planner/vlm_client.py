@@ -57,8 +57,9 @@ class VlmConfig:
     connect_timeout: float = 10.0
     transport_retries: int = 2  # extra HTTP attempts per planning call
     retry_backoff: float = 1.0  # seconds, doubled per attempt
-    max_output_tokens: int = 2048
+    max_output_tokens: int = 4096  # reasoning models spend part of it thinking
     temperature: float | None = None  # None: not sent (reasoning models reject it)
+    reasoning_effort: str = ""  # "" = not sent; minimal | low | medium | high (reasoning models)
     image_detail: str = "auto"
     guided_key: str = "guided_grammar"
     tool_name: str = "frankenbot_program"
@@ -151,6 +152,8 @@ class VlmClient:
         kwargs: dict[str, Any] = {"model": cfg.model, "messages": messages}
         if cfg.temperature is not None:
             kwargs["temperature"] = cfg.temperature
+        if cfg.reasoning_effort:
+            kwargs["reasoning_effort"] = cfg.reasoning_effort
         if mode == VlmMode.GRAMMAR:
             kwargs["max_completion_tokens"] = cfg.max_output_tokens
             kwargs["tools"] = [{"type": "custom", "custom": {
