@@ -34,14 +34,18 @@ class MotionOutcome:
 class MotionBackend(Protocol):
     """Plan, check and execute arm motions; all calls block until done, failed or cancelled."""
 
-    def move_to_joints(self, goal: Sequence[float], cancel: CancelToken) -> MotionOutcome:
+    def move_to_joints(self, goal: Sequence[float], cancel: CancelToken,
+                       speed: float = 1.0) -> MotionOutcome:
+        """``speed`` in (0, 1] slows this motion below the configured limits."""
         ...
 
-    def move_to_pose(self, tcp_pose: np.ndarray, cancel: CancelToken) -> MotionOutcome:
+    def move_to_pose(self, tcp_pose: np.ndarray, cancel: CancelToken,
+                     speed: float = 1.0) -> MotionOutcome:
         """Joint-space move to a TCP pose (IK nearest the current configuration)."""
         ...
 
-    def move_linear(self, tcp_pose: np.ndarray, cancel: CancelToken) -> MotionOutcome:
+    def move_linear(self, tcp_pose: np.ndarray, cancel: CancelToken,
+                    speed: float = 1.0) -> MotionOutcome:
         """Straight-line TCP move to a pose (approach, retreat, push, pull)."""
         ...
 

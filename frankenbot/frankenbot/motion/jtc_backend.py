@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -61,8 +61,10 @@ class JtcBackend:
 
     def __init__(self, robot: RobotInterface, *, kinematics: UR5eKinematics,
                  envelope: SafetyEnvelope, limits: MotionLimits | None = None,
-                 execution: ExecutionConfig | None = None) -> None:
+                 execution: ExecutionConfig | None = None,
+                 posture: Sequence[float] | None = None) -> None:
         self.robot = robot
+        self.posture = None if posture is None else tuple(float(v) for v in posture)
         self.kin = kinematics
         self.envelope = envelope
         self.limits = limits or MotionLimits()
@@ -91,12 +93,31 @@ class JtcBackend:
 
     def plan_pose(self, start: Sequence[float], tcp_pose: np.ndarray,
                   speed_scaling: float = 1.0) -> JointTrajectory:
+        """Joint-space move to a TCP pose.
+
+        The goal configuration is the IK solution nearest the preferred posture (elbow up, wrist
+        down, as at home) rather than nearest the current one, so a series of free moves never
+        drifts into an odd branch; wrist_3 stays near its current turn. The first candidate
+        whose trajectory passes the envelope wins.
+        """
         pose = self._valid_pose(tcp_pose)
-        try:
-            goal = self.kin.ik(pose, start)
-        except UnreachableError as e:
-            raise PlanningError(FailureCode.UNREACHABLE, str(e)) from e
-        return self.plan_joints(start, goal, speed_scaling)
+        start_arr = np.asarray(start, dtype=float)
+        near = np.array(self.posture if self.posture is not None else start_arr, dtype=float)
+        near[5] = start_arr[5]
+        candidates = self.kin.ik_candidates(pose, near)
+        if not candidates:
+            p = pose[:3, 3]
+            raise PlanningError(FailureCode.UNREACHABLE,
+                                f"no IK solution within joint limits for TCP at ({p[0]:.3f}, "
+                                f"{p[1]:.3f}, {p[2]:.3f}) m")
+        first_error: PlanningError | None = None
+        for goal in candidates:
+            try:
+                return self.plan_joints(start_arr, goal, speed_scaling)
+            except PlanningError as e:
+                first_error = first_error or e
+        assert first_error is not None
+        raise first_error
 
     def plan_linear(self, start: Sequence[float], tcp_pose: np.ndarray,
                     speed_scaling: float = 1.0) -> JointTrajectory:
@@ -127,19 +148,26 @@ class JtcBackend:
             raise PlanningError(FailureCode.REJECTED_BY_SAFETY, str(e)) from e
 
     # --- MotionBackend --------------------------------------------------------------------
-    def move_to_joints(self, goal: Sequence[float], cancel: CancelToken) -> MotionOutcome:
-        return self._plan_and_run(lambda q, s: self.plan_joints(q, goal, s), cancel)
+    def move_to_joints(self, goal: Sequence[float], cancel: CancelToken,
+                       speed: float = 1.0) -> MotionOutcome:
+        return self._plan_and_run(lambda q, s: self.plan_joints(q, goal, s), cancel, speed)
 
-    def move_to_pose(self, tcp_pose: np.ndarray, cancel: CancelToken) -> MotionOutcome:
-        return self._plan_and_run(lambda q, s: self.plan_pose(q, tcp_pose, s), cancel)
+    def move_to_pose(self, tcp_pose: np.ndarray, cancel: CancelToken,
+                     speed: float = 1.0) -> MotionOutcome:
+        return self._plan_and_run(lambda q, s: self.plan_pose(q, tcp_pose, s), cancel, speed)
 
-    def move_linear(self, tcp_pose: np.ndarray, cancel: CancelToken) -> MotionOutcome:
-        return self._plan_and_run(lambda q, s: self.plan_linear(q, tcp_pose, s), cancel)
+    def move_linear(self, tcp_pose: np.ndarray, cancel: CancelToken,
+                    speed: float = 1.0) -> MotionOutcome:
+        return self._plan_and_run(lambda q, s: self.plan_linear(q, tcp_pose, s), cancel, speed)
 
     def stop(self) -> None:
         self.robot.stop()
 
-    def _plan_and_run(self, plan, cancel: CancelToken) -> MotionOutcome:  # type: ignore[no-untyped-def]
+    def _plan_and_run(self, plan: Callable[[np.ndarray, float], JointTrajectory],
+                      cancel: CancelToken, speed: float = 1.0) -> MotionOutcome:
+        if not (math.isfinite(speed) and 0.0 < speed <= 1.0):
+            return MotionOutcome(FailureCode.INVALID_ARGUMENT,
+                                 f"speed factor must be in (0, 1], got {speed}")
         if cancel.cancelled:
             return MotionOutcome(FailureCode.PREEMPTED, f"cancelled before start: {cancel.reason}")
         if self.robot.estop_engaged():
@@ -148,7 +176,7 @@ class JtcBackend:
         if state is None:
             return MotionOutcome(FailureCode.NO_STATE, "no joint state received: no motion")
         try:
-            traj = plan(np.asarray(state.positions, dtype=float), self._scaling())
+            traj = plan(np.asarray(state.positions, dtype=float), self._scaling() * speed)
         except PlanningError as e:
             return MotionOutcome(e.code, str(e))
         except ValueError as e:

@@ -140,26 +140,32 @@ class UR5eKinematics:
         sols = ur5e.inverse_kinematics(np.ascontiguousarray(tool0_in_base))
         return [s for s in sols if np.all(np.isfinite(s))]
 
-    def ik(self, tcp_pose: np.ndarray, q_near: Sequence[float]) -> np.ndarray:
-        """The solution nearest ``q_near`` within the joint limits; raises UnreachableError.
+    def ik_candidates(self, tcp_pose: np.ndarray, q_near: Sequence[float]) -> list[np.ndarray]:
+        """All solutions within the joint limits, nearest to ``q_near`` first.
 
         Each analytic solution is shifted joint by joint by multiples of 2*pi towards ``q_near``
-        (staying inside the limits); the shifted solution with the smallest squared joint
-        distance wins. Vectorised: this runs for every sample of a Cartesian line.
+        (staying inside the limits). Vectorised: this runs for every sample of a Cartesian line.
         """
         _check_joints(q_near)
         near = np.asarray(q_near, dtype=float)
         sols = self.ik_all(tcp_pose)
-        if sols:
-            two_pi = 2 * math.pi
-            cand = np.asarray(sols)
-            cand = cand + np.round((near - cand) / two_pi) * two_pi
-            cand = np.where(cand < self._lower - 1e-9, cand + two_pi, cand)
-            cand = np.where(cand > self._upper + 1e-9, cand - two_pi, cand)
-            valid = np.all((cand >= self._lower - 1e-9) & (cand <= self._upper + 1e-9), axis=1)
-            if np.any(valid):
-                cost = np.where(valid, np.sum((cand - near) ** 2, axis=1), np.inf)
-                return np.array(cand[int(np.argmin(cost))])
+        if not sols:
+            return []
+        two_pi = 2 * math.pi
+        cand = np.asarray(sols)
+        cand = cand + np.round((near - cand) / two_pi) * two_pi
+        cand = np.where(cand < self._lower - 1e-9, cand + two_pi, cand)
+        cand = np.where(cand > self._upper + 1e-9, cand - two_pi, cand)
+        valid = np.all((cand >= self._lower - 1e-9) & (cand <= self._upper + 1e-9), axis=1)
+        cand = cand[valid]
+        order = np.argsort(np.sum((cand - near) ** 2, axis=1), kind="stable")
+        return [np.array(cand[i]) for i in order]
+
+    def ik(self, tcp_pose: np.ndarray, q_near: Sequence[float]) -> np.ndarray:
+        """The solution nearest ``q_near`` within the joint limits; raises UnreachableError."""
+        cands = self.ik_candidates(tcp_pose, q_near)
+        if cands:
+            return cands[0]
         p = np.asarray(tcp_pose)[:3, 3]
         raise UnreachableError(
             f"no IK solution within joint limits for TCP at ({p[0]:.3f}, {p[1]:.3f}, "
