@@ -136,6 +136,10 @@ class AnomalyEngine:
     # ------------------------------------------------------------------ phase detection
     def poll(self, world: "SimWorld") -> None:
         """Called every few physics steps (under the world's lock)."""
+        if not self._armed:  # nothing to detect: keep the physics loop cheap
+            self._prev_tcp = None
+            self._prev_held = set()
+            return
         tcp = world.data.site_xpos[world._tcp_site].copy()
         dt = world.timestep * 10
         vel = np.zeros(3) if self._prev_tcp is None else (tcp - self._prev_tcp) / dt
@@ -144,8 +148,6 @@ class AnomalyEngine:
         for name in self._prev_held - held:
             self._released[name] = world.time
         self._prev_held = held
-        if not self._armed:
-            return
         for armed in list(self._armed):
             target = self._detect(world, armed, tcp, vel, held)
             if target is not None:

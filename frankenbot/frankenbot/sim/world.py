@@ -216,16 +216,17 @@ class SimWorld:
 
     def _held(self) -> set[str]:
         """Objects touching both finger pads."""
-        touching: dict[str, set[int]] = {}
         d, m = self.data, self.model
+        if d.ncon == 0:
+            return set()
+        g1, g2 = d.contact.geom1[:d.ncon], d.contact.geom2[:d.ncon]
+        touching: dict[int, set[int]] = {}
+        for pad in self._pads:
+            others = np.concatenate([g2[g1 == pad], g1[g2 == pad]])
+            for body in set(m.geom_bodyid[others].tolist()):
+                touching.setdefault(body, set()).add(pad)
         by_body = {b: n for n, b in self._bodies.items()}
-        for c in d.contact[:d.ncon]:
-            for pad, other in ((c.geom1, c.geom2), (c.geom2, c.geom1)):
-                if pad in self._pads:
-                    name = by_body.get(int(m.geom_bodyid[other]))
-                    if name is not None:
-                        touching.setdefault(name, set()).add(int(pad))
-        return {n for n, pads in touching.items() if len(pads) == 2}
+        return {by_body[b] for b, pads in touching.items() if len(pads) == 2 and b in by_body}
 
     # ------------------------------------------------------------------ time
     @property
@@ -263,7 +264,9 @@ class SimWorld:
             if d.time < self._gripper_open_until:
                 target = 0.0
             delta = FINGER_SPEED * m.opt.timestep
-            d.ctrl[6:8] = np.clip(target, d.ctrl[6:8] - delta, d.ctrl[6:8] + delta)
+            for k in (6, 7):
+                c = float(d.ctrl[k])
+                d.ctrl[k] = min(max(target, c - delta), c + delta)
             mujoco.mj_step(m, d)
             self._ctrl.supervise(d.time, d.qpos[self._arm_qadr])
             self._steps += 1
