@@ -275,11 +275,12 @@ class Primitives:
             self.robot.sleep(0.05)
 
     def _move_above(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
-        obj = self._find(self._obj_arg(args, "obj"))
+        object_id = self._obj_arg(args, "obj")
         height = self._num_arg(args, "height", 0.10)
         if height < 0.0:
             return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
                                            f"height must be >= 0, got {height}")
+        obj = self._find(object_id)
         z = obj.top_z + height
         yaw = self._best_yaw(obj.position[0], obj.position[1], z,
                              symmetric_yaws(self._current_yaw(), math.pi))
