@@ -18,6 +18,7 @@ from frankenbot.program.errors import ProgramSyntaxError
 MAX_TEXT_CHARS = 100_000  # anything longer is not a program a model wrote for one task
 MAX_NESTING = 32  # braces + parentheses; keeps every later tree walk far from recursion limits
 MAX_NOT_RUN = 8  # `not not not ...` in a row
+MAX_CANDIDATES = 16  # blocks tried per text (the last ones: later versions win)
 
 _CHAR_MAP = {
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"',
@@ -194,15 +195,14 @@ def candidates(text: str, library: bool = False) -> list[Candidate]:
         if (m.start(), end) not in seen:
             seen.add((m.start(), end))
             found.append(Candidate(m.start(), end, "block"))
-    return found
+    return found[:1] + found[1:][-MAX_CANDIDATES:]
 
 
 def blank_outside(text: str, start: int, end: int) -> str:
-    """The text with everything outside [start, end) replaced by spaces (newlines kept)."""
-    def blank(s: str) -> str:
-        return re.sub(r"[^\n]", " ", s)
-
-    return blank(text[:start]) + text[start:end] + blank(text[end:])
+    """The candidate [start, end) alone, preceded by just enough newlines and spaces that
+    line:column positions inside it are the same as in the whole text."""
+    line_start = text.rfind("\n", 0, start) + 1
+    return "\n" * text.count("\n", 0, start) + " " * (start - line_start) + text[start:end]
 
 
 def describe_stripped(text: str, cand: Candidate) -> tuple[str, ...]:
