@@ -163,7 +163,7 @@ if __name__ == "__main__":  # pragma: no cover
 
 @pytest.mark.slow
 def test_node_against_sim_node_publishes_the_sims_objects(ros_context, spawn_process,
-                                                          python_exe):
+                                                          python_exe, package_root):
     """Two real processes (sim node, perception node) over DDS; truth from an identical world."""
     pytest.importorskip("frankenbot.nodes.sim_node")
     from frankenbot.perception.eval import match, truth_of_world
@@ -174,7 +174,7 @@ def test_node_against_sim_node_publishes_the_sims_objects(ros_context, spawn_pro
     spawn_process([python_exe, "-m", "frankenbot.nodes.sim_node", "--ros-args",
                    "-p", f"task:={task}", "-p", f"seed:={seed}", "-p", "camera_rate:=5.0"])
     spawn_process([python_exe, "-m", "frankenbot.nodes.perception_node", "--ros-args",
-                   "-p", "camera_config:=camera.yaml", "-p", "fixtures_path:=scene_fixtures.yaml",
+                   "--params-file", str(package_root / "config" / "sim.yaml"),
                    "-p", "rate:=5.0"])
     with SimWorld(seed=seed, task=task) as world:
         truth = truth_of_world(world)
@@ -196,3 +196,15 @@ def test_node_against_sim_node_publishes_the_sims_objects(ros_context, spawn_pro
         assert scene.get("drawer") is not None and scene.get("drawer").is_fixture
     finally:
         h.close()
+
+
+def test_node_with_missing_detector_checkpoint_exits_with_a_clear_error(python_exe, tmp_path):
+    import subprocess
+
+    proc = subprocess.run([python_exe, "-m", "frankenbot.nodes.perception_node", "--ros-args",
+                           "-p", "detector_backend:=owlv2", "-p",
+                           f"detector_model:={tmp_path / 'none'}"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "no OWLv2 checkpoint" in proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr

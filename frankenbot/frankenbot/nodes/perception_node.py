@@ -11,8 +11,8 @@ Publishes:
   /frankenbot/scene_markers (visualization_msgs/MarkerArray)
   /frankenbot/annotated_image (sensor_msgs/Image rgb8, set-of-mark image)
 Parameters (all declared with descriptions): rate, max_latency, stale_timeout, sync_tolerance,
-  camera_config, fixtures_path, detector_backend, detector_queries, stride, table_height,
-  base_frame, publish_annotated.
+  camera_config, fixtures_path, detector_backend, detector_queries, detector_model,
+  detector_threshold, stride, table_height, base_frame, publish_annotated.
 
 Subscription callbacks only store the latest messages; a timer in its own callback group does the
 processing, so a slow frame never blocks message intake.
@@ -38,7 +38,7 @@ from frankenbot.perception.annotate import annotate
 from frankenbot.perception.camera import CameraModel, load_camera
 from frankenbot.perception.config import PerceptionConfig, resolve_config_path
 from frankenbot.perception.fixtures import load_fixture_geometry
-from frankenbot.perception.pipeline import PerceptionPipeline
+from frankenbot.perception.pipeline import DEFAULT_QUERIES, PerceptionPipeline
 from frankenbot.perception.ros_conversions import (
     depth_from_image_msg,
     image_msg_from_rgb,
@@ -78,8 +78,11 @@ class PerceptionNode(Node):
                               "name: package config/); empty: none"))
         self.backend = str(p("detector_backend", "geometric", "geometric (colour + depth "
                              "clusters) or owlv2 (open-vocabulary, transformers)"))
-        p("detector_queries", "block,bowl,plate,bin", "comma-separated text queries for the "
-          "open-vocabulary backend")
+        queries = str(p("detector_queries", "block,bowl,plate,bin", "comma-separated text "
+                        "queries for the open-vocabulary backend"))
+        detector_model = str(p("detector_model", "", "local directory of the OWLv2 checkpoint "
+                               "(owlv2 backend; never downloaded at run time)"))
+        detector_threshold = float(p("detector_threshold", 0.2, "OWLv2 box score threshold"))
         stride = int(p("stride", 2, "pixel stride of the point cloud (1 = full resolution)"))
         table_height = float(p("table_height", 0.0, "table top z in base_link (RANSAC fallback)"))
         self.base_frame = str(p("base_frame", "base_link", "frame of the published scene"))
@@ -91,6 +94,13 @@ class PerceptionNode(Node):
         self.config = PerceptionConfig(stride=stride, table_height=table_height,
                                        stale_timeout_s=self.stale_timeout)
         self.config.validate()
+        self._detector = None
+        self._queries = tuple(q.strip() for q in queries.split(",") if q.strip())
+        if self.backend == "owlv2":
+            from frankenbot.perception.detector import Owlv2Detector
+
+            self._detector = Owlv2Detector.from_pretrained(detector_model,
+                                                           threshold=detector_threshold)
         self._extrinsics = (load_camera(resolve_config_path(camera_config)).matrix
                             if camera_config else None)
         self._fixtures = (load_fixture_geometry(resolve_config_path(fixtures_path))
@@ -226,7 +236,9 @@ class PerceptionNode(Node):
             if camera is None:
                 raise PerceptionError("camera pose unknown (no camera_config, no TF)")
             if self._pipeline is None:
-                self._pipeline = PerceptionPipeline(camera, self._fixtures, self.config)
+                self._pipeline = PerceptionPipeline(camera, self._fixtures, self.config,
+                                                    detector=self._detector,
+                                                    queries=self._queries or DEFAULT_QUERIES)
             elif self._pipeline.camera is not camera:
                 self._pipeline.camera = camera
             rgb = rgb_from_image_msg(rgb_msg)

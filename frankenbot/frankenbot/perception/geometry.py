@@ -40,6 +40,7 @@ class Detection:
     yaw: float
     confidence: float
     n_points: int
+    name: str = ""  # detector label (open vocabulary, e.g. "mug"); "" = named by shape
 
 
 def min_area_rect(xy: np.ndarray) -> tuple[np.ndarray, float, float, float]:

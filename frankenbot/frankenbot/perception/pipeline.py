@@ -19,12 +19,21 @@ from frankenbot.errors import PerceptionError
 from frankenbot.perception.camera import CameraModel
 from frankenbot.perception.colour import ACHROMATIC_GROUP
 from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.detector import BoxDetector
 from frankenbot.perception.fixtures import FixtureGeometry
 from frankenbot.perception.geometry import Detection, ShapeRules, measure
-from frankenbot.perception.segmentation import TablePlane, segment
+from frankenbot.perception.segmentation import (
+    Cluster,
+    TablePlane,
+    cluster_in_box,
+    foreground,
+    segment,
+)
 from frankenbot.perception.self_filter import arm_segments, is_robot
 from frankenbot.perception.tracker import Track, Tracker
-from frankenbot.state import Scene, SceneObject
+from frankenbot.state import SHAPES, Scene, SceneObject
+
+DEFAULT_QUERIES = ("block", "bowl", "plate", "bin")
 
 
 @dataclass(frozen=True)
@@ -43,7 +52,11 @@ class PerceptionPipeline:
     def __init__(self, camera: CameraModel,
                  fixtures: Sequence[SceneObject | FixtureGeometry] = (),
                  config: PerceptionConfig | None = None,
-                 shape_rules: ShapeRules | None = None) -> None:
+                 shape_rules: ShapeRules | None = None,
+                 detector: BoxDetector | None = None,
+                 queries: Sequence[str] = DEFAULT_QUERIES) -> None:
+        self.detector = detector
+        self.queries = tuple(queries)
         self.config = config or PerceptionConfig()
         self.config.validate()
         self.camera = camera
@@ -87,11 +100,15 @@ class PerceptionPipeline:
                 segments = arm_segments(joint_positions)
             except ValueError as e:
                 raise PerceptionError(f"self filter: {e}") from e
-        plane, clusters = segment(rgb, depth, self.camera, self.config, self._rng)
-        if segments is not None:
-            clusters = [c for c in clusters if c.group != ACHROMATIC_GROUP
-                        or not is_robot(c.points, segments, self.config.robot_radius)]
-        measured = [measure(c, self.shape_rules) for c in clusters]
+        if self.detector is None:
+            plane, clusters = segment(rgb, depth, self.camera, self.config, self._rng)
+            names = [""] * len(clusters)
+        else:
+            plane, clusters, names = self._detector_clusters(rgb, depth)
+        keep = [segments is None or c.group != ACHROMATIC_GROUP
+                or not is_robot(c.points, segments, self.config.robot_radius) for c in clusters]
+        measured = [_named(measure(c, self.shape_rules), n)
+                    for c, n, k in zip(clusters, names, keep, strict=True) if k]
         with self._scene_lock:
             detections = tuple(d for d in measured if self._keep(d, stamp))
             tracks = self.tracker.update(list(detections), stamp)
@@ -106,6 +123,27 @@ class PerceptionPipeline:
             result = FrameResult(scene, detections, plane, time.perf_counter() - t0)
             self.last_result = result
         return result
+
+    def _detector_clusters(self, rgb: np.ndarray, depth: np.ndarray
+                           ) -> tuple[TablePlane, list[Cluster], list[str]]:
+        """Boxes from the detector, each lifted to its largest above-table blob."""
+        assert self.detector is not None
+        plane, fg = foreground(rgb, depth, self.camera, self.config, self._rng)
+        boxes = self.detector.detect(rgb, self.queries)
+        clusters: list[Cluster] = []
+        names: list[str] = []
+        taken: list[set[int]] = []
+        for box in boxes:  # best score first
+            c = cluster_in_box(fg, box.box, self.config)
+            if c is None:
+                continue
+            ids = set((c.pixels[:, 0] * 100_000 + c.pixels[:, 1]).tolist())
+            if any(len(ids & t) > 0.5 * min(len(ids), len(t)) for t in taken):
+                continue  # a second box on the same object
+            taken.append(ids)
+            clusters.append(c)
+            names.append(box.label)
+        return plane, clusters, names
 
     def _seen_through(self, tracks: Sequence[Track], depth: np.ndarray,
                       stamp: float) -> set[str]:
@@ -148,7 +186,7 @@ class PerceptionPipeline:
                 return False
             if g.obj.colour and det.colour == g.obj.colour and g.footprint_contains(x, y):
                 return False  # a side or front of the fixture (an open drawer's walls)
-        return det.shape != "unknown" or bool(self.config.keep_unknown)
+        return det.shape != "unknown" or bool(det.name) or bool(self.config.keep_unknown)
 
     def _record_handle(self, g: FixtureGeometry, det: Detection, opening: float,
                        stamp: float) -> None:
@@ -177,3 +215,13 @@ def _is_fixture_itself(det: Detection, fixture: SceneObject) -> bool:
     if abs(det.position[0] - fx) > reach or abs(det.position[1] - fy) > reach:
         return False
     return det.size[0] >= 0.6 * min(fixture.size[0], fixture.size[1])
+
+
+def _named(det: Detection, name: str) -> Detection:
+    """Apply a detector label: a known shape word sets the shape, anything else is the name."""
+    if not name:
+        return det
+    word = name.strip().lower()
+    if word in SHAPES:
+        return replace(det, shape=word)
+    return replace(det, name=word)

@@ -111,9 +111,20 @@ def fit_table(points: np.ndarray, config: PerceptionConfig, rng: np.random.Gener
     return plane
 
 
-def segment(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: PerceptionConfig,
-            rng: np.random.Generator | None = None) -> tuple[TablePlane, list[Cluster]]:
-    """Find the table and the point clusters standing on it (or held above it)."""
+@dataclass(frozen=True)
+class Foreground:
+    """Sampled pixels standing above the table: base xyz, height, HSV, (row, col), colour group."""
+
+    points: np.ndarray
+    heights: np.ndarray
+    hsv: np.ndarray
+    pixels: np.ndarray
+    groups: np.ndarray
+
+
+def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: PerceptionConfig,
+               rng: np.random.Generator | None = None) -> tuple[TablePlane, Foreground]:
+    """Validate the frame, fit the table and keep the samples between min and max height."""
     check_frame(rgb, depth, camera)
     depth_mm = depth_to_mm(depth)
     if not np.any(depth_mm):
@@ -134,13 +145,50 @@ def segment(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: Per
     h = plane.heights(p_in)
     fg = (h > config.min_height) & (h < config.max_height)
     idx, p_fg, h_fg = idx[fg], p_in[fg], h[fg]
-    if idx.size == 0:
-        return plane, []
     rows = (idx // cols_n) * s
     cols = (idx % cols_n) * s
-    hsv = rgb_to_hsv(rgb[rows, cols])
-    groups = segmentation_groups(hsv)
-    return plane, _cluster(p_fg, h_fg, hsv, np.stack([rows, cols], axis=1), groups, config)
+    hsv = rgb_to_hsv(rgb[rows, cols]) if idx.size else np.zeros((0, 3), np.float32)
+    groups = segmentation_groups(hsv) if idx.size else np.zeros(0, np.int16)
+    return plane, Foreground(p_fg, h_fg, hsv, np.stack([rows, cols], axis=1), groups)
+
+
+def segment(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: PerceptionConfig,
+            rng: np.random.Generator | None = None) -> tuple[TablePlane, list[Cluster]]:
+    """Find the table and the point clusters standing on it (or held above it)."""
+    plane, fg = foreground(rgb, depth, camera, config, rng)
+    if fg.points.shape[0] == 0:
+        return plane, []
+    return plane, _cluster(fg.points, fg.heights, fg.hsv, fg.pixels, fg.groups, config)
+
+
+def cluster_in_box(fg: Foreground, box: tuple[float, float, float, float],
+                   config: PerceptionConfig) -> Cluster | None:
+    """The largest connected blob of foreground samples inside an image box (x0, y0, x1, y1).
+
+    Used by detector backends: a 2-D box also covers table and neighbours, so only samples
+    above the table count, and of those only the biggest image-connected blob.
+    """
+    x0, y0, x1, y1 = box
+    rows, cols = fg.pixels[:, 0], fg.pixels[:, 1]
+    sel = np.flatnonzero((cols >= x0) & (cols <= x1) & (rows >= y0) & (rows <= y1))
+    if sel.size < config.min_points:
+        return None
+    s = config.stride
+    r = (rows[sel] - rows[sel].min()) // s
+    c = (cols[sel] - cols[sel].min()) // s
+    grid = np.zeros((int(r.max()) + 1, int(c.max()) + 1), dtype=bool)
+    grid[r, c] = True
+    labels, n = ndimage.label(grid, np.ones((3, 3), dtype=bool))
+    if n == 0:
+        return None
+    lab = labels[r, c]
+    biggest = int(np.argmax(np.bincount(lab)[1:])) + 1
+    members = sel[lab == biggest]
+    if members.size < config.min_points:
+        return None
+    group = int(np.bincount(fg.groups[members].astype(np.int64)).argmax())
+    return Cluster(fg.points[members], fg.heights[members], fg.hsv[members], fg.pixels[members],
+                   group)
 
 
 def _cluster(points: np.ndarray, heights: np.ndarray, hsv: np.ndarray, pixels: np.ndarray,
@@ -197,5 +245,5 @@ def _split_by_height(members: np.ndarray, heights: np.ndarray, gap: float) -> li
                                                   strict=True)]
 
 
-__all__ = ["ACHROMATIC_GROUP", "Cluster", "TablePlane", "backproject", "check_frame",
-           "depth_to_mm", "fit_table", "segment"]
+__all__ = ["ACHROMATIC_GROUP", "Cluster", "Foreground", "TablePlane", "backproject",
+           "check_frame", "cluster_in_box", "depth_to_mm", "fit_table", "foreground", "segment"]

@@ -36,7 +36,7 @@ class Track:
         d = self.detection
         age = max(0.0, now - self.last_seen)
         fade = 1.0 if age <= 0.0 or memory_s <= 0 else max(0.1, 1.0 - age / memory_s)
-        label = f"{d.colour} {d.shape}".strip()
+        label = f"{d.colour} {d.name or d.shape}".strip()
         return SceneObject(object_id=self.object_id, label=label, shape=d.shape, colour=d.colour,
                            position=d.position, size=d.size, yaw=d.yaw,
                            confidence=round(d.confidence * fade, 3), last_seen=self.last_seen)
@@ -71,7 +71,7 @@ class Tracker:
         return dist + (0.0 if t.shape == det.shape else _SHAPE_MISMATCH_COST)
 
     def _new_id(self, det: Detection, taken: set[str]) -> str:
-        base = base_id(det.colour, det.shape)
+        base = base_id(det.colour, (det.name or det.shape).replace(" ", "_"))
         if base not in taken:
             return base
         n = 2
