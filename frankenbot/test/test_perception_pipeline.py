@@ -217,3 +217,14 @@ def test_annotation_marks_objects_and_lists_them(camera, table_scene):
     blue_line = next(line for line in lines if "blue_block" in line)
     x_cm, y_cm, z_cm = (float(v) for v in blue_line.split()[4:7])
     assert np.allclose((x_cm, y_cm, z_cm), (55.0, -5.0, 2.0), atol=0.4)
+
+
+@pytest.mark.parametrize("top", [RED, BLUE])
+def test_stacked_blocks_are_separate_objects_at_their_heights(camera, top):
+    boxes = [_block(0.45, 0.0, BLUE), _block(0.45, 0.0, top, z=0.04)]
+    scene = _pipeline(camera).process(*syn.render(camera, boxes), stamp=1.0)
+    blocks = sorted((o for o in scene.objects if o.shape == "block"), key=lambda o: o.position[2])
+    assert len(blocks) == 2
+    assert abs(blocks[0].position[2] - 0.02) < 0.006 and abs(blocks[1].position[2] - 0.06) < 0.006
+    assert blocks[1].colour == ("red" if top == RED else "blue")
+    assert all(math.dist(b.position[:2], (0.45, 0.0)) < 0.006 for b in blocks)

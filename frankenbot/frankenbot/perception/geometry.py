@@ -9,7 +9,7 @@ whether the footprint's middle is lower than its rim (a container).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError
@@ -89,8 +89,13 @@ def _concave(cluster: Cluster, centre: np.ndarray, width: float, top: float, hei
     return bool(np.median(cluster.heights[mid]) < top - 0.5 * height)
 
 
-def measure(cluster: Cluster, rules: ShapeRules = ShapeRules()) -> Detection:
-    """Turn one cluster into a Detection (shape, colour, centre, size, yaw, confidence)."""
+def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
+            viewpoint: tuple[float, float] | None = None) -> Detection:
+    """Turn one cluster into a Detection (shape, colour, centre, size, yaw, confidence).
+
+    ``viewpoint`` (camera x, y in base) lets a block seen only by one face be completed: its
+    hidden depth lies away from the camera.
+    """
     xy = cluster.points[:, :2]
     centre, length, width, yaw = min_area_rect(xy)
     h = cluster.heights
@@ -106,6 +111,13 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules()) -> Detection:
         # A block whose lower part is hidden (inside a bowl) is taken to be as tall as it is long.
         if rest > 0.0 and top - rest < 0.8 * length:
             height = min(length, top)
+        if viewpoint is not None and width < 0.6 * length:
+            # One face seen edge-on: the block is square, its centre lies behind that face.
+            normal = np.array([-math.sin(yaw), math.cos(yaw)])
+            away = centre - np.asarray(viewpoint, dtype=float)
+            sign = 1.0 if float(normal @ away) >= 0 else -1.0
+            centre = centre + sign * normal * (length - width) / 2.0
+            width = length
     elif height < rules.flat_height and length >= rules.plate_min_footprint:
         shape = "plate"
     elif concave and length >= rules.bin_min_footprint:
@@ -123,3 +135,20 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules()) -> Detection:
     return Detection(shape=shape, colour=colour,
                      position=(float(centre[0]), float(centre[1]), z),
                      size=(length, width, height), yaw=yaw, confidence=confidence, n_points=n)
+
+
+def split_stack(det: Detection, ratio: float = 1.6) -> list[Detection]:
+    """A same-colour tower looks like one tall block: split it into cube-sized blocks.
+
+    Blocks in this cell are cubes, so a "block" much taller than its footprint is a stack; each
+    level gets its own detection (bottom first) so each can be named and picked.
+    """
+    length, width, height = det.size
+    if det.shape != "block" or height < ratio * length or width < 0.8 * length:
+        return [det]
+    n = max(2, round(height / length))
+    edge = height / n
+    bottom = det.position[2] - height / 2
+    return [replace(det, position=(det.position[0], det.position[1], bottom + edge * (k + 0.5)),
+                    size=(length, width, edge), n_points=det.n_points // n)
+            for k in range(n)]

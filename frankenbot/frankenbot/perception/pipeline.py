@@ -21,7 +21,7 @@ from frankenbot.perception.colour import ACHROMATIC_GROUP
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.detector import BoxDetector
 from frankenbot.perception.fixtures import FixtureGeometry
-from frankenbot.perception.geometry import Detection, ShapeRules, measure
+from frankenbot.perception.geometry import Detection, ShapeRules, measure, split_stack
 from frankenbot.perception.segmentation import (
     Cluster,
     TablePlane,
@@ -105,10 +105,11 @@ class PerceptionPipeline:
             names = [""] * len(clusters)
         else:
             plane, clusters, names = self._detector_clusters(rgb, depth)
+        viewpoint = (float(self.camera.position[0]), float(self.camera.position[1]))
         keep = [segments is None or c.group != ACHROMATIC_GROUP
                 or not is_robot(c.points, segments, self.config.robot_radius) for c in clusters]
-        measured = [_named(measure(c, self.shape_rules), n)
-                    for c, n, k in zip(clusters, names, keep, strict=True) if k]
+        measured = [d for c, n, k in zip(clusters, names, keep, strict=True) if k
+                    for d in split_stack(_named(measure(c, self.shape_rules, viewpoint), n))]
         with self._scene_lock:
             detections = tuple(d for d in measured if self._keep(d, stamp))
             tracks = self.tracker.update(list(detections), stamp)
