@@ -19,7 +19,7 @@ Services
   ~/evaluate (EvaluateTask)
 Parameters
   task, seed, realtime_factor, joint_state_rate, camera_rate, camera_width, camera_height,
-  render (see PARAMS below for descriptions and defaults)
+  render, render_process (see PARAMS below for descriptions and defaults)
 
 Bad input (unknown joint names, NaN, targets beyond limits, unknown tasks or anomalies) is
 rejected with a logged message and nothing moves. Messages are stamped with sim time.
@@ -65,6 +65,7 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "camera_width": (640, "image width in pixels (D435-like intrinsics, ~69 deg HFOV)"),
     "camera_height": (480, "image height in pixels"),
     "render": (True, "publish camera topics (false: joint states and clock only)"),
+    "render_process": (True, "render in a child process so GL work never delays joint states"),
 }
 
 
@@ -121,7 +122,8 @@ class SimNode(Node):
                             callback_group=services)
         self.runner = SimRunner(self.world, realtime_factor=float(v["realtime_factor"]),
                                 rate_hz=float(v["joint_state_rate"]),
-                                camera_rate=float(v["camera_rate"]), render=bool(v["render"]))
+                                camera_rate=float(v["camera_rate"]), render=bool(v["render"]),
+                                render_process=bool(v["render_process"]))
         self.runner.on_joint_state(self.publish_joint_state)
         self.runner.on_frame(self.publish_frame)
         self.runner.start()

@@ -58,7 +58,8 @@ class SimRunner:
     """Physics + joint-state thread and render thread over one world."""
 
     def __init__(self, world: SimWorld, *, realtime_factor: float = 1.0,
-                 rate_hz: float = 125.0, camera_rate: float = 15.0, render: bool = True) -> None:
+                 rate_hz: float = 125.0, camera_rate: float = 15.0, render: bool = True,
+                 render_process: bool = False) -> None:
         if not (realtime_factor > 0):
             raise SimError(f"realtime_factor must be > 0 (math.inf = as fast as possible), "
                            f"got {realtime_factor}")
@@ -71,6 +72,8 @@ class SimRunner:
         self.rate_hz = float(rate_hz)
         self.camera_rate = float(camera_rate)
         self.render = render
+        # render in a child process (the ROS node does): GL calls hold the GIL for 10-25 ms
+        self.render_process = render_process
         self._steps_per_tick = max(1, int(round(1.0 / (rate_hz * world.timestep))))
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -191,17 +194,29 @@ class SimRunner:
         w = self.world
         period = 1.0 / self.camera_rate
         next_stamp = w.time
+        worker = None
         try:
+            if self.render_process:
+                from frankenbot.sim.render_process import RenderProcess
+
+                worker = RenderProcess(w.model_xml, w.width, w.height)
             while not self._stop.is_set():
                 now_sim = w.time
                 if now_sim < next_stamp:
                     time.sleep(min(0.005, (next_stamp - now_sim) / self.realtime_factor))
                     continue
-                next_stamp = max(next_stamp + period, now_sim)
+                # stay on the frame grid; when behind by a whole period, restart it from now
+                next_stamp += period
+                if next_stamp <= now_sim:
+                    next_stamp = now_sim + period
                 if w.camera_frozen():
                     continue
-                stamp = w.time
-                rgb, depth = w.render_rgbd()
+                if worker is not None:
+                    stamp, qpos = w.render_state()
+                    rgb, depth = worker.render(qpos)
+                else:
+                    stamp = w.time
+                    rgb, depth = w.render_rgbd()
                 frame = Frame(stamp, rgb, depth)
                 with self._cb_lock:
                     self._latest_frame = frame
@@ -211,5 +226,9 @@ class SimRunner:
                         cb(frame)
                     except Exception:
                         _log.exception("frame callback failed")
+        except SimError:
+            _log.exception("rendering stopped")
         finally:
+            if worker is not None:
+                worker.close()
             w.close_renderer_of_this_thread()

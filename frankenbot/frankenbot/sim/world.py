@@ -387,6 +387,16 @@ class SimWorld:
         with self._lock:
             return self.data.time < self._camera_frozen_until
 
+    @property
+    def model_xml(self) -> str:
+        """The MJCF this world was compiled from (a render process compiles its own copy)."""
+        return _XML_CACHE["xml"]
+
+    def render_state(self) -> tuple[float, np.ndarray]:
+        """(sim time, qpos copy): everything a renderer needs, taken atomically."""
+        with self._lock:
+            return float(self.data.time), self.data.qpos.copy()
+
     def render_rgbd(self) -> tuple[np.ndarray, np.ndarray]:
         """(rgb uint8 HxWx3, depth uint16 HxW mm, 0 = no return) of the current state."""
         with self._render_lock:
