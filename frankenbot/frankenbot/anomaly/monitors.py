@@ -138,26 +138,36 @@ class EStopMonitor(_Base):
 
 
 class GraspLostMonitor(_Base):
-    """The brain believes it holds an object but the fingers closed on nothing, or the camera sees
-    the object far from the gripper (it fell)."""
+    """The brain believes it holds an object but the fingers closed on nothing, the fingers opened
+    wider than the object, or the camera sees the object far from the gripper (it fell)."""
 
     name = "builtin:grasp_lost"
     kind = AnomalyKind.GRASP_LOST
 
-    def __init__(self, empty_width: float = 0.006, max_offset: float = 0.12) -> None:
+    def __init__(self, empty_width: float = 0.006, max_offset: float = 0.08,
+                 open_margin: float = 0.006) -> None:
         self.empty_width = empty_width
         self.max_offset = max_offset
+        self.open_margin = open_margin
 
     def check(self, snap: WorldSnapshot, ctx: MonitorContext) -> Detection | None:
         held = snap.robot.held_object
         if held is None or ctx.primitive in GRASPING_PRIMITIVES:
             return None
-        if snap.robot.gripper_closed_cmd and snap.robot.gripper_width < self.empty_width:
+        r = snap.robot
+        if r.gripper_closed_cmd and r.gripper_width < self.empty_width:
             return self._hit(f"fingers closed on nothing while holding {held} "
-                             f"(width {snap.robot.gripper_width * 1000:.1f} mm)", (held,))
+                             f"(width {r.gripper_width * 1000:.1f} mm)", (held,))
         obj = snap.scene.get(held)
-        if obj is not None and not snap.scene.stale and self.max_offset > 0:
-            offset = math.dist(obj.position, snap.robot.tcp_position)
+        if obj is None:
+            return None
+        if r.gripper_closed_cmd and self.open_margin > 0:
+            grip = min(obj.size[0], obj.size[1]) + self.open_margin
+            if r.gripper_width > grip:
+                return self._hit(f"fingers opened to {r.gripper_width * 1000:.0f} mm while "
+                                 f"holding {held}", (held,))
+        if not snap.scene.stale and self.max_offset > 0:
+            offset = math.dist(obj.position, r.tcp_position)
             if offset > self.max_offset:
                 return self._hit(f"{held} seen {offset:.2f} m from the gripper", (held,))
         return None
@@ -319,11 +329,12 @@ class TimeoutMonitor(_Base):
 
 def default_monitors(params: Mapping[str, float] | None = None) -> tuple[Monitor, ...]:
     """The built-in set, in priority order (the e-stop first). ``params`` overrides thresholds:
-    empty_width, max_offset, moved_threshold, spot_radius, stall_s, timeout_s."""
+    empty_width, max_offset, open_margin, moved_threshold, spot_radius, stall_s, timeout_s."""
     p = dict(params or {})
     return (
         EStopMonitor(),
-        GraspLostMonitor(p.get("empty_width", 0.006), p.get("max_offset", 0.12)),
+        GraspLostMonitor(p.get("empty_width", 0.006), p.get("max_offset", 0.08),
+                         p.get("open_margin", 0.006)),
         ObjectMissingMonitor(),
         ObjectMovedMonitor(p.get("moved_threshold", 0.03)),
         TargetOccupiedMonitor(p.get("spot_radius", 0.035)),
