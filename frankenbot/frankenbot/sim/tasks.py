@@ -157,10 +157,24 @@ def _blocks(rng: np.random.Generator, n: int, colours=layout.BLOCK_COLOURS) -> l
 
 
 def sample_task(family: str, seed: int) -> SampledScene:
-    """Sample the scene and instruction of ``family`` for ``seed`` (deterministic)."""
+    """Sample the scene and instruction of ``family`` for ``seed`` (deterministic).
+
+    Random sequential placement can run out of room; the layout is then redrawn from a derived
+    seed, so every (family, seed) still maps to exactly one scene.
+    """
+    instruction_templates(family)
+    for attempt in range(50):
+        key = [abs(int(seed)), TASK_FAMILIES.index(family)] + ([attempt] if attempt else [])
+        try:
+            return _sample_once(family, seed, np.random.default_rng(key))
+        except SimError:
+            continue
+    raise SimError(f"could not lay out {family} for seed {seed}")  # pragma: no cover
+
+
+def _sample_once(family: str, seed: int, rng: np.random.Generator) -> SampledScene:
     templates = instruction_templates(family)
-    rng = np.random.default_rng([abs(int(seed)), TASK_FAMILIES.index(family)])
-    s = _Sampler(rng)
+    s = _Sampler(rng, tries=300)
     k = int(rng.integers(len(templates)))
     params: dict[str, object] = {}
     fmt: dict[str, str] = {}
