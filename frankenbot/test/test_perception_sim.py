@@ -159,3 +159,14 @@ def test_ids_stay_stable_through_a_pick_and_place_into_a_bowl():
         assert len(pipeline.history) >= 5
         for scene in pipeline.history:
             assert set(scene.ids()) <= ids, set(scene.ids()) - ids
+
+
+def test_plain_fixture_objects_still_hide_the_drawer_handle(world):
+    from frankenbot.perception.fixtures import load_fixtures
+
+    world.reset(None, 1000)
+    rgb, depth = world.render_rgbd()
+    pipeline = PerceptionPipeline(camera_of_world(world), load_fixtures(default_fixtures_path()))
+    scene = pipeline.process(rgb, depth, world.time, world.joint_positions())
+    names = {t.name for t in truth_of_world(world)}
+    assert {o.object_id for o in scene.objects if not o.is_fixture} == names

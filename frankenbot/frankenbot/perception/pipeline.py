@@ -185,6 +185,9 @@ class PerceptionPipeline:
                     return False
             if _is_fixture_itself(det, g.obj):
                 return False
+            if (g.handle is None and g.obj.shape == "drawer" and det.colour in ("black", "gray")
+                    and max(det.size[:2]) < 0.15 and g.footprint_contains(x, y, margin=0.06)):
+                return False  # a drawer configured without handle geometry: still its handle
             if g.obj.colour and det.colour == g.obj.colour and g.footprint_contains(x, y):
                 return False  # a side or front of the fixture (an open drawer's walls)
         return det.shape != "unknown" or bool(det.name) or bool(self.config.keep_unknown)
