@@ -59,8 +59,6 @@ PLATE_RADIUS = 0.09
 PLATE_HEIGHT = 0.012
 BIN_SIZE = (0.20, 0.26, 0.10)
 BIN_WALL = 0.01
-BIG_BLOCK_SIZE = 0.05  # the attribute task's larger variant
-SMALL_BLOCK_SIZE = 0.03
 
 
 def _block(colour: str, edge: float = BLOCK_SIZE, suffix: str = "block") -> ObjectSpec:
@@ -75,10 +73,6 @@ OBJECTS: tuple[ObjectSpec, ...] = (
     ObjectSpec("white_plate", "plate", "white", RGBA["white"],
                (2 * PLATE_RADIUS, 2 * PLATE_RADIUS, PLATE_HEIGHT), 0.3),
     ObjectSpec("gray_bin", "bin", "gray", RGBA["gray"], BIN_SIZE, 2.0),
-    # Size variants for the attribute task ("the largest block"); same colours as standard
-    # blocks, so a scene never holds a variant together with the standard block of its colour.
-    _block("red", BIG_BLOCK_SIZE, "big_block"),
-    _block("blue", SMALL_BLOCK_SIZE, "small_block"),
 )
 OBJECT_BY_NAME = {o.name: o for o in OBJECTS}
 
