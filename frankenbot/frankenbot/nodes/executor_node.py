@@ -1,0 +1,352 @@
+"""ROS adapter for the executor: the ``frankenbot_executor`` node.
+
+Runs programs on the arm with the monitor thread and the three-tier anomaly handling; all logic
+lives in ``frankenbot.execution`` and ``frankenbot.anomaly``; this node only converts messages.
+
+Action
+  /frankenbot/execute_program (frankenbot_interfaces/action/ExecuteProgram): goal = program
+      text; runs on the action's execute thread (the control thread), feedback with phase,
+      active node and new anomaly events; cancel stops the arm and ends with ``cancelled``.
+Publishes
+  /frankenbot/tree_state (TreeState, latched): active node, node statuses, steps
+  /frankenbot/events (AnomalyEvent): every anomaly when detected and when a tier acted
+Uses
+  /joint_states, /frankenbot/scene, /frankenbot/estop and the trajectory / gripper command
+      topics (through ``frankenbot.motion.ros_adapter.RosRobot``)
+  /frankenbot/replan (frankenbot_interfaces/srv/Replan) for tier 3
+Parameters (see PARAMS below for descriptions and defaults)
+  monitor_rate_hz, debounce_ticks, handler_retries, tier2_attempts, replans, tier2_method,
+  confidence_threshold, rule_bonus, step_budget, scene_stale_after_s, local_expert_model,
+  local_expert_threads, trajectory_mode, gripper_mode, replan_timeout, feedback_rate_hz
+
+One goal at a time (a second is rejected while one runs). Callbacks that must not block each
+other have their own groups under a MultiThreadedExecutor: the action (reentrant), the replan
+client, and the robot adapter's e-stop and state subscriptions.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import rclpy
+from builtin_interfaces.msg import Time
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+from frankenbot.anomaly.candidates import Situation
+from frankenbot.anomaly.escalation import Budgets, ReplanResult
+from frankenbot.anomaly.local_expert import LocalExpert, gemma_loader
+from frankenbot.anomaly.records import AnomalyRecord
+from frankenbot.common import NodeStatus
+from frankenbot.errors import ConfigError, FrankenbotError
+from frankenbot.execution.executor import ExecutionOutcome, ExecutorParams, ProgramExecutor
+from frankenbot.program.trace import TraceEntry, trace_to_json
+from frankenbot_interfaces.action import ExecuteProgram
+from frankenbot_interfaces.msg import AnomalyEvent, TreeState
+from frankenbot_interfaces.srv import Replan
+
+PARAMS: dict[str, tuple[Any, str]] = {
+    "monitor_rate_hz": (200.0, "rate of the monitor thread (Hz)"),
+    "debounce_ticks": (2, "consecutive ticks a monitor condition must hold before it fires"),
+    "handler_retries": (2, "tier-1 coded recoveries per (node, anomaly kind) and task"),
+    "tier2_attempts": (2, "tier-2 (local expert) decisions per task"),
+    "replans": (2, "tier-3 replans (counted VLM calls) per task"),
+    "tier2_method": ("rules", "tier-2 ranking: rules | lm | rules+lm (chosen by the tier-2 "
+                              "evaluation, see the anomaly benchmark)"),
+    "confidence_threshold": (0.35, "below this softmax confidence the local expert escalates"),
+    "rule_bonus": (1.0, "rules+lm: log-score bonus of the rule's choice"),
+    "step_budget": (500, "global bound on executed tree nodes per program"),
+    "scene_stale_after_s": (1.0, "scene counts as stale when its stamp has not moved this long"),
+    "local_expert_model": ("gemma3-270m", "gemma3-270m (packaged GGUF) | tiny (random, tests) "
+                                          "| none; loaded only when tier2_method uses the LM"),
+    "local_expert_threads": (2, "torch threads for the local expert"),
+    "trajectory_mode": ("topic", "topic (JTC topic, sim + real) | action (FollowJointTrajectory)"),
+    "gripper_mode": ("topic", "topic (position command) | action (Robotiq GripperCommand)"),
+    "replan_timeout": (120.0, "seconds to wait for /frankenbot/replan"),
+    "feedback_rate_hz": (10.0, "maximum rate of action feedback and tree_state messages"),
+}
+
+
+class RosReplanner:
+    """Tier 3 over ``/frankenbot/replan``; called on the control thread, never in a callback."""
+
+    def __init__(self, node: "ExecutorNode", client: Any, *, task_id: str, instruction: str,
+                 program_text: str, timeout: float) -> None:
+        self._node = node
+        self._client = client
+        self.task_id = task_id
+        self.instruction = instruction
+        self.program_text = program_text
+        self.timeout = timeout
+
+    def replan(self, situation: Situation, failure_context: str) -> ReplanResult:
+        if not self._client.wait_for_service(timeout_sec=2.0):
+            return ReplanResult(False, "", "/frankenbot/replan is not available", 0)
+        self._node.set_phase("replanning")
+        req = Replan.Request(task_id=self.task_id, instruction=self.instruction,
+                             program=self.program_text, failure_context=failure_context,
+                             failed_node=situation.node_path)
+        future = self._client.call_async(req)
+        done = threading.Event()
+        future.add_done_callback(lambda _f: done.set())
+        ok = done.wait(self.timeout)
+        self._node.set_phase("executing")
+        if not ok or future.result() is None:
+            future.cancel()
+            return ReplanResult(False, "", f"/frankenbot/replan timed out after "
+                                           f"{self.timeout:.0f} s", 0)
+        res = future.result()
+        if res.ok:
+            self.program_text = res.program
+        return ReplanResult(bool(res.ok), res.program, res.message, int(res.vlm_calls))
+
+
+class ExecutorNode(Node):
+    """Serves ExecuteProgram; see the module docstring for the interface."""
+
+    def __init__(self, robot: Any = None, primitives: Any = None) -> None:
+        super().__init__("frankenbot_executor")
+        p = {name: self.declare_parameter(name, default, ParameterDescriptor(
+            description=desc)).value for name, (default, desc) in PARAMS.items()}
+        self.p = p
+        try:
+            params = ExecutorParams(
+                monitor_rate_hz=float(p["monitor_rate_hz"]),
+                debounce_ticks=int(p["debounce_ticks"]),
+                budgets=Budgets(int(p["handler_retries"]), int(p["tier2_attempts"]),
+                                int(p["replans"])),
+                tier2_method=str(p["tier2_method"]),
+                confidence_threshold=float(p["confidence_threshold"]),
+                rule_bonus=float(p["rule_bonus"]), step_budget=int(p["step_budget"]),
+                scene_stale_after_s=float(p["scene_stale_after_s"]))
+        except (TypeError, ValueError) as e:
+            raise ConfigError(f"frankenbot_executor parameters: {e}") from e
+        if robot is None or primitives is None:
+            robot, primitives = self._build_robot(str(p["trajectory_mode"]),
+                                                  str(p["gripper_mode"]))
+        self.robot = robot
+        self.primitives = primitives
+        self.expert = self._build_expert(params.tier2_method, str(p["local_expert_model"]),
+                                         int(p["local_expert_threads"]))
+        self._replan_group = MutuallyExclusiveCallbackGroup()
+        self._replan_client = self.create_client(Replan, "/frankenbot/replan",
+                                                 callback_group=self._replan_group)
+        self.executor_core = ProgramExecutor(
+            primitives, primitives.snapshot, robot.scene, params=params, expert=self.expert,
+            stop_arm=robot.stop, replanner_for=self._replanner, on_trace=self._on_trace,
+            on_event=self._on_event)
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.tree_pub = self.create_publisher(TreeState, "/frankenbot/tree_state", latched)
+        self.events_pub = self.create_publisher(AnomalyEvent, "/frankenbot/events", 50)
+        self._goal_lock = threading.Lock()  # guards the fields of the running goal below
+        self._goal: Any = None
+        self._task_id = ""
+        self._program_name = ""
+        self._phase = "idle"
+        self._statuses: dict[str, str] = {}
+        self._active: TraceEntry | None = None
+        self._steps = 0
+        self._new_events: list[AnomalyEvent] = []
+        self._last_feedback = 0.0
+        self._action = ActionServer(
+            self, ExecuteProgram, "/frankenbot/execute_program",
+            execute_callback=self.execute_callback, goal_callback=self.goal_callback,
+            cancel_callback=self.cancel_callback, callback_group=ReentrantCallbackGroup())
+        self._publish_tree()
+        self.get_logger().info(f"executor ready (tier 2: {params.tier2_method}, monitors at "
+                               f"{params.monitor_rate_hz:g} Hz)")
+
+    # ---- construction -----------------------------------------------------------------------
+    def _build_robot(self, trajectory_mode: str, gripper_mode: str) -> tuple[Any, Any]:
+        from frankenbot.motion.config import load_arm_config
+        from frankenbot.motion.jtc_backend import JtcBackend
+        from frankenbot.motion.kinematics import UR5eKinematics
+        from frankenbot.motion.ros_adapter import RosRobot
+        from frankenbot.motion.safety import SafetyEnvelope
+        from frankenbot.primitives.config import PrimitiveConfig
+        from frankenbot.primitives.primitives import Primitives
+
+        cfg = load_arm_config()
+        robot = RosRobot(self, trajectory_mode=trajectory_mode, gripper_mode=gripper_mode)
+        kin = UR5eKinematics(cfg.kinematics)
+        backend = JtcBackend(robot, kinematics=kin, envelope=SafetyEnvelope(cfg.safety, kin),
+                             limits=cfg.limits, execution=cfg.execution)
+        prims = Primitives(robot, kinematics=kin, backend=backend, config=PrimitiveConfig(),
+                           home=cfg.home)
+        return robot, prims
+
+    def _build_expert(self, method: str, model: str, threads: int) -> LocalExpert | None:
+        if method == "rules" or model == "none":
+            return None
+        if model == "tiny":
+            from frankenbot.anomaly.tiny_model import build_tiny_loader
+
+            loader = build_tiny_loader()
+        elif model == "gemma3-270m":
+            loader = gemma_loader()
+        else:
+            raise ConfigError(f"local_expert_model must be gemma3-270m, tiny or none, "
+                              f"got {model!r}")
+        expert = LocalExpert(loader, torch_threads=threads, name=model)
+        expert.start()  # background; tier 2 escalates until it is ready
+        return expert
+
+    def _replanner(self, task_id: str, instruction: str, text: str) -> RosReplanner:
+        return RosReplanner(self, self._replan_client, task_id=task_id, instruction=instruction,
+                            program_text=text, timeout=float(self.p["replan_timeout"]))
+
+    # ---- action callbacks ---------------------------------------------------------------------
+    def goal_callback(self, goal_request: Any) -> GoalResponse:
+        if self.executor_core.running:
+            self.get_logger().warning("rejecting a goal: a program is already running")
+            return GoalResponse.REJECT
+        if not goal_request.program.strip():
+            self.get_logger().warning("rejecting a goal with an empty program")
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def cancel_callback(self, goal_handle: Any) -> CancelResponse:
+        self.executor_core.cancel("cancelled by the client")
+        return CancelResponse.ACCEPT
+
+    def execute_callback(self, goal_handle: Any) -> ExecuteProgram.Result:
+        goal = goal_handle.request
+        with self._goal_lock:
+            self._goal = goal_handle
+            self._task_id = goal.task_id
+            self._program_name = goal.instruction
+            self._statuses, self._active, self._steps, self._new_events = {}, None, 0, []
+            self._phase = "executing"
+        self._publish_tree(force=True)
+        try:
+            out = self.executor_core.run(goal.program, task_id=goal.task_id,
+                                         instruction=goal.instruction)
+        except FrankenbotError as e:  # never a traceback to the client
+            out = ExecutionOutcome(_error_status(), str(e), goal.program, 0, 0, 0, 0.0)
+        with self._goal_lock:
+            self._goal = None
+            self._phase = "done"
+        self._publish_tree(force=True)
+        result = self._result(out)
+        if goal_handle.is_cancel_requested:
+            goal_handle.canceled()
+        elif out.success:
+            goal_handle.succeed()
+        else:
+            goal_handle.abort()
+        return result
+
+    def _result(self, out: ExecutionOutcome) -> ExecuteProgram.Result:
+        return ExecuteProgram.Result(
+            success=out.success, outcome=out.status.value, reason=out.reason,
+            final_program=out.final_program, replans=out.replans, vlm_calls=out.vlm_calls,
+            steps=out.steps, duration=float(out.duration),
+            anomalies=[self.event_msg(r) for r in out.anomalies],
+            trace_json=trace_to_json(out.trace))
+
+    # ---- hooks from the executor core (control thread / monitor thread) ------------------------
+    def set_phase(self, phase: str) -> None:
+        with self._goal_lock:
+            self._phase = phase
+        self._publish_tree(force=True)
+
+    def _on_trace(self, entry: TraceEntry) -> None:
+        with self._goal_lock:
+            self._steps += entry.event == "enter"
+            self._statuses[entry.path] = entry.status.value
+            if entry.event in ("enter", "handler", "escalate"):
+                self._active = entry
+            if entry.event == "handler":
+                self._phase = "handling" if entry.status == NodeStatus.RUNNING else "executing"
+        self._publish_tree()
+
+    def _on_event(self, rec: AnomalyRecord) -> None:
+        msg = self.event_msg(rec)
+        self.events_pub.publish(msg)
+        with self._goal_lock:
+            self._new_events.append(msg)
+        self._publish_tree()
+
+    # ---- messages -------------------------------------------------------------------------------
+    def _stamp(self, t: float) -> Time:
+        """Executor monotonic time -> ROS time (0 stays the zero Time)."""
+        if t <= 0.0:
+            return Time()
+        now_ros = self.get_clock().now().nanoseconds
+        ns = now_ros - int((time.monotonic() - t) * 1e9)
+        return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+    def event_msg(self, r: AnomalyRecord) -> AnomalyEvent:
+        msg = AnomalyEvent(task_id=self._task_id, event_id=r.event_id, kind=r.kind.value,
+                           anomaly_class=r.anomaly_class.value, tier=int(r.tier),
+                           source=r.source, node_path=r.node_path, detail=r.detail,
+                           detected_at=self._stamp(r.detected_at),
+                           recovery_commanded_at=self._stamp(r.recovery_commanded_at),
+                           latency=float(r.latency), action=r.action, outcome=r.outcome.value)
+        msg.header.stamp = self.get_clock().now().to_msg()
+        return msg
+
+    def _publish_tree(self, force: bool = False) -> None:
+        now = time.monotonic()
+        period = 1.0 / max(float(self.p["feedback_rate_hz"]), 1e-3)
+        with self._goal_lock:
+            if not force and now - self._last_feedback < period:
+                return
+            self._last_feedback = now
+            active = self._active
+            msg = TreeState(task_id=self._task_id, program_name=self._program_name,
+                            phase=self._phase,
+                            active_path=active.path if active else "",
+                            active_node=active.node if active else "",
+                            active_line=max(0, active.line) if active else 0,
+                            node_paths=list(self._statuses),
+                            node_statuses=list(self._statuses.values()), steps=self._steps)
+            goal, events, self._new_events = self._goal, self._new_events, []
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.tree_pub.publish(msg)
+        if goal is not None:
+            goal.publish_feedback(ExecuteProgram.Feedback(
+                phase=msg.phase, active_path=msg.active_path, active_node=msg.active_node,
+                active_line=msg.active_line, events=events))
+
+    def destroy_node(self) -> None:
+        self.executor_core.cancel("executor shutting down")
+        if self.expert is not None:
+            self.expert.close()
+        super().destroy_node()
+
+
+def _error_status() -> Any:
+    from frankenbot.common import ExitStatus
+
+    return ExitStatus.ERROR
+
+
+def main(args: list[str] | None = None) -> None:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = ExecutorNode()
+        executor = MultiThreadedExecutor(num_threads=6)
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except FrankenbotError as e:
+        print(f"frankenbot_executor: error: {e}")
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
