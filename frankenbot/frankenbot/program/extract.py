@@ -75,53 +75,37 @@ def normalise(text: str) -> tuple[str, tuple[str, ...]]:
     return text, notes + more
 
 
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*')
+_BRACKET = re.compile(r"[{}()]")
+
+
+def _position(text: str, pos: int) -> tuple[int, int]:
+    return text.count("\n", 0, pos) + 1, pos - (text.rfind("\n", 0, pos) + 1) + 1
+
+
 def check_limits(text: str) -> None:
     """Refuse texts no honest program needs: huge, or nested deep enough to hurt tree walks."""
     if len(text) > MAX_TEXT_CHARS:
         raise ProgramSyntaxError(
             f"text is {len(text)} characters, more than the limit of {MAX_TEXT_CHARS}",
             1, 1, "send one program for one task")
+    # strings and comments blanked (same length), so brackets and `not` inside them don't count
+    code = _STRING_OR_COMMENT.sub(lambda m: " " * len(m.group()), text)
     depth = 0
-    line, col = 1, 0
-    in_string = in_comment = escaped = False
-    code = []  # the text with strings and comments blanked, for the `not` run check
-    for ch in text:
-        col += 1
-        if ch == "\n":
-            line, col = line + 1, 0
-            in_comment = in_string = False
-            code.append(ch)
-            continue
-        if in_comment or in_string:
-            code.append(" ")
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif ch == "\\":
-                    escaped = True
-                elif ch == '"':
-                    in_string = False
-            continue
-        code.append(ch)
-        if ch == '"':
-            in_string = True
-        elif ch == "#":
-            in_comment = True
-        elif ch in "{(":
+    for m in _BRACKET.finditer(code):
+        if m.group() in "{(":
             depth += 1
             if depth > MAX_NESTING:
                 raise ProgramSyntaxError(
-                    f"nesting deeper than {MAX_NESTING} braces/parentheses", line, col,
+                    f"nesting deeper than {MAX_NESTING} braces/parentheses",
+                    *_position(text, m.start()),
                     "flatten the program: use labels, skills or fewer nested blocks")
-        elif ch in "})":
-            depth = max(0, depth - 1)
-    code_text = "".join(code)
-    m = _NOT_RUN.search(code_text)
+        elif depth:
+            depth -= 1
+    m = _NOT_RUN.search(code)
     if m:
-        line = code_text.count("\n", 0, m.start()) + 1
-        col = m.start() - (code_text.rfind("\n", 0, m.start()) + 1) + 1
-        raise ProgramSyntaxError(f"more than {MAX_NOT_RUN} `not` in a row", line, col,
-                                 "simplify the condition")
+        raise ProgramSyntaxError(f"more than {MAX_NOT_RUN} `not` in a row",
+                                 *_position(text, m.start()), "simplify the condition")
 
 
 def balanced_end(text: str, start: int) -> int:

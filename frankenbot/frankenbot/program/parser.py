@@ -24,6 +24,7 @@ from lark.exceptions import (
 
 from frankenbot.program import extract
 from frankenbot.program.errors import ProgramSyntaxError
+from frankenbot.program.lexer import FastLexer
 from frankenbot.program.tree import (
     And,
     Arg,
@@ -276,7 +277,7 @@ def _lark() -> Lark:
     with _parser_lock:
         if _parser is None:
             _parser = Lark.open(
-                str(GRAMMAR_FILE.name), rel_to=__file__, parser="lalr", lexer="contextual",
+                str(GRAMMAR_FILE.name), rel_to=__file__, parser="lalr", lexer=FastLexer,
                 start=["start", "library"], keep_all_tokens=True, maybe_placeholders=True,
                 transformer=_Builder())
         return _parser
@@ -391,20 +392,18 @@ def _parse_one(text: str, start: str) -> object:
 def _try(text: str, start: str, library: bool
          ) -> tuple[object, extract.Candidate] | ProgramSyntaxError:
     """Parse each candidate of ``text``; the whole text wins outright, else the last block."""
+    try:  # the common case: the text is just the program
+        return _parse_one(text, start), extract.Candidate(0, len(text), "text")
+    except ProgramSyntaxError as err:
+        first_error = err
     best: tuple[object, extract.Candidate] | None = None
-    first_error: ProgramSyntaxError | None = None
     block_error: ProgramSyntaxError | None = None
-    for cand in extract.candidates(text, library=library):
-        sub = text if cand.origin == "text" else extract.blank_outside(text, cand.start, cand.end)
+    for cand in extract.candidates(text, library=library)[1:]:
         try:
-            result = _parse_one(sub, start)
+            result = _parse_one(extract.blank_outside(text, cand.start, cand.end), start)
         except ProgramSyntaxError as err:
-            first_error = first_error or err
-            if cand.origin != "text":
-                block_error = block_error or err
+            block_error = block_error or err
             continue
-        if cand.origin == "text":  # the whole text parses: nothing to strip
-            return result, cand
         best = (result, cand)
     if best is not None:
         return best
