@@ -82,3 +82,39 @@ def test_llguidance_and_lark_both_reject_malformed_programs(tokenizer, text):
 
     with pytest.raises(ProgramSyntaxError):
         parse_program(text)
+
+
+def test_fast_lexer_agrees_with_larks_contextual_lexer():
+    """Differential check: the same grammar with Lark's own contextual lexer accepts the same
+    texts and builds the same trees as the fast lexer the parser uses."""
+    import random
+
+    from lark import Lark
+    from lark.exceptions import LarkError
+
+    from frankenbot.program import parser as parser_module
+    from frankenbot.program.fuzz import GENERATORS, SEED_PROGRAMS
+
+    reference = Lark.open("grammar.lark", rel_to=parser_module.__file__, parser="lalr",
+                          lexer="contextual", start=["start", "library"], keep_all_tokens=True,
+                          maybe_placeholders=True, transformer=parser_module._Builder())
+    fast = parser_module._lark()
+    seeds = SEED_PROGRAMS + tuple(p.read_text() for p in PROGRAMS)
+
+    def outcome(p, text, start):
+        try:
+            return "ok", p.parse(text, start=start)
+        except LarkError:
+            return "error", None
+
+    rng = random.Random(5)
+    texts = [p.read_text() for p in PROGRAMS] + [
+        GENERATORS[rng.choice(["mutant", "mutant", "soup", "random"])](rng, seeds)
+        for _ in range(600)]
+    agreed_ok = 0
+    for text in texts:
+        for start in ("start", "library"):
+            ref, got = outcome(reference, text, start), outcome(fast, text, start)
+            assert ref == got, text[:300]
+            agreed_ok += ref[0] == "ok"
+    assert agreed_ok >= len(PROGRAMS)

@@ -18,12 +18,14 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable
 
 from frankenbot.common import AnomalyKind, ExitStatus, FailureCode, NodeStatus
 from frankenbot.primitives.result import CancelToken, PrimitiveExecutor, PrimitiveResult, Value
-from frankenbot.program.catalog import Catalog, ParamType, Signature, SignatureKind
+from frankenbot.program.binding import CallResolver, bind_args, bound_call
+from frankenbot.program.catalog import Catalog, Signature, SignatureKind
 from frankenbot.program.escalation import (
+    KIND_OF_FAILURE,
     Abort,
     Decision,
     EscalationContext,
@@ -39,23 +41,20 @@ from frankenbot.program.predicates import compile_condition
 from frankenbot.program.printer import print_stmt_head
 from frankenbot.program.trace import TraceEntry
 from frankenbot.program.tree import (
-    Arg,
     Call,
     Cond,
     Exit,
     Goto,
-    Ident,
     If,
     Label,
     Monitor,
     Program,
     Repeat,
-    SkillDef,
     Stmt,
     ThenKind,
     While,
 )
-from frankenbot.program.validator import MAX_LOOP_BOUND, skill_signature
+from frankenbot.program.validator import MAX_LOOP_BOUND
 from frankenbot.state import WorldSnapshot
 
 DEFAULT_STEP_BUDGET = 500
@@ -63,19 +62,6 @@ DEFAULT_MAX_HANDLER_RUNS = 3  # per monitor per run; then the monitor escalates
 DEFAULT_MAX_ESCALATIONS = 10  # per run; then the run ends ESCALATED
 MAX_SKILL_DEPTH = 8
 TRACE_TAIL = 20  # entries given to the escalator
-
-# A failed primitive becomes an anomaly of this kind when nobody handles it.
-KIND_OF_FAILURE: Mapping[FailureCode, AnomalyKind] = {
-    FailureCode.NOT_FOUND: AnomalyKind.OBJECT_MISSING,
-    FailureCode.UNREACHABLE: AnomalyKind.MOTION_REJECTED,
-    FailureCode.GRASP_FAILED: AnomalyKind.GRASP_FAILED,
-    FailureCode.REJECTED_BY_SAFETY: AnomalyKind.MOTION_REJECTED,
-    FailureCode.ABORTED: AnomalyKind.MOTION_ABORTED,
-    FailureCode.ESTOP: AnomalyKind.ESTOP,
-    FailureCode.TIMEOUT: AnomalyKind.TIMEOUT,
-    FailureCode.PLACE_FAILED: AnomalyKind.PLACE_FAILED,
-    FailureCode.BLOCKED: AnomalyKind.TARGET_OCCUPIED,
-}
 
 _RETRY, _CONTINUE = "retry", "continue"
 
@@ -150,6 +136,7 @@ class Interpreter:
             raise ValueError(f"step_budget must be >= 1, got {step_budget!r}")
         self._program = program
         self._catalog = catalog
+        self._resolver = CallResolver(program, catalog)
         self._executor = executor
         self._snapshot = snapshot
         self._escalator = escalator
@@ -166,7 +153,6 @@ class Interpreter:
         self._replaced = 0
         self._text_cache: dict[int, str] = {}
         self._cond_cache: dict[tuple[int, tuple[tuple[str, str], ...]], Callable] = {}
-        self._skill_cache: dict[str, SkillDef] = {}
         self._main: _Frame | None = None
         self._started = False
         # shared with other threads
@@ -244,6 +230,7 @@ class Interpreter:
             except _Replace as r:
                 self._replaced += 1
                 self._program = r.program
+                self._resolver = CallResolver(r.program, self._catalog)
                 self._budgets = {}
                 self._emit("main", "main", 0, "jump", NodeStatus.RUNNING,
                            "program replaced; running the new main from the start")
@@ -375,74 +362,12 @@ class Interpreter:
         raise _Jump(g.label, frame)
 
     # ---------------------------------------------------------------------------- calls
-    def _signature(self, name: str) -> Signature | None:
-        local = self._program.skill(name)
-        if local is not None:
-            return skill_signature(local)
-        return self._catalog.get(name)
-
-    def _skill_def(self, name: str) -> SkillDef | None:
-        local = self._program.skill(name)
-        if local is not None:
-            return local
-        cached = self._skill_cache.get(name)
-        if cached is None:
-            sig = self._catalog.get(name)
-            if sig is None or sig.kind != SignatureKind.SKILL or not sig.body:
-                return None
-            from frankenbot.program.parser import parse_skills
-
-            defs = [d for d in parse_skills(sig.body) if d.name == name]
-            if not defs:
-                return None
-            cached = self._skill_cache[name] = defs[0]
-        return cached
-
-    def _bind(self, call: Call, sig: Signature, frame: _Frame) -> dict[str, Value] | str:
-        """Argument values with skill parameters substituted and defaults filled, or a reason
-        why the call is malformed (never trusts the tree blindly: escalators insert calls)."""
-        values: dict[str, Value] = {}
-        for a in call.args:
-            p = sig.param(a.name)
-            if p is None:
-                return f"{call.name} has no parameter {a.name!r}"
-            v = a.value
-            if isinstance(v, Ident):
-                v = frame.values.get(v.name, v.name)
-            if p.type == ParamType.NUMBER:
-                if not isinstance(v, float):
-                    return f"{call.name}({a.name}=...) needs a number, got {v!r}"
-                if (p.minimum is not None and v < p.minimum) or (
-                        p.maximum is not None and v > p.maximum):
-                    return f"{call.name}({a.name}={v:g}) is out of range"
-            elif not isinstance(v, str):
-                return f"{call.name}({a.name}=...) needs {p.type.value}, got {v!r}"
-            values[a.name] = v
-        for p in sig.params:
-            if p.name not in values:
-                if p.default is None:
-                    return f"{call.name} is missing {p.name!r}"
-                values[p.name] = p.default
-        return values
-
-    @staticmethod
-    def _bound_call(call: Call, sig: Signature, values: Mapping[str, Value]) -> Call:
-        """The call as it actually ran: skill parameters replaced by their values."""
-        args = []
-        for a in call.args:
-            p, v = sig.param(a.name), values.get(a.name)
-            if p is None or v is None:
-                continue
-            args.append(Arg(a.name, Ident(v) if p.type == ParamType.OBJECT and isinstance(v, str)
-                            else v, a.span))
-        return Call(call.name, tuple(args), call.span)
-
     def _call(self, call: Call, path: str, frame: _Frame) -> None:
-        sig = self._signature(call.name)
+        sig = self._resolver.signature(call.name)
         line = call.span.line
         if sig is None or sig.kind == SignatureKind.PREDICATE:
             raise _Exit(ExitStatus.ERROR, f"{call.name} is not a primitive or skill ({path})")
-        values = self._bind(call, sig, frame)
+        values = bind_args(call, sig, frame.values)
         if isinstance(values, str):
             self._emit(path, call, line, "leave", NodeStatus.FAILURE, values)
             if self._handler:
@@ -508,7 +433,7 @@ class Interpreter:
             self._emit(path, call, line, "preempt",
                        NodeStatus.PREEMPTED if interrupted else NodeStatus.SUCCESS,
                        f"{event.name}: {event.kind.value}")
-            return self._handle_event(event, path, self._bound_call(call, sig, values),
+            return self._handle_event(event, path, bound_call(call, sig, values),
                                       interrupted=interrupted)
         if result.ok:
             self._emit(path, call, line, "leave", NodeStatus.SUCCESS, result.detail)
@@ -518,10 +443,10 @@ class Interpreter:
         kind = KIND_OF_FAILURE.get(result.code, AnomalyKind.PRIMITIVE_FAILED)
         ev = MonitorEvent(f"primitive:{call.name}", kind, result.detail or result.code.value,
                           self._clock(), builtin=True)
-        return self._escalate(ev, path, self._bound_call(call, sig, values), failure=result)
+        return self._escalate(ev, path, bound_call(call, sig, values), failure=result)
 
     def _run_skill(self, call: Call, path: str, values: dict[str, Value]) -> None:
-        skill = self._skill_def(call.name)
+        skill = self._resolver.skill_def(call.name)
         if skill is None:
             raise _Exit(ExitStatus.ERROR, f"skill {call.name!r} has no body ({path})")
         with self._lock:
