@@ -228,3 +228,12 @@ def test_stacked_blocks_are_separate_objects_at_their_heights(camera, top):
     assert abs(blocks[0].position[2] - 0.02) < 0.006 and abs(blocks[1].position[2] - 0.06) < 0.006
     assert blocks[1].colour == ("red" if top == RED else "blue")
     assert all(math.dist(b.position[:2], (0.45, 0.0)) < 0.006 for b in blocks)
+
+
+def test_a_unique_object_keeps_its_id_after_a_far_jump(camera):
+    pipe = _pipeline(camera)
+    pipe.process(*syn.render(camera, [_block(0.35, -0.25, RED), _block(0.5, 0.0, BLUE)]), 0.0)
+    scene = pipe.process(*syn.render(camera, [_block(0.55, 0.25, RED), _block(0.5, 0.0, BLUE)]),
+                         0.1)
+    assert set(scene.ids()) == {"red_block", "blue_block"}
+    assert math.dist(scene.get("red_block").position[:2], (0.55, 0.25)) < 0.006

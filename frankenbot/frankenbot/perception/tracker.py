@@ -101,6 +101,19 @@ class Tracker:
                                      hits=t.hits + 1)
                 matched_t.add(r)
                 matched_d.add(c)
+        # Far moves (an object carried faster than the frame rate): when exactly one unmatched
+        # track and one unmatched detection share colour and shape, they are the same object.
+        for key in {(d.colour, d.shape) for i, d in enumerate(detections) if i not in matched_d}:
+            dets = [i for i, d in enumerate(detections)
+                    if i not in matched_d and (d.colour, d.shape) == key]
+            trks = [i for i, t in enumerate(tracks)
+                    if i not in matched_t and (t.detection.colour, t.detection.shape) == key]
+            if len(dets) == 1 and len(trks) == 1:
+                r, c = trks[0], dets[0]
+                updated[r] = replace(tracks[r], detection=detections[c], last_seen=stamp,
+                                     hits=tracks[r].hits + 1)
+                matched_t.add(r)
+                matched_d.add(c)
         result = [updated.get(i, t) for i, t in enumerate(tracks)]
         taken = {t.object_id for t in result}
         fresh = [d for i, d in enumerate(detections) if i not in matched_d]
