@@ -237,3 +237,16 @@ def test_a_unique_object_keeps_its_id_after_a_far_jump(camera):
                          0.1)
     assert set(scene.ids()) == {"red_block", "blue_block"}
     assert math.dist(scene.get("red_block").position[:2], (0.55, 0.25)) < 0.006
+
+
+def test_one_of_two_same_coloured_blocks_moved_far_keeps_its_id(camera):
+    pipe = _pipeline(camera)
+    scene = pipe.process(*syn.render(camera, [_block(0.35, -0.25, RED), _block(0.5, 0.0, RED)]),
+                         0.0)
+    moving = next(o.object_id for o in scene.objects if o.position[1] < -0.2)
+    staying = next(o.object_id for o in scene.objects if o.position[1] > -0.1)
+    scene = pipe.process(*syn.render(camera, [_block(0.55, 0.3, RED), _block(0.5, 0.0, RED)]),
+                         0.1)
+    assert set(scene.ids()) == {"red_block", "red_block_2"}
+    assert math.dist(scene.get(moving).position[:2], (0.55, 0.3)) < 0.006
+    assert math.dist(scene.get(staying).position[:2], (0.5, 0.0)) < 0.006

@@ -112,8 +112,8 @@ class PerceptionPipeline:
                     for d in split_stack(_named(measure(c, self.shape_rules, viewpoint), n))]
         with self._scene_lock:
             detections = tuple(d for d in measured if self._keep(d, stamp))
-            tracks = self.tracker.update(list(detections), stamp)
-            self.tracker.drop(self._seen_through(tracks, depth, stamp))
+            vacated = self._seen_through(self.tracker.tracks, depth)
+            self.tracker.update(list(detections), stamp, vacated)
             objects = self.tracker.scene_objects(stamp)
             fixtures = tuple(replace(f, last_seen=stamp) for f in self.fixtures)
             handles = tuple(h for h in self._handles.values()
@@ -146,15 +146,14 @@ class PerceptionPipeline:
             names.append(box.label)
         return plane, clusters, names
 
-    def _seen_through(self, tracks: Sequence[Track], depth: np.ndarray,
-                      stamp: float) -> set[str]:
-        """Ids of unseen tracks whose place the camera now sees past (the object is gone).
+    def _seen_through(self, tracks: Sequence[Track], depth: np.ndarray) -> set[str]:
+        """Ids of tracks whose remembered place the camera now sees past (moved or gone).
 
         A remembered object hidden by something in front of it (the gripper) keeps its track;
-        one whose top centre has a farther surface behind it (the table) was removed.
+        one whose top centre has a farther surface behind it (the table) is no longer there.
         """
         gone: set[str] = set()
-        unseen = [t for t in tracks if t.last_seen < stamp]
+        unseen = list(tracks)
         if not unseen:
             return gone
         tops = np.array([(*t.detection.position[:2],

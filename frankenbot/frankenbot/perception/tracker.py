@@ -79,8 +79,14 @@ class Tracker:
             n += 1
         return f"{base}_{n}"
 
-    def update(self, detections: list[Detection], stamp: float) -> list[Track]:
-        """Match ``detections`` (one frame at ``stamp``) and return the live tracks."""
+    def update(self, detections: list[Detection], stamp: float,
+               vacated: frozenset[str] | set[str] = frozenset()) -> list[Track]:
+        """Match ``detections`` (one frame at ``stamp``) and return the live tracks.
+
+        ``vacated``: ids whose remembered place the camera now sees empty. Such a track takes
+        the nearest unmatched detection of its colour and shape (it moved, however far), or
+        is forgotten (it is gone).
+        """
         self._tracks = [t for t in self._tracks if stamp - t.last_seen <= self.memory_s]
         tracks = self._tracks
         matched_t: set[int] = set()
@@ -114,7 +120,19 @@ class Tracker:
                                      hits=tracks[r].hits + 1)
                 matched_t.add(r)
                 matched_d.add(c)
-        result = [updated.get(i, t) for i, t in enumerate(tracks)]
+        moved = [i for i, t in enumerate(tracks) if i not in matched_t and t.object_id in vacated]
+        for r in sorted(moved, key=lambda i: -tracks[i].hits):
+            t = tracks[r]
+            cands = [i for i, d in enumerate(detections) if i not in matched_d
+                     and (d.colour, d.shape) == (t.detection.colour, t.detection.shape)]
+            if cands:
+                c = min(cands, key=lambda i: math.dist(detections[i].position,
+                                                       t.detection.position))
+                updated[r] = replace(t, detection=detections[c], last_seen=stamp, hits=t.hits + 1)
+                matched_t.add(r)
+                matched_d.add(c)
+        result = [updated.get(i, t) for i, t in enumerate(tracks)
+                  if i in matched_t or t.object_id not in vacated]
         taken = {t.object_id for t in result}
         fresh = [d for i, d in enumerate(detections) if i not in matched_d]
         fresh.sort(key=lambda d: (d.position[0], d.position[1]))  # deterministic naming
@@ -124,10 +142,6 @@ class Tracker:
             result.append(Track(oid, det, first_seen=stamp, last_seen=stamp, hits=1))
         self._tracks = result
         return list(result)
-
-    def drop(self, object_ids: set[str]) -> None:
-        """Forget tracks (the camera saw the table where they should be: they are gone)."""
-        self._tracks = [t for t in self._tracks if t.object_id not in object_ids]
 
     def scene_objects(self, now: float) -> list[SceneObject]:
         objs = [t.to_scene_object(now, self.memory_s) for t in self._tracks]
