@@ -15,12 +15,13 @@ skills, exemplars and anomaly experience. Sizes: non-blank lines of the canonica
 and tokens by ``memory.tokens.estimate_tokens`` (calibrated below against the packaged MiniLM
 WordPiece tokenizer).
 
-Success, and so what memory records as a successful episode: with ``execute=True`` the program runs
-in the MuJoCo sim (``memory.sim_execution``) and the sim's oracle decides; otherwise a program
-counts as successful when it parses and the validator finds no error against the scene's object
-ids and the catalog, and the report says so. Planning calls are counted, not assumed: one planner
-invocation per task in every arm; memory can only change that through repairs, which the offline
-planner never needs.
+Success, and so what memory records as a successful episode: by default a program counts as
+successful when it parses and the program validator finds no error against the scene's object
+ids and the catalog it was planned with; nothing is executed, and the report says so. An
+``executor`` callable (family, seed, program, catalog) -> (success, detail) can be passed to
+``run`` to judge by running the program in the sim with the sim's oracle instead. Planning
+calls are counted, not assumed: one planner invocation per task in every arm; memory can only
+change that through repairs, which the offline planner never needs.
 """
 
 from __future__ import annotations
@@ -104,7 +105,8 @@ def validation_executor(object_ids: Callable[[str, int], tuple[str, ...]]) -> Ex
     """Success = the validator finds no error (nothing is run); used when not executing."""
 
     def run(family: str, seed: int, program: Program, catalog: Catalog) -> tuple[bool, str]:
-        errors = [d for d in validate(program, catalog, object_ids(family, seed)) if d.is_error]
+        ids = object_ids(family, seed)
+        errors = [d for d in validate(program, catalog, ids) if d.is_error]
         return (not errors, "; ".join(d.message for d in errors) or "validated")
 
     return run
@@ -141,7 +143,7 @@ def _plan(arm: str, store: MemoryStore | None, instruction: str, scene, base: Pr
     return program, catalog, result
 
 
-def run(n_tasks: int, execute: bool = False, embedder: Embedder | None = None,
+def run(n_tasks: int, executor: Executor | None = None, embedder: Embedder | None = None,
         db_dir: Path | None = None, min_support: int = 3,
         progress: Callable[[str], None] | None = None) -> tuple[list[TaskRow], dict]:
     """Plan (and record) ``n_tasks`` tasks in all arms; returns rows and the final libraries."""
@@ -150,13 +152,10 @@ def run(n_tasks: int, execute: bool = False, embedder: Embedder | None = None,
 
     tasks = task_sequence(n_tasks)
     scenes = {(f, s): sc for f, s, _i, sc in tasks}
-    executor: Executor
-    if execute:
-        from frankenbot.memory.sim_execution import SimExecutor
-
-        executor = SimExecutor()
-    else:
-        executor = validation_executor(lambda f, s: scenes[(f, s)].ids())  # type: ignore[attr-defined]
+    executed = executor is not None
+    if executor is None:
+        executor = validation_executor(
+            lambda f, s: scenes[(f, s)].ids())  # type: ignore[attr-defined]
     tmp = Path(db_dir or tempfile.mkdtemp(prefix="fb-memory-bench-"))
     common = dict(use_embeddings=embedder is not None, min_support=min_support)
     stores = {
@@ -194,7 +193,7 @@ def run(n_tasks: int, execute: bool = False, embedder: Embedder | None = None,
         for s in stores.values():
             s.close()
     return rows, {"libraries": libraries, "retrieval": retrieval, "db_dir": str(tmp),
-                  "executed": execute}
+                  "executed": executed}
 
 
 def _row_line(row: TaskRow) -> str:
@@ -250,18 +249,9 @@ def summarise(rows: list[TaskRow], info: dict) -> dict[str, object]:
 def run_benchmark(quick: bool = False) -> dict[str, object]:
     """Print the with/without-memory report over >= 30 sim tasks and return the numbers.
 
-    ``quick``: 30 tasks, validation as success. Full: 44 tasks (4 per family), executed in the
-    sim when the execution stack is importable, else validated (the report says which).
+    ``quick``: 30 tasks; full: 44 (4 per family). Success = validator-clean (module docstring).
     """
     n = QUICK_TASKS if quick else FULL_TASKS
-    execute = False
-    if not quick:
-        try:
-            import frankenbot.memory.sim_execution  # noqa: F401
-
-            execute = True
-        except ImportError as e:
-            print(f"note: sim execution unavailable ({e}); success = validator-clean")
     t0 = time.monotonic()
     try:
         embedder: Embedder | None = TransformerEmbedder.from_directory()
@@ -269,10 +259,10 @@ def run_benchmark(quick: bool = False) -> dict[str, object]:
         print(f"note: embedding model unavailable ({e}); lexical retrieval")
         embedder = None
     print(f"memory benchmark: {n} sim tasks, arms none | seeds | learned"
-          f" (success = {'sim oracle' if execute else 'validator-clean, not executed'})")
+          " (success = validator-clean against scene ids and catalog; not executed)")
     print("  #  family          lines n/s/l     tokens n/s/l      prompt tokens n/s/l"
           "   calls  ok")
-    rows, info = run(n, execute=execute, embedder=embedder, progress=print)
+    rows, info = run(n, embedder=embedder, progress=print)
     summary = summarise(rows, info)
     texts = [r.instruction for r in rows] + [s.body for s in info["libraries"]["seeds"]]
     summary["token_calibration"] = token_calibration(texts)

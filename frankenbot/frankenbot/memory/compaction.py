@@ -25,6 +25,7 @@ class _FlatSkill:
     name: str
     key: str
     order: tuple[str, ...]  # skill parameter name for each pattern parameter index
+    declared: tuple[str, ...]  # skill parameter names as declared (argument order of the call)
 
 
 def flat_skills(skills: Sequence[SkillDef]) -> list[_FlatSkill]:
@@ -37,7 +38,8 @@ def flat_skills(skills: Sequence[SkillDef]) -> list[_FlatSkill]:
         if any(p.type != "object" for p in s.params):
             continue  # number/string parameters would need literal matching per call site
         order = _param_order(s)
-        out.append((len(pattern), _FlatSkill(s.name, pattern.key, order)))
+        out.append((len(pattern), _FlatSkill(s.name, pattern.key, order,
+                                             tuple(p.name for p in s.params))))
     out.sort(key=lambda t: (-t[0], t[1].name))
     return [f for _, f in out]
 
@@ -86,8 +88,8 @@ def compact(program: Program, skills: Sequence[SkillDef], catalog: Catalog) -> P
                 if flat is None:
                     continue
                 objs = _objects_in_order(calls)
-                args = tuple(Arg(pname, Ident(obj)) for pname, obj in zip(flat.order, objs,
-                                                                          strict=True))
+                bound = dict(zip(flat.order, objs, strict=True))
+                args = tuple(Arg(pname, Ident(bound[pname])) for pname in flat.declared)
                 out.append(Call(flat.name, args, window[0].span))
                 i += n
                 replaced = True

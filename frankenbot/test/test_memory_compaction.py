@@ -1,0 +1,81 @@
+"""Compaction onto library skills, and the benchmark's bookkeeping on a short task sequence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from frankenbot.memory import benchmark
+from frankenbot.memory.compaction import compact
+from frankenbot.program.catalog import default_catalog
+from frankenbot.program.parser import parse_program, parse_skills
+from frankenbot.program.printer import print_program
+from frankenbot.program.validator import validate
+
+SKILLS = parse_skills(
+    'skill pick_and_place(obj: object, container: object) "p" {\n  pick(obj=obj)\n'
+    '  place_in(obj=obj, container=container)\n}\n'
+    'skill put_in_drawer(obj: object, drawer: object) "d" {\n  open_drawer(drawer=drawer)\n'
+    '  pick(obj=obj)\n  place_in(obj=obj, container=drawer)\n  close_drawer(drawer=drawer)\n}\n'
+    'skill lift(obj: object) "l" {\n  pick(obj=obj)\n  move_above(obj=obj, height=0.2)\n}\n')
+CATALOG = default_catalog().with_skills(
+    __import__("frankenbot.program.validator", fromlist=["x"]).skill_signature(s) for s in SKILLS)
+
+
+def program(body: str) -> str:
+    return f'task "t" {{\n  main {{\n{body}\n  }}\n' \
+        '  monitor dropped when not holding(a) during place_in {\n    pick(obj=a)\n' \
+        '    then resume\n  }\n}\n'
+
+
+def test_spelled_out_skill_bodies_become_skill_calls() -> None:
+    p = parse_program(program(
+        "    start:\n    pick(obj=a)\n    place_in(obj=a, container=bowl)\n"
+        "    if not in(a, bowl) { goto start max 2 }\n"
+        "    open_drawer(drawer=drawer)\n    pick(obj=b)\n    place_in(obj=b, container=drawer)\n"
+        "    close_drawer(drawer=drawer)\n    exit success")).program
+    out = compact(p, SKILLS, CATALOG)
+    text = print_program(out)
+    assert "pick_and_place(obj=a, container=bowl)" in text
+    assert "put_in_drawer(obj=b, drawer=drawer)" in text  # the longer skill wins
+    assert "start:" in text and "goto start max 2" in text
+    assert out.monitors == p.monitors
+    assert not [d for d in validate(out, CATALOG, ["a", "b", "bowl", "drawer"]) if d.is_error]
+
+
+def test_inconsistent_bindings_and_other_literals_are_left_alone() -> None:
+    p = parse_program(program(
+        "    pick(obj=a)\n    place_in(obj=b, container=bowl)\n"
+        "    pick(obj=c)\n    move_above(obj=c, height=0.3)")).program
+    assert compact(p, SKILLS, CATALOG) == p
+
+
+def test_nested_blocks_are_compacted() -> None:
+    p = parse_program(program(
+        "    if not in(a, bowl) {\n      pick(obj=a)\n      place_in(obj=a, container=bowl)\n"
+        "    }")).program
+    assert "pick_and_place(obj=a, container=bowl)" in print_program(compact(p, SKILLS, CATALOG))
+
+
+def test_benchmark_learned_arm_promotes_and_then_uses_skills(tmp_path: Path) -> None:
+    rows, info = benchmark.run(12, db_dir=tmp_path, min_support=2)
+    summary = benchmark.summarise(rows, info)
+    assert len(rows) == 12
+    assert "pick_then_place_in" in summary["promoted"]["learned"]  # type: ignore[index]
+    first = next(r.index for r in rows if "pick_then_place_in" in r.arms["learned"].promoted)
+    later = [r for r in rows[first + 1:] if r.family in ("put_in_bowl", "sort_by_colour")]
+    assert later and all(r.arms["learned"].skill_calls > 0 for r in later)
+    assert all(r.arms["learned"].lines < r.arms["none"].lines for r in later)
+    for r in rows:
+        assert r.arms["seeds"].lines <= r.arms["none"].lines
+        assert {a.planning_calls for a in r.arms.values()} == {1}
+        assert all(a.success for a in r.arms.values())
+    assert summary["seeds"]["prompt_tokens_mean"] > summary["none"]["prompt_tokens_mean"]  # type: ignore[index]
+
+
+def test_benchmark_failed_runs_are_recorded_as_failures_and_never_promote(tmp_path: Path) -> None:
+    def always_fails(family, seed, program, catalog):  # type: ignore[no-untyped-def]
+        return False, "oracle says no"
+
+    rows, info = benchmark.run(8, executor=always_fails, db_dir=tmp_path, min_support=2)
+    assert not any(a.success for r in rows for a in r.arms.values())
+    assert not [s for s in info["libraries"]["learned"] if s.origin == "promoted"]
