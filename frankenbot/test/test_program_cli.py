@@ -28,6 +28,12 @@ def test_invalid_file_exits_one_with_positions_and_hints(tmp_path, capsys):
     assert "invalid" in out
 
 
+def test_chat_wrapped_program_is_extracted_and_the_removed_text_reported(capsys):
+    assert main(["check", str(FIXTURES / "22_chat_wrapped.txt")]) == 0
+    out = capsys.readouterr().out
+    assert "note: extracted the program; text before the program: Sure!" in out
+
+
 def test_json_output_is_machine_readable(tmp_path, capsys):
     bad = tmp_path / "bad.fb"
     bad.write_text('task "x" { main { pick(obj=red_block }')

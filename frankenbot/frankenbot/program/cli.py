@@ -56,6 +56,8 @@ def run_check(args: argparse.Namespace) -> int:
             "stripped": list(result.stripped),
         }, indent=2))
     else:
+        for note in result.stripped:
+            print(f"note: extracted the program; {note}")
         shown = render_diagnostics(result.diagnostics, compact=args.compact, source=text)
         if result.diagnostics:
             print(shown)
