@@ -104,8 +104,8 @@ def test_linear_move_keeps_the_tcp_on_the_line_and_orientation_fixed() -> None:
     traj = linear_move(kin, q0, goal, limits)
     for q in traj.positions():
         pose = kin.fk(q)
-        # samples between IK points are joint-interpolated: within 0.1 mm of the line
-        assert abs(pose[0, 3] - 0.5) < 1e-4 and abs(pose[1, 3] - 0.1) < 1e-4
+        # samples between IK points (2 cm apart) are joint-interpolated: within 0.5 mm
+        assert abs(pose[0, 3] - 0.5) < 5e-4 and abs(pose[1, 3] - 0.1) < 5e-4
         assert np.allclose(pose[:3, :3], goal[:3, :3], atol=1e-3)
     assert np.allclose(kin.fk(traj.final_positions), goal, atol=1e-8)
     tcp = kin.link_points(traj.positions())[:, -1, :]
@@ -138,4 +138,4 @@ def test_a_joint_jump_between_line_samples_is_rejected() -> None:
     with pytest.raises(DiscontinuityError, match="jump"):
         linear_waypoints(kin, q0, top_down_pose(0.45, 0.0, 0.10, 0.0), strict)
     qs, _ = linear_waypoints(kin, q0, top_down_pose(0.45, 0.0, 0.10, 0.0), MotionLimits())
-    assert np.max(np.abs(np.diff(qs, axis=0))) < 0.05
+    assert np.max(np.abs(np.diff(qs, axis=0))) < 0.1  # smooth: far below the jump limit

@@ -196,7 +196,7 @@ class JtcBackend:
             self.envelope.check_trajectory(traj, state.positions)
         except SafetyViolation as e:
             return MotionOutcome(FailureCode.REJECTED_BY_SAFETY, str(e))
-        if len(traj.points) == 1 and traj.points[0].time_from_start == 0.0:
+        if len(traj) == 1 and traj.duration == 0.0:
             return MotionOutcome(FailureCode.OK, "already there")
         try:
             robot.send_trajectory(traj)

@@ -131,14 +131,17 @@ class UR5eKinematics:
         p = self.fk(q)[:3, 3]
         return (float(p[0]), float(p[1]), float(p[2]))
 
-    def ik_all(self, tcp_pose: np.ndarray) -> list[np.ndarray]:
-        """All analytic solutions (principal angles) for a TCP pose; may be empty."""
+    def ik_all(self, tcp_pose: np.ndarray) -> np.ndarray:
+        """All analytic solutions (principal angles) for a TCP pose: shape (k, 6), k may be 0."""
         pose = np.asarray(tcp_pose, dtype=float)
-        if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
+        if pose.shape != (4, 4) or not np.isfinite(pose).all():
             raise ValueError(f"expected a finite 4x4 pose, got shape {pose.shape}")
         tool0_in_base = _BASE_LINK_FROM_BASE @ pose @ self._tcp_from_tool0
-        sols = ur5e.inverse_kinematics(np.ascontiguousarray(tool0_in_base))
-        return [s for s in sols if np.all(np.isfinite(s))]
+        sols = ur5e.inverse_kinematics(tool0_in_base)
+        if not sols:
+            return np.zeros((0, 6))
+        arr = np.array(sols)
+        return arr[np.isfinite(arr).all(axis=1)]
 
     def ik_candidates(self, tcp_pose: np.ndarray, q_near: Sequence[float]) -> list[np.ndarray]:
         """All solutions within the joint limits, nearest to ``q_near`` first.
@@ -146,20 +149,20 @@ class UR5eKinematics:
         Each analytic solution is shifted joint by joint by multiples of 2*pi towards ``q_near``
         (staying inside the limits). Vectorised: this runs for every sample of a Cartesian line.
         """
-        _check_joints(q_near)
         near = np.asarray(q_near, dtype=float)
-        sols = self.ik_all(tcp_pose)
-        if not sols:
+        if near.shape != (6,) or not np.isfinite(near).all():
+            raise ValueError(f"expected 6 joint values, all finite, got {near.tolist()}")
+        cand = self.ik_all(tcp_pose)
+        if not len(cand):
             return []
         two_pi = 2 * math.pi
-        cand = np.asarray(sols)
+        lo, hi = self._lower - 1e-9, self._upper + 1e-9
         cand = cand + np.round((near - cand) / two_pi) * two_pi
-        cand = np.where(cand < self._lower - 1e-9, cand + two_pi, cand)
-        cand = np.where(cand > self._upper + 1e-9, cand - two_pi, cand)
-        valid = np.all((cand >= self._lower - 1e-9) & (cand <= self._upper + 1e-9), axis=1)
-        cand = cand[valid]
-        order = np.argsort(np.sum((cand - near) ** 2, axis=1), kind="stable")
-        return [np.array(cand[i]) for i in order]
+        cand = np.where(cand < lo, cand + two_pi, cand)
+        cand = np.where(cand > hi, cand - two_pi, cand)
+        cand = cand[((cand >= lo) & (cand <= hi)).all(axis=1)]
+        order = np.argsort(((cand - near) ** 2).sum(axis=1), kind="stable")
+        return [cand[i] for i in order]
 
     def ik(self, tcp_pose: np.ndarray, q_near: Sequence[float]) -> np.ndarray:
         """The solution nearest ``q_near`` within the joint limits; raises UnreachableError."""

@@ -70,12 +70,14 @@ def trajectory_to_msg(traj: JointTrajectory) -> JointTrajectoryMsg:
     """Our JointTrajectory -> trajectory_msgs/JointTrajectory (header stamp 0 = start now)."""
     msg = JointTrajectoryMsg()
     msg.joint_names = list(traj.joint_names)
-    for p in traj.points:
+    vel = traj.velocities().tolist() if traj.has_velocities else None
+    for i, (t, q) in enumerate(zip(traj.times().tolist(), traj.positions().tolist(),
+                                   strict=True)):
         point = JointTrajectoryPoint()
-        point.positions = [float(v) for v in p.positions]
-        if p.velocities is not None:
-            point.velocities = [float(v) for v in p.velocities]
-        point.time_from_start = _duration(p.time_from_start)
+        point.positions = q
+        if vel is not None:
+            point.velocities = vel[i]
+        point.time_from_start = _duration(t)
         msg.points.append(point)
     return msg
 

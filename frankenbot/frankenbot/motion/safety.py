@@ -127,17 +127,20 @@ class SafetyEnvelope:
         if tuple(traj.joint_names) != JOINT_NAMES:
             raise SafetyViolation(f"trajectory joint names {list(traj.joint_names)} do not match "
                                   f"{list(JOINT_NAMES)}")
-        if not traj.points:
+        if len(traj) == 0:
             raise SafetyViolation("trajectory has no points")
-        pos = traj.positions()
-        times = traj.times()
-        if pos.shape[1:] != (6,):
+        try:
+            pos = traj.positions()
+            times = traj.times()
+            vel = traj.velocities() if traj.has_velocities else np.zeros((0, 6))
+        except ValueError as e:
+            raise SafetyViolation(f"every point needs 6 positions and velocities: {e}") from e
+        if pos.ndim != 2 or pos.shape[1:] != (6,):
             raise SafetyViolation(f"every point needs 6 positions, got shape {pos.shape}")
         if not np.all(np.isfinite(pos)) or not np.all(np.isfinite(times)):
             raise SafetyViolation("trajectory contains NaN or infinite positions/times")
         if times[0] < 0 or np.any(np.diff(times) <= 0):
             raise SafetyViolation("trajectory times must start >= 0 and strictly increase")
-        vel = np.array([p.velocities for p in traj.points if p.velocities is not None])
         if len(vel) and (vel.shape[1:] != (6,) or not np.all(np.isfinite(vel))):
             raise SafetyViolation("trajectory velocities must be 6 finite numbers per point")
         self._check_joint_limits(pos, "trajectory")
@@ -191,7 +194,7 @@ class SafetyEnvelope:
                             t_all: np.ndarray) -> None:
         """Acceleration from the points' velocities when given, else from positions."""
         slack = 1.0 + self.config.tolerance
-        if all(p.velocities is not None for p in traj.points) and len(traj.points) > 1:
+        if traj.has_velocities and len(traj) > 1:
             vel = traj.velocities()
             times = traj.times()
         else:

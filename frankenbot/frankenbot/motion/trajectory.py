@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from frankenbot.errors import MotionError
-from frankenbot.motion.kinematics import JOINT_NAMES, UR5eKinematics
+from frankenbot.motion.kinematics import JOINT_NAMES, UnreachableError, UR5eKinematics
 
 
 class DiscontinuityError(MotionError):
@@ -37,30 +37,81 @@ class TrajectoryPoint:
     velocities: tuple[float, ...] | None = None
 
 
-@dataclass(frozen=True)
 class JointTrajectory:
-    """A timed joint trajectory for the six UR joints (JTC semantics: times from start)."""
+    """A timed joint trajectory for the six UR joints (JTC semantics: times from start).
 
-    joint_names: tuple[str, ...]
-    points: tuple[TrajectoryPoint, ...]
+    Built either from points (``JointTrajectory(names, points)``) or, by the planners, from
+    arrays (``from_arrays``); the other form is derived on first use, so planning never pays for
+    thousands of small tuples and checking never re-packs them. Treat it as immutable.
+    """
+
+    def __init__(self, joint_names: Sequence[str],
+                 points: Sequence[TrajectoryPoint] = ()) -> None:
+        self.joint_names = tuple(joint_names)
+        self._points: tuple[TrajectoryPoint, ...] | None = tuple(points)
+        self._t: np.ndarray | None = None
+        self._q: np.ndarray | None = None
+        self._v: np.ndarray | None = None
+
+    @classmethod
+    def from_arrays(cls, joint_names: Sequence[str], times: np.ndarray, positions: np.ndarray,
+                    velocities: np.ndarray | None) -> "JointTrajectory":
+        traj = cls(joint_names)
+        traj._points = None
+        traj._t = np.array(times, dtype=float)
+        traj._q = np.array(positions, dtype=float)
+        traj._v = None if velocities is None else np.array(velocities, dtype=float)
+        for arr in (traj._t, traj._q, traj._v):
+            if arr is not None:
+                arr.flags.writeable = False
+        return traj
+
+    @property
+    def points(self) -> tuple[TrajectoryPoint, ...]:
+        if self._points is None:
+            assert self._t is not None and self._q is not None
+            vel = self._v
+            self._points = tuple(
+                TrajectoryPoint(float(t), tuple(q.tolist()),
+                                None if vel is None else tuple(vel[i].tolist()))
+                for i, (t, q) in enumerate(zip(self._t, self._q, strict=True)))
+        return self._points
+
+    def __len__(self) -> int:
+        return len(self._t) if self._t is not None else len(self.points)
+
+    def times(self) -> np.ndarray:
+        if self._t is None:
+            self._t = np.array([p.time_from_start for p in self.points], dtype=float)
+        return self._t
+
+    def positions(self) -> np.ndarray:
+        """(N, joints) array; ValueError if the points have different lengths."""
+        if self._q is None:
+            self._q = np.array([tuple(p.positions) for p in self.points], dtype=float)
+        return self._q
+
+    @property
+    def has_velocities(self) -> bool:
+        if self._points is None:
+            return self._v is not None
+        return bool(self._points) and all(p.velocities is not None for p in self._points)
+
+    def velocities(self) -> np.ndarray:
+        """(N, joints) array; NaN rows for points that carry no velocities."""
+        if self._v is None:
+            n = len(self.joint_names)
+            self._v = np.array([tuple(p.velocities) if p.velocities is not None
+                                else (math.nan,) * n for p in self.points], dtype=float)
+        return self._v
 
     @property
     def duration(self) -> float:
-        return self.points[-1].time_from_start if self.points else 0.0
-
-    def positions(self) -> np.ndarray:
-        return np.array([p.positions for p in self.points], dtype=float)
-
-    def times(self) -> np.ndarray:
-        return np.array([p.time_from_start for p in self.points], dtype=float)
-
-    def velocities(self) -> np.ndarray:
-        return np.array([p.velocities if p.velocities is not None else (math.nan,) * len(
-            p.positions) for p in self.points], dtype=float)
+        return float(self.times()[-1]) if len(self) else 0.0
 
     @property
     def final_positions(self) -> tuple[float, ...]:
-        return self.points[-1].positions
+        return tuple(float(v) for v in self.positions()[-1])
 
 
 @dataclass(frozen=True)
@@ -74,7 +125,7 @@ class MotionLimits:
     velocity_scale: float = 0.5
     acceleration_scale: float = 0.5
     sample_period: float = 0.02  # s between trajectory points
-    linear_step: float = 0.005  # m between IK samples on a Cartesian line
+    linear_step: float = 0.02  # m between IK samples on a Cartesian line
     linear_max_joint_step: float = 0.25  # rad between neighbouring samples before it is a jump
 
     def __post_init__(self) -> None:
@@ -149,8 +200,7 @@ def time_parameterize(waypoints: Sequence[Sequence[float]], limits: MotionLimits
     seg = seg[keep[1:]] if len(seg) else seg
     length = float(np.sum(seg))
     if length <= 1e-12:
-        point = TrajectoryPoint(0.0, tuple(float(v) for v in wps[-1]), (0.0,) * 6)
-        return JointTrajectory(JOINT_NAMES, (point,))
+        return JointTrajectory.from_arrays(JOINT_NAMES, np.zeros(1), wps[-1:], np.zeros((1, 6)))
     slopes = np.diff(wps, axis=0) / seg[:, None]  # dq/du per segment, |.| <= vmax
     # du/dt <= 1 keeps velocities in limits; d2u/dt2 bounded so each joint's accel stays in limits.
     max_slope = np.max(np.abs(slopes), axis=0)
@@ -177,9 +227,7 @@ def time_parameterize(waypoints: Sequence[Sequence[float]], limits: MotionLimits
         if ratio > 1.0:  # stretch time: velocities / ratio, accelerations / ratio^2
             t = t * ratio
             vel = vel / ratio
-    points = tuple(TrajectoryPoint(float(ti), tuple(map(float, p)), tuple(map(float, v)))
-                   for ti, p, v in zip(t, pos, vel, strict=True))
-    return JointTrajectory(JOINT_NAMES, points)
+    return JointTrajectory.from_arrays(JOINT_NAMES, t, pos, vel)
 
 
 def joint_move(q_start: Sequence[float], q_goal: Sequence[float], limits: MotionLimits,
@@ -239,11 +287,19 @@ def linear_waypoints(kin: UR5eKinematics, q_start: Sequence[float], goal_pose: n
     qs[0] = q0
     tcps[0] = start[:3, 3]
     pose = np.eye(4)
+    pose[:3, :3] = goal[:3, :3]
+    turning = bool(np.linalg.norm(w) > 1e-9)
     for k in range(1, steps + 1):
         s = k / steps
-        pose[:3, :3] = start[:3, :3] @ _rotation_exp(w * s)
+        if turning:
+            pose[:3, :3] = start[:3, :3] @ _rotation_exp(w * s)
         pose[:3, 3] = start[:3, 3] + dp * s
-        q = kin.ik(pose, qs[k - 1])
+        cands = kin.ik_candidates(pose, qs[k - 1])
+        if not cands:
+            raise UnreachableError(f"the straight line leaves the reachable space at {s:.0%} "
+                                   f"of the way ({pose[0, 3]:.3f}, {pose[1, 3]:.3f}, "
+                                   f"{pose[2, 3]:.3f}) m")
+        q = cands[0]
         jump = float(np.max(np.abs(q - qs[k - 1])))
         if jump > limits.linear_max_joint_step:
             raise DiscontinuityError(
