@@ -16,12 +16,11 @@ import yaml
 
 from frankenbot.errors import ConfigError
 from frankenbot.motion.jtc_backend import ExecutionConfig
-from frankenbot.motion.kinematics import KinematicsConfig
+from frankenbot.motion.kinematics import HOME_JOINTS, KinematicsConfig
 from frankenbot.motion.safety import DEFAULT_SAFETY_FILE, SafetyConfig
 from frankenbot.motion.trajectory import MotionLimits
 
-DEFAULT_HOME: tuple[float, ...] = (0.0, -math.pi / 2, math.pi / 2, -math.pi / 2, -math.pi / 2,
-                                   0.0)
+DEFAULT_HOME: tuple[float, ...] = HOME_JOINTS
 
 
 @dataclass(frozen=True)

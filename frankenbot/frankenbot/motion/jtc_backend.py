@@ -19,7 +19,7 @@ import numpy as np
 from frankenbot.common import FailureCode
 from frankenbot.errors import MotionError, SafetyViolation
 from frankenbot.motion.backend import MotionOutcome
-from frankenbot.motion.kinematics import UnreachableError, UR5eKinematics
+from frankenbot.motion.kinematics import HOME_JOINTS, UnreachableError, UR5eKinematics
 from frankenbot.motion.robot_interface import (
     ControllerRejected,
     EstopEngaged,
@@ -62,7 +62,7 @@ class JtcBackend:
     def __init__(self, robot: RobotInterface, *, kinematics: UR5eKinematics,
                  envelope: SafetyEnvelope, limits: MotionLimits | None = None,
                  execution: ExecutionConfig | None = None,
-                 posture: Sequence[float] | None = None) -> None:
+                 posture: Sequence[float] | None = HOME_JOINTS) -> None:
         self.robot = robot
         self.posture = None if posture is None else tuple(float(v) for v in posture)
         self.kin = kinematics

@@ -28,6 +28,9 @@ JOINT_NAMES: tuple[str, ...] = (
 DEFAULT_LOWER: tuple[float, ...] = (-2 * math.pi, -2 * math.pi, -math.pi,
                                     -2 * math.pi, -2 * math.pi, -2 * math.pi)
 DEFAULT_UPPER: tuple[float, ...] = tuple(-v for v in DEFAULT_LOWER)
+# Home / preferred posture: TCP above the table, elbow up, tool pointing down.
+HOME_JOINTS: tuple[float, ...] = (0.0, -math.pi / 2, math.pi / 2, -math.pi / 2, -math.pi / 2,
+                                  0.0)
 
 # UR5e DH parameters (m, rad); used for the vectorised FK of all link origins.
 _DH_D = np.array([0.1625, 0.0, 0.0, 0.1333, 0.0997, 0.0996])

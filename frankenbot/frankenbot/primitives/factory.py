@@ -40,7 +40,8 @@ def build_primitives(robot: RobotInterface, *, arm_config: str | Path | None = N
         from frankenbot.motion.moveit_backend import MoveItBackend
 
         motion: Any = MoveItBackend(robot, kinematics=kin, envelope=envelope,
-                                    limits=cfg.limits, node=moveit_node)
+                                    limits=cfg.limits, execution=cfg.execution,
+                                    node=moveit_node, table_z=cfg.safety.table_z)
     else:
         motion = JtcBackend(robot, kinematics=kin, envelope=envelope, limits=cfg.limits,
                             execution=cfg.execution, posture=cfg.home)
