@@ -140,7 +140,9 @@ class EscalationPolicy:
             if allow_tier1:
                 key = (s.node_path, s.kind)
                 used = self._n.tier1.get(key, 0)
-                choice = tier1_choice(s, cands)
+                # tier 1 may repeat its recovery on a node (its budget bounds that); the
+                # "already tried" filter is for tier 2's choice
+                choice = tier1_choice(s, generate_candidates(replace(s, tried=())))
                 if choice is not None and used < self.budgets.handler_retries:
                     self._n.tier1[key] = used + 1
                     return self._done(Tier.CODED, choice.action, choice,

@@ -179,19 +179,24 @@ class ObjectMovedMonitor(_Base):
     name = "builtin:object_moved"
     kind = AnomalyKind.OBJECT_MOVED
 
-    def __init__(self, threshold: float = 0.03) -> None:
+    def __init__(self, threshold: float = 0.03, grasp_radius: float = 0.06) -> None:
         self.threshold = threshold
+        self.grasp_radius = grasp_radius
 
     def check(self, snap: WorldSnapshot, ctx: MonitorContext) -> Detection | None:
         if ctx.primitive is None or snap.scene.stale:
             return None
+        r = snap.robot
         for oid in ctx.objects():
-            if oid in (snap.robot.held_object, ctx.held_at_start):
+            if oid in (r.held_object, ctx.held_at_start):
                 continue
             ref = ctx.reference.get(oid)
             obj = snap.scene.get(oid)
             if ref is None or obj is None:
                 continue
+            if r.gripper_closed_cmd and math.dist(obj.position, r.tcp_position) < \
+                    self.grasp_radius:
+                continue  # being grasped and lifted: it moves with the fingers (pick checks)
             moved = math.hypot(obj.position[0] - ref[0], obj.position[1] - ref[1])
             if moved > self.threshold:
                 return self._hit(f"{oid} moved {moved:.3f} m during {ctx.primitive}", (oid,))

@@ -19,7 +19,7 @@ from frankenbot.anomaly.candidates import RepairAction, Situation
 from frankenbot.anomaly.escalation import EscalationPolicy, Resolution
 from frankenbot.anomaly.monitors import class_of, kind_for_failure
 from frankenbot.anomaly.records import AnomalyLog, AnomalyRecord
-from frankenbot.common import AnomalyKind, Tier
+from frankenbot.common import AnomalyKind, FailureCode, Tier
 from frankenbot.program.catalog import Catalog, ParamType
 from frankenbot.program.check import check_text
 from frankenbot.program.escalation import (
@@ -34,6 +34,8 @@ from frankenbot.program.escalation import (
 )
 from frankenbot.program.tree import Arg, Call, Ident
 from frankenbot.state import WorldSnapshot
+
+FIXTURE_PRIMITIVES = frozenset({"open_drawer", "close_drawer"})
 
 
 def to_repair_call(call: Call | None) -> RepairCall | None:
@@ -94,6 +96,9 @@ class TieredEscalator:
         if ctx.failure is not None and not ctx.failure.ok and kind in (
                 AnomalyKind.PRIMITIVE_FAILED, AnomalyKind.PROGRAM_MONITOR):
             kind = kind_for_failure(ctx.failure.code)
+        if ctx.failure is not None and ctx.failure.code == FailureCode.BLOCKED \
+                and ctx.call is not None and ctx.call.name in FIXTURE_PRIMITIVES:
+            kind = AnomalyKind.FIXTURE_STUCK  # a drawer that does not slide, not a full target
         with self._lock:
             pending = self._pending.pop(ctx.event.name, None)
             tried = tuple(self._tried.get(ctx.node_path, ()))

@@ -89,13 +89,22 @@ class SimHarness:
         backend = JtcBackend(self.robot, kinematics=kin,
                              envelope=SafetyEnvelope(cfg.safety, kin), limits=cfg.limits,
                              execution=cfg.execution)
-        self.primitives = Primitives(self.robot, kinematics=kin, backend=backend,
-                                     config=PrimitiveConfig(), home=cfg.home)
-        self._home = cfg.home
+
+        def fresh() -> Primitives:  # beliefs (held object, drawer state) start empty per task
+            return Primitives(self.robot, kinematics=kin, backend=backend,
+                              config=PrimitiveConfig(), home=cfg.home)
+
+        self._fresh_primitives = fresh
+        self.primitives = fresh()
         self.planner = Planner()
-        self.executor = ProgramExecutor(
+        self.params = params
+        self.expert = expert
+        self.executor = self._executor()
+
+    def _executor(self) -> ProgramExecutor:
+        return ProgramExecutor(
             self.primitives, self.primitives.snapshot, self.scene, stop_arm=self.robot.stop,
-            params=params, expert=expert, replanner_for=self._replanner)
+            params=self.params, expert=self.expert, replanner_for=self._replanner)
 
     def _replanner(self, task_id: str, instruction: str, text: str) -> Any:
         from frankenbot.execution.replanner import PlannerReplanner
@@ -120,11 +129,13 @@ class SimHarness:
 
         self.robot.set_estop(False)
         self.world.reset(family, seed)
-        self.primitives.forget_held()
+        self.primitives = self._fresh_primitives()
+        self.executor = self._executor()
         instruction = self.world.task.instruction
         text = program if program is not None else self.plan(instruction)
         onset: list[float] = []
-        seen = [len(self.world.anomaly_log())]
+        seen_at_start = len(self.world.anomaly_log())
+        seen = [seen_at_start]
         if inject is not None:
             self.world.inject(inject[0], inject[1], params or {})
 
@@ -150,7 +161,7 @@ class SimHarness:
             self.robot.stop()
         wall = time.monotonic() - t0
         verdict = self.world.evaluate()
-        fired = [r for r in self.world.anomaly_log() if r.event == "fired"]
+        fired = [r for r in self.world.anomaly_log()[seen_at_start:] if r.event == "fired"]
         return SimRun(outcome, bool(verdict.success), verdict.text, fired,
                       onset[0] if onset else None, wall)
 
