@@ -201,22 +201,20 @@ class SimRunner:
 
                 worker = RenderProcess(w.model_xml, w.width, w.height)
             while not self._stop.is_set():
-                now_sim = w.time
-                if now_sim < next_stamp:
-                    time.sleep(min(0.005, (next_stamp - now_sim) / self.realtime_factor))
+                stamp, qpos = w.render_state()  # the frame shows exactly this instant
+                if stamp < next_stamp:
+                    time.sleep(min(0.005, (next_stamp - stamp) / self.realtime_factor))
                     continue
                 # stay on the frame grid; when behind by a whole period, restart it from now
                 next_stamp += period
-                if next_stamp <= now_sim:
-                    next_stamp = now_sim + period
+                if next_stamp <= stamp:
+                    next_stamp = stamp + period
                 if w.camera_frozen():
                     continue
                 if worker is not None:
-                    stamp, qpos = w.render_state()
                     rgb, depth = worker.render(qpos)
                 else:
-                    stamp = w.time
-                    rgb, depth = w.render_rgbd()
+                    rgb, depth = w.render_qpos(qpos)
                 frame = Frame(stamp, rgb, depth)
                 with self._cb_lock:
                     self._latest_frame = frame

@@ -24,6 +24,7 @@ from frankenbot.sim.world import SimWorld
 CRUISE_SPEED = 0.35  # m/s for free moves in Cartesian space
 LINEAR_SPEED = 0.15  # m/s for approach / retreat / push
 HOVER = 0.12  # m above the grasp point before descending
+OPEN_MARGIN = 0.03  # open this much wider than the object before descending
 HANDLE_OPEN_WIDTH = 0.035  # straddle the drawer handle without touching the drawer front
 
 
@@ -85,14 +86,31 @@ class ScriptedArm:
     def pick(self, name: str) -> None:
         st = self.world.object_states()[name]
         x, y, z = st.position
-        yaw = _grasp_yaw(st.quaternion)
-        self.gripper(0.0, settle=0.1)
+        yaw = self._clear_grasp_yaw(name, _grasp_yaw(st.quaternion))
+        self.gripper(robotiq.width_to_position(st.size[1] + OPEN_MARGIN), settle=0.6)
         self.move_linear(x, y, z + HOVER, yaw, speed=CRUISE_SPEED)
         self.move_linear(x, y, z + 0.003, yaw)
         self.gripper(robotiq.CLOSED_POSITION)
         self.move_linear(x, y, z + HOVER + 0.03, yaw)
         if self.world.gripper_width() < st.size[1] * 0.5:
             raise SimError(f"grasp of {name} failed (fingers closed on nothing)")
+
+    def _clear_grasp_yaw(self, name: str, yaw: float) -> float:
+        """Of the block's two grasp yaws (90 deg apart), the one whose fingers land farthest
+        from the nearest other object."""
+        states = self.world.object_states()
+        me = np.array(states[name].position[:2])
+        others = [np.array(s.position[:2]) for n, s in states.items() if n != name]
+        if not others:
+            return yaw
+        d = min(others, key=lambda p: float(np.linalg.norm(p - me))) - me
+        ang = math.atan2(d[1], d[0])
+
+        def clearance(a: float) -> float:  # |sin| of the angle between closing axis and d
+            return abs(math.sin(ang - (a + math.pi / 2)))
+
+        alt = yaw + math.pi / 2 if yaw < 0 else yaw - math.pi / 2
+        return yaw if clearance(yaw) >= clearance(alt) else alt
 
     def place_at(self, x: float, y: float, z_release: float, yaw: float | None = None) -> None:
         if yaw is None:
@@ -109,7 +127,7 @@ class ScriptedArm:
             z = c.position[2] + c.size[2] / 2 + held / 2 + 0.004
         elif c.shape == "plate":
             z = c.position[2] + c.size[2] / 2 + held / 2 + 0.006
-        elif c.shape == "bin":  # deep: release above the rim, the block drops in
+        elif c.shape in ("bin", "bowl"):  # release above the rim: the fingers never touch it
             z = c.position[2] + c.size[2] / 2 + held / 2 + 0.015
         else:
             z = c.position[2] - c.size[2] / 2 + 0.01 + held / 2 + 0.01
@@ -141,20 +159,23 @@ class ScriptedArm:
         self.move_linear(d.handle_position(0.0)[0], hy, hz + HOVER, yaw)
 
     def push_to(self, name: str, x: float, y: float) -> None:
-        """Push ``name`` along a straight line so its centre ends at (x, y)."""
+        """Push ``name`` along a straight line so its centre ends at (x, y).
+
+        The fingers, 3 cm apart across the push direction, make a two-point pusher that keeps
+        the block from spinning away.
+        """
         st = self.world.object_states()[name]
         bx, by, _ = st.position
         direction = np.array([x - bx, y - by])
-        dist = float(np.linalg.norm(direction))
-        u = direction / dist
-        yaw = math.atan2(u[1], u[0]) - math.pi / 2  # closing axis along the push direction
-        back = st.size[0] / 2 + 0.012 + 0.03
+        u = direction / float(np.linalg.norm(direction))
+        yaw = math.atan2(u[1], u[0])  # closing axis across the push direction
+        face = st.size[0] / 2 + 0.011  # TCP to the pads' leading edge
         z = 0.027
-        self.gripper(robotiq.CLOSED_POSITION, settle=0.6)
-        sx, sy = bx - u[0] * back, by - u[1] * back
+        self.gripper(robotiq.width_to_position(0.03), settle=0.6)
+        sx, sy = bx - u[0] * (face + 0.03), by - u[1] * (face + 0.03)
         self.move_linear(sx, sy, z + HOVER, yaw, speed=CRUISE_SPEED)
         self.move_linear(sx, sy, z, yaw)
-        ex, ey = x - u[0] * (st.size[0] / 2 + 0.012), y - u[1] * (st.size[0] / 2 + 0.012)
+        ex, ey = x - u[0] * face, y - u[1] * face
         self.move_linear(ex, ey, z, yaw, speed=0.08)
         self.move_linear(ex, ey, z + HOVER, yaw)
 

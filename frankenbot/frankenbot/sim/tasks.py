@@ -120,12 +120,16 @@ def _text(name: str) -> str:
     return name.replace("_", " ")
 
 
+GAP = 0.03  # m between footprints: room for an open finger beside every object
+
+
 class _Sampler:
     """Non-overlapping random placements inside the spawn region."""
 
-    def __init__(self, rng: np.random.Generator, tries: int = 2000) -> None:
+    def __init__(self, rng: np.random.Generator, tries: int = 2000, gap: float = GAP) -> None:
         self.rng = rng
         self.tries = tries
+        self.gap = gap
         self.placed: list[tuple[float, float, float]] = []  # x, y, radius
         self.out: list[Placement] = []
 
@@ -137,7 +141,7 @@ class _Sampler:
         for _ in range(self.tries):
             x = float(self.rng.uniform(x0 + r, x1 - r)) if x1 - x0 > 2 * r else (x0 + x1) / 2
             y = float(self.rng.uniform(y0 + r, y1 - r)) if y1 - y0 > 2 * r else (y0 + y1) / 2
-            if all(math.hypot(x - px, y - py) > r + pr + 0.02 for px, py, pr in self.placed):
+            if all(math.hypot(x - px, y - py) > r + pr + self.gap for px, py, pr in self.placed):
                 break
         else:
             raise SimError(f"could not place {name} without overlap (scene too crowded)")
@@ -402,7 +406,8 @@ def sample_free_scene(seed: int) -> SampledScene:
     names = ["gray_bin", *(f"{c}_bowl" for c in layout.BOWL_COLOURS), "white_plate",
              *(f"{c}_block" for c in layout.BLOCK_COLOURS)]
     for attempt in range(100):
-        s = _Sampler(np.random.default_rng([abs(int(seed)), 7919, attempt]), tries=200)
+        s = _Sampler(np.random.default_rng([abs(int(seed)), 7919, attempt]), tries=200,
+                     gap=0.015)  # a crowded showcase, not a manipulation task
         try:
             for name in names:
                 s.place(name, FREE_REGION)

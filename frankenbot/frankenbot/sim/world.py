@@ -399,10 +399,12 @@ class SimWorld:
 
     def render_rgbd(self) -> tuple[np.ndarray, np.ndarray]:
         """(rgb uint8 HxWx3, depth uint16 HxW mm, 0 = no return) of the current state."""
+        return self.render_qpos(self.render_state()[1])
+
+    def render_qpos(self, qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Render the scene at joint/object positions ``qpos`` (see ``render_state``)."""
         with self._render_lock:
-            with self._lock:
-                self._render_data.qpos[:] = self.data.qpos
-                self._render_data.time = self.data.time
+            self._render_data.qpos[:] = qpos
             mujoco.mj_kinematics(self.model, self._render_data)
             mujoco.mj_camlight(self.model, self._render_data)
             tid = threading.get_ident()
