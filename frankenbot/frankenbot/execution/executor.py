@@ -32,7 +32,6 @@ from frankenbot.program.check import check_text
 from frankenbot.program.diagnostics import render_diagnostics
 from frankenbot.program.escalation import MonitorEvent
 from frankenbot.program.predicates import MonitorProbe
-from frankenbot.program.printer import print_program
 from frankenbot.program.trace import TraceEntry
 from frankenbot.program.tree import Program
 from frankenbot.state import RobotSnapshot, Scene
@@ -343,6 +342,3 @@ class ProgramExecutor:
             if e.path != "main":
                 return e.path
         return ""
-
-    def program_text(self, program: Program) -> str:
-        return print_program(program)

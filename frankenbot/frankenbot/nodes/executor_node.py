@@ -43,7 +43,7 @@ from frankenbot.anomaly.candidates import Situation
 from frankenbot.anomaly.escalation import Budgets, ReplanResult
 from frankenbot.anomaly.local_expert import LocalExpert, gemma_loader
 from frankenbot.anomaly.records import AnomalyRecord
-from frankenbot.common import NodeStatus
+from frankenbot.common import ExitStatus, NodeStatus
 from frankenbot.errors import ConfigError, FrankenbotError
 from frankenbot.execution.executor import ExecutionOutcome, ExecutorParams, ProgramExecutor
 from frankenbot.program.trace import TraceEntry, trace_to_json
@@ -229,7 +229,7 @@ class ExecutorNode(Node):
             out = self.executor_core.run(goal.program, task_id=goal.task_id,
                                          instruction=goal.instruction)
         except FrankenbotError as e:  # never a traceback to the client
-            out = ExecutionOutcome(_error_status(), str(e), goal.program, 0, 0, 0, 0.0)
+            out = ExecutionOutcome(ExitStatus.ERROR, str(e), goal.program, 0, 0, 0, 0.0)
         with self._goal_lock:
             self._goal = None
             self._phase = "done"
@@ -321,12 +321,6 @@ class ExecutorNode(Node):
         if self.expert is not None:
             self.expert.close()
         super().destroy_node()
-
-
-def _error_status() -> Any:
-    from frankenbot.common import ExitStatus
-
-    return ExitStatus.ERROR
 
 
 def main(args: list[str] | None = None) -> None:
