@@ -119,3 +119,43 @@ def test_bad_configuration_is_refused(kw):
 def test_negative_budget_is_refused():
     with pytest.raises(ConfigError, match="replans"):
         Budgets(replans=-1)
+
+
+@dataclass(frozen=True)
+class Exp:
+    kind: str
+    primitive: str
+    action: str
+    tier: int
+    tries: int
+    recovered: int
+
+    @property
+    def success_rate(self) -> float:
+        return self.recovered / self.tries
+
+
+class Store:
+    def __init__(self, rows):
+        self.rows = rows
+
+    def experience_for(self, kind, primitive="", limit=5):
+        return tuple(r for r in self.rows if r.kind == kind)[:limit]
+
+
+def test_memory_experience_can_override_the_rule_table():
+    from frankenbot.anomaly.experience import experience_prior
+
+    s = sit(AnomalyKind.TARGET_OCCUPIED)
+    rows = [Exp("target_occupied", "place_in", "replan", 3, 6, 6),
+            Exp("target_occupied", "place_in", "insert:wait(seconds=1)", 2, 6, 0),
+            Exp("target_occupied", "pick", "skip:pick(obj=red_block)", 2, 9, 9)]
+    prior = experience_prior(Store(rows))(s)
+    assert prior["replan"] > 0.9 and prior["insert:wait(seconds=1)"] < -0.9
+    assert "skip:pick(obj=red_block)" not in prior  # another primitive's experience
+    planner = FakePlanner()
+    plain = EscalationPolicy(replanner=planner).decide(s)
+    assert plain.tier == Tier.LOCAL_EXPERT and plain.label == "insert:wait(seconds=1)"
+    informed = EscalationPolicy(replanner=planner, experience=experience_prior(Store(rows)))
+    r = informed.decide(s)
+    assert r.tier == Tier.VLM_REPLAN  # memory says waiting never helped: straight to replan

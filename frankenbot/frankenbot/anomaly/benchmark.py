@@ -96,6 +96,7 @@ def bench_monitor_loop(seconds: float = 5.0, rate_hz: float = 200.0) -> dict[str
 
 def bench_tier1(seeds: Sequence[int], realtime_factor: float) -> dict[str, Any]:
     from frankenbot.common import Tier
+    from frankenbot.errors import FrankenbotError
     from frankenbot.execution.sim_harness import SimHarness
 
     harness = SimHarness(realtime_factor=realtime_factor)
@@ -106,7 +107,11 @@ def bench_tier1(seeds: Sequence[int], realtime_factor: float) -> dict[str, Any]:
         for kind in TIER1_KINDS:
             ok = tier1 = vlm = runs = 0
             for seed in seeds:
-                run = harness.run("put_in_bowl", seed, inject=(kind, ""))
+                try:
+                    run = harness.run("put_in_bowl", seed, inject=(kind, ""))
+                except FrankenbotError as e:  # a scene the sim or planner cannot set up
+                    print(f"        skipped {kind} seed {seed}: {e}")
+                    continue
                 runs += 1
                 out = run.outcome
                 vlm += out.vlm_calls + out.replans

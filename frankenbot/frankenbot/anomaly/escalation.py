@@ -24,6 +24,7 @@ from frankenbot.common import AnomalyKind, Tier
 from frankenbot.errors import ConfigError
 
 TIER2_METHODS = ("rules", "lm", "rules+lm")
+EXPERIENCE_OVERRIDE = 0.5  # prior bonus above which memory's record beats the rule table
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,12 @@ class EscalationPolicy:
         confidence = 1.0
         if self.tier2_method == "rules":
             choice = rule
+            if self.experience is not None:  # a clearly better record overrides the table
+                prior = self.experience(s)
+                best = max(cands, key=lambda c: prior.get(c.key, 0.0))
+                if prior.get(best.key, 0.0) > max(EXPERIENCE_OVERRIDE,
+                                                  prior.get(rule.key, 0.0) if rule else 0.0):
+                    choice = best
         else:
             if self.expert is None or not self.expert.ready:
                 reasons.append("local expert not ready")
