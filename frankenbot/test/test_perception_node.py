@@ -185,7 +185,7 @@ def test_node_against_sim_node_publishes_the_sims_objects(ros_context, spawn_pro
             return bool(fresh) and len(match([o for o in scene_from_msg(fresh[-1]).objects
                                               if not o.is_fixture], truth, 0.02)) == len(truth)
 
-        assert h.run_until(has_all, 90.0), (
+        assert h.run_until(has_all, 150.0), (
             f"truth {[t.name for t in truth]}; last scene "
             f"{[(o.id, o.stale) for o in (h.scenes[-1].objects if h.scenes else [])]}")
         scene = scene_from_msg([m for m in h.scenes if not m.stale][-1])

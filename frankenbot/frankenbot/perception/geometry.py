@@ -144,7 +144,7 @@ def split_stack(det: Detection, ratio: float = 1.6) -> list[Detection]:
     level gets its own detection (bottom first) so each can be named and picked.
     """
     length, width, height = det.size
-    if det.shape != "block" or height < ratio * length or width < 0.8 * length:
+    if det.shape != "block" or det.name or height < ratio * length or width < 0.8 * length:
         return [det]
     n = max(2, round(height / length))
     edge = height / n
