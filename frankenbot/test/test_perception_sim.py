@@ -170,3 +170,15 @@ def test_plain_fixture_objects_still_hide_the_drawer_handle(world):
     scene = pipeline.process(rgb, depth, world.time, world.joint_positions())
     names = {t.name for t in truth_of_world(world)}
     assert {o.object_id for o in scene.objects if not o.is_fixture} == names
+
+
+def test_sim_source_over_a_runner_uses_its_rendered_frames(world):
+    from frankenbot.sim.runner import SimRunner
+
+    world.reset("stack", 7)
+    truth = {t.name for t in truth_of_world(world)}
+    with SimRunner(world, realtime_factor=1.0, camera_rate=10.0) as runner:
+        with SimSceneSource(runner, _pipeline(world), rate_hz=10.0) as source:
+            scene = source.wait_for_scene(timeout=15.0)
+            assert truth <= set(scene.ids()) and not scene.stale
+            assert source.frames >= 1 and source.errors == 0
