@@ -193,3 +193,33 @@ def test_sigkill_mid_write_loses_no_committed_episode(tmp_path: Path) -> None:
         integrity = store.conn.execute("PRAGMA integrity_check").fetchone()[0]
     assert set(committed) <= ids
     assert integrity == "ok"
+
+
+def test_concurrent_threads_record_and_read_without_errors(tmp_path: Path) -> None:
+    import threading
+
+    errors: list[BaseException] = []
+    with MemoryStore.open(tmp_path / "m.db", LEXICAL) as store:
+        def writer(k: int) -> None:
+            try:
+                for i in range(10):
+                    store.record_episode(episode(100 * k + i))
+                    store.get_context("put the red block in the green bowl")
+            except BaseException as e:  # collected and asserted below
+                errors.append(e)
+
+        threads = [threading.Thread(target=writer, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert errors == []
+        assert store.episode_count() == 40
+
+
+def test_two_connections_on_one_file_see_each_others_commits(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with MemoryStore.open(path, LEXICAL) as a, MemoryStore.open(path, LEXICAL) as b:
+        a.record_episode(episode(1))
+        b.record_episode(episode(2))
+        assert a.episode_count() == b.episode_count() == 2
