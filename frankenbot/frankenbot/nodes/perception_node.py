@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 import rclpy
@@ -248,7 +249,7 @@ class PerceptionNode(Node):
             self.frames_rejected += 1
             log.warn(f"frame rejected: {e}", throttle_duration_sec=2.0)
             return
-        scene = result.scene
+        scene = replace(result.scene, frame_id=self.base_frame)
         self._last_scene = scene
         self._last_ok = time.monotonic()
         self.frames_processed += 1
