@@ -43,8 +43,8 @@ def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> McNemarResult:
     """Two-sided exact McNemar test on paired outcomes (binomial test on discordant pairs)."""
     if len(a) != len(b):
         raise ValueError(f"paired outcomes need equal lengths, got {len(a)} and {len(b)}")
-    only_a = sum(1 for x, y in zip(a, b) if x and not y)
-    only_b = sum(1 for x, y in zip(a, b) if y and not x)
+    only_a = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
+    only_b = sum(1 for x, y in zip(a, b, strict=True) if y and not x)
     n = only_a + only_b
     if n == 0:
         return McNemarResult(0, 0, 1.0)

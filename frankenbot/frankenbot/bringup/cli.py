@@ -7,8 +7,6 @@ import os
 import tempfile
 from pathlib import Path
 
-from frankenbot.errors import FrankenbotError
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     up = sub.add_parser("up", help="start every node as a separate process (like ros2 launch)",
@@ -76,7 +74,7 @@ def _submit(args: argparse.Namespace) -> int:
     printer = ProgressPrinter()
 
     def events_of(msgs) -> list[EventView]:
-        return [EventView(e.kind, e.tier, e.action, e.outcome, e.latency, e.detail) for e in msgs]
+        return [EventView.of(e) for e in msgs]
 
     with BrainClient() as client:
         if args.action:
@@ -138,8 +136,5 @@ def _status(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from frankenbot.bringup.demo import run_demo
 
-    try:
-        return run_demo(instruction=args.instruction, seed=args.seed, out_dir=args.out,
-                        timeout=args.timeout)
-    except FrankenbotError:
-        raise
+    return run_demo(instruction=args.instruction, seed=args.seed, out_dir=args.out,
+                    timeout=args.timeout)

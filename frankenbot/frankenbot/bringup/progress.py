@@ -12,12 +12,19 @@ from typing import Callable, Iterable
 
 @dataclass(frozen=True)
 class EventView:
+    event_id: str  # the same event is reported again when its outcome changes
     kind: str
     tier: int
     action: str
     outcome: str
     latency: float
     detail: str = ""
+
+    @classmethod
+    def of(cls, msg: object) -> "EventView":
+        """From anything with AnomalyEvent's fields (the ROS message, a record)."""
+        return cls(*(getattr(msg, f) for f in ("event_id", "kind", "tier", "action", "outcome",
+                                                 "latency", "detail")))
 
 
 TIER_NAMES = {0: "unhandled", 1: "tier 1 (coded)", 2: "tier 2 (local expert)",
@@ -39,7 +46,7 @@ class ProgressPrinter:
     _phase: str = ""
     _node: str = ""
     _vlm_calls: int = -1
-    _events_seen: int = 0
+    _event_outcomes: dict[str, str] = field(default_factory=dict)  # event id -> printed outcome
     lines: list[str] = field(default_factory=list)
 
     def _emit(self, line: str) -> None:
@@ -60,7 +67,7 @@ class ProgressPrinter:
             if self._vlm_calls >= 0 or vlm_calls > 0:
                 self._emit(f"  VLM calls so far: {vlm_calls}")
             self._vlm_calls = vlm_calls
-        events = list(events)
-        for e in events[self._events_seen:]:
-            self._emit(format_event(e))
-        self._events_seen = max(self._events_seen, len(events))
+        for e in events:
+            if self._event_outcomes.get(e.event_id) != e.outcome:
+                self._event_outcomes[e.event_id] = e.outcome
+                self._emit(format_event(e))

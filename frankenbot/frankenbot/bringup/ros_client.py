@@ -56,7 +56,7 @@ class BrainClient:
     def _spin(self) -> None:
         try:
             self._executor.spin()
-        except Exception:  # noqa: BLE001 - shutting down while spinning
+        except Exception:  # shutting down while spinning
             pass
 
     def close(self) -> None:
