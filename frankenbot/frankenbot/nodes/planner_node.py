@@ -89,6 +89,7 @@ class _Task:
     replans: int = 0
     replan_calls: int = 0
     exec_goal: Any = None  # the executor's ClientGoalHandle while executing
+    phase: str = ""  # last phase published on task_status
 
 
 def _wait(future: Any, timeout: float) -> bool:
@@ -286,12 +287,19 @@ class PlannerNode(Node):
 
     def run_task_callback(self, goal_handle: Any) -> RunTask.Result:
         goal = goal_handle.request
+        goal_handle.publish_feedback(RunTask.Feedback(phase="planning"))
         task = self._plan(goal.instruction, goal.planner)
         out = task.outcome
         assert out is not None
         result = RunTask.Result(task_id=task.task_id, vlm_calls=out.vlm_calls,
                                 repair_calls=out.repair_calls,
                                 first_call_valid=out.first_call_valid)
+        if out.ok and goal_handle.is_cancel_requested:  # cancelled while planning
+            result.outcome, result.summary = "cancelled", "cancelled before execution"
+            result.program = out.program_text
+            self._status(task, "done", done=True, outcome="cancelled", summary=result.summary)
+            goal_handle.canceled()
+            return result
         if not out.ok:
             result.outcome, result.summary = "error", out.message
             result.duration = time.monotonic() - task.started
@@ -343,7 +351,7 @@ class PlannerNode(Node):
                     task_id=task.task_id, phase=fb.phase, active_path=fb.active_path,
                     active_node=fb.active_node, active_line=fb.active_line, events=fb.events,
                     vlm_calls=out.vlm_calls + task.replan_calls))
-            if fb.phase:
+            if fb.phase and fb.phase != task.phase:
                 self._status(task, fb.phase)
 
         goal = ExecuteProgram.Goal(task_id=task.task_id, instruction=task.instruction,
@@ -413,6 +421,7 @@ class PlannerNode(Node):
     def _status(self, task: _Task, phase: str, *, done: bool = False, success: bool = False,
                 outcome: str = "", summary: str = "") -> None:
         out = task.outcome
+        task.phase = phase
         msg = TaskStatus(task_id=task.task_id, instruction=task.instruction, phase=phase,
                          done=done, success=success, outcome=outcome, summary=summary)
         msg.header.stamp = self.get_clock().now().to_msg()
