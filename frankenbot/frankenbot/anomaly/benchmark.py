@@ -152,7 +152,12 @@ def bench_tier2(quick: bool, threads: int = 2) -> dict[str, Any]:
     load_s = time.monotonic() - t0
     if not ready:
         return {"model": expert.name, "error": repr(expert.error)}
-    scores = evaluate(items, expert)
+    def progress(i: int, n: int, dt: float) -> None:
+        if i % 10 == 0 or i == n:
+            print(f"        tier 2: {i}/{n} situations ranked (last {dt * 1000:.0f} ms)",
+                  flush=True)
+
+    scores = evaluate(items, expert, progress=progress)
     text = report(scores, items)
     out: dict[str, Any] = {"model": expert.name, "load_s": load_s, "threads": threads,
                            "situations": len(items), "random_expected": random_expected(items),

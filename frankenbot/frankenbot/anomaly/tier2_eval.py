@@ -12,10 +12,10 @@ from __future__ import annotations
 import random
 import statistics
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from frankenbot.anomaly.candidates import generate_candidates
-from frankenbot.anomaly.local_expert import LocalExpert
+from frankenbot.anomaly.local_expert import LocalExpert, softmax
 from frankenbot.anomaly.repair_rules import rule_choice
 from frankenbot.anomaly.situation_set import LabelledSituation
 
@@ -57,8 +57,9 @@ def random_expected(items: Sequence[LabelledSituation]) -> float:
 
 
 def evaluate(items: Sequence[LabelledSituation], expert: LocalExpert | None = None, *,
-             threshold: float = 0.35, rule_bonus: float = 1.0,
-             seed: int = 0) -> dict[str, MethodScore]:
+             threshold: float = 0.35, rule_bonus: float = 1.0, seed: int = 0,
+             progress: Callable[[int, int, float], None] | None = None
+             ) -> dict[str, MethodScore]:
     """Score every method on ``items``; LM methods only when a ready ``expert`` is given."""
     rng = random.Random(seed)
     rules_hits, rand_hits = [], []
@@ -71,20 +72,26 @@ def evaluate(items: Sequence[LabelledSituation], expert: LocalExpert | None = No
            "random": _tally("random", items, rand_hits)}
     if expert is None or not expert.ready:
         return out
-    for method in ("lm", "rules+lm"):
-        hits, times, conf = [], [], []
-        for it in items:
-            cands = generate_candidates(it.situation)
-            prior: dict[str, float] = {}
-            if method == "rules+lm":
-                rc = rule_choice(it.situation, cands)
-                if rc is not None:
-                    prior[rc.key] = rule_bonus
-            r = expert.rank(it.situation, cands, prior)
-            hits.append(r.choice.key in it.correct)
-            times.append(r.elapsed_s)
-            conf.append(r.confidence >= threshold)
-        out[method] = _tally(method, items, hits, times, conf)
+    # one LM pass per situation: rules+lm only adds the bonus to the rule's pick, so its ranking
+    # follows from the same scores (identical to calling rank() with that prior)
+    lm_hits, plus_hits, times, lm_conf, plus_conf = [], [], [], [], []
+    for n, it in enumerate(items):
+        cands = generate_candidates(it.situation)
+        r = expert.rank(it.situation, cands)
+        times.append(r.elapsed_s)
+        lm_hits.append(r.choice.key in it.correct)
+        lm_conf.append(r.confidence >= threshold)
+        rc = rule_choice(it.situation, cands)
+        scores = [sc + (rule_bonus if rc is not None and c.key == rc.key else 0.0)
+                  for sc, c in zip(r.scores, cands, strict=True)]
+        probs = softmax(scores, expert.temperature)
+        best = max(range(len(scores)), key=lambda i: scores[i])
+        plus_hits.append(cands[best].key in it.correct)
+        plus_conf.append(probs[best] >= threshold)
+        if progress is not None:
+            progress(n + 1, len(items), r.elapsed_s)
+    out["lm"] = _tally("lm", items, lm_hits, times, lm_conf)
+    out["rules+lm"] = _tally("rules+lm", items, plus_hits, times, plus_conf)
     return out
 
 
