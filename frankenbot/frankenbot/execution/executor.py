@@ -204,7 +204,8 @@ class ProgramExecutor:
 
         runner = self._runner_factory(program, self.catalog, tracked, snapshot=self.snapshot,
                                       escalator=escalator, clock=self._clock,
-                                      step_budget=p.step_budget, on_trace=on_trace)
+                                      step_budget=p.step_budget, on_trace=on_trace,
+                                      max_handler_runs=p.budgets.handler_retries)
         loop = MonitorLoop(snapshot=self.snapshot, context=tracked.context,
                            deliver=self._deliver,
                            builtins=default_monitors(p.monitor_thresholds),
