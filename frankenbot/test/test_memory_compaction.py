@@ -60,8 +60,9 @@ def test_benchmark_learned_arm_promotes_and_then_uses_skills(tmp_path: Path) -> 
     rows, info = benchmark.run(12, db_dir=tmp_path, min_support=2)
     summary = benchmark.summarise(rows, info)
     assert len(rows) == 12
-    assert "pick_then_place_in" in summary["promoted"]["learned"]  # type: ignore[index]
-    first = next(r.index for r in rows if "pick_then_place_in" in r.arms["learned"].promoted)
+    learned = "pick_then_place_in_checked"
+    assert learned in summary["promoted"]["learned"]  # type: ignore[index]
+    first = next(r.index for r in rows if learned in r.arms["learned"].promoted)
     later = [r for r in rows[first + 1:] if r.family in ("put_in_bowl", "sort_by_colour")]
     assert later and all(r.arms["learned"].skill_calls > 0 for r in later)
     assert all(r.arms["learned"].lines < r.arms["none"].lines for r in later)
@@ -79,3 +80,38 @@ def test_benchmark_failed_runs_are_recorded_as_failures_and_never_promote(tmp_pa
     rows, info = benchmark.run(8, executor=always_fails, db_dir=tmp_path, min_support=2)
     assert not any(a.success for r in rows for a in r.arms.values())
     assert not [s for s in info["libraries"]["learned"] if s.origin == "promoted"]
+
+
+def test_check_and_retry_idiom_compacts_onto_a_skill_that_wraps_a_skill() -> None:
+    checked = parse_skills(
+        'skill pap_checked(obj: object, container: object) "c" {\n  again:\n'
+        '  pick_and_place(obj=obj, container=container)\n'
+        '  if not in(obj, container) {\n    goto again max 2\n  }\n}\n')
+    skills = (*SKILLS, *checked)
+    from frankenbot.program.validator import skill_signature
+
+    catalog = CATALOG.with_skills(skill_signature(s) for s in checked)
+    p = parse_program(program(
+        "    s1:\n    pick(obj=a)\n    place_in(obj=a, container=bowl)\n"
+        "    if not in(a, bowl) { goto s1 max 2 }\n"
+        "    s2:\n    pick(obj=b)\n    place_in(obj=b, container=bowl)\n"
+        "    if not in(b, bowl) { goto s2 max 2 }\n    exit success")).program
+    out = compact(p, skills, catalog)
+    assert [getattr(s, "name", "") for s in out.main.body] == [
+        "pap_checked", "pap_checked", ""]
+    assert print_program(out).count("pap_checked(obj=") == 2
+
+
+def test_label_used_by_a_monitor_keeps_its_window_uncompacted() -> None:
+    checked = parse_skills(
+        'skill pc(obj: object) "c" {\n  again:\n  pick(obj=obj)\n'
+        '  if not holding(obj) {\n    goto again max 2\n  }\n}\n')
+    from frankenbot.program.validator import skill_signature
+
+    catalog = CATALOG.with_skills(skill_signature(s) for s in checked)
+    text = ('task "t" {\n  main {\n    s1:\n    pick(obj=a)\n'
+            '    if not holding(a) { goto s1 max 2 }\n  }\n'
+            '  monitor m when not visible(a) {\n    detect(obj=a)\n    then retry s1 max 1\n'
+            '  }\n}\n')
+    p = parse_program(text).program
+    assert compact(p, checked, catalog) == p

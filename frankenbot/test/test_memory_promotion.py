@@ -12,6 +12,7 @@ from frankenbot.memory.records import EpisodeRecord
 from frankenbot.memory.store import MemoryStore
 from frankenbot.program.catalog import default_catalog
 from frankenbot.program.parser import parse_program, parse_skills
+from frankenbot.program.tree import Label
 
 CATALOG = default_catalog()
 
@@ -64,13 +65,46 @@ def test_unconnected_windows_are_not_patterns() -> None:
     assert promotion.generalise(promotion.runs(prog, CATALOG)[0]) is None
 
 
-def test_runs_stop_at_control_flow_and_include_nested_blocks() -> None:
+def _kinds(stmts) -> list[str]:  # type: ignore[no-untyped-def]
+    return [getattr(x, "name", type(x).__name__.lower()) if not isinstance(x, Label)
+            else "label" for x in stmts]
+
+
+def test_segments_stop_at_exits_and_loops_and_include_nested_blocks() -> None:
     prog = parse_program(task(
         "pick(obj=a)", "place_in(obj=a, container=bowl)", "start:",
-        "if not in(a, bowl) { pick(obj=a) place_in(obj=a, container=bowl) }",
-        "pick(obj=b)")).program
-    runs = [[c.name for c in run] for run in promotion.runs(prog, CATALOG)]
-    assert runs == [["pick", "place_in"], ["pick"], ["pick", "place_in"]]
+        "if not in(a, bowl) { goto start max 2 }",
+        "repeat 2 { pick(obj=b) place_in(obj=b, container=bowl) }", "pick(obj=c)")).program
+    segs = [_kinds(seg) for seg in promotion.segments(prog, CATALOG)]
+    assert segs == [["pick", "place_in", "label", "if"], ["pick"], ["goto"],
+                    ["pick", "place_in"]]
+
+
+def checked_task(obj: str, monitor: str = "") -> str:
+    body = "\n".join(f"    {line}" for line in (
+        "s1:", f"pick(obj={obj})", f"place_in(obj={obj}, container=bowl)",
+        f"if not in({obj}, bowl) {{ goto s1 max 2 }}", "exit success"))
+    return f'task "t" {{\n  main {{\n{body}\n  }}\n{monitor}}}\n'
+
+
+def test_check_and_retry_idiom_is_promoted_as_one_skill(tmp_path: Path) -> None:
+    with store_with(tmp_path, min_support=2, max_pattern_length=6) as store:
+        record(store, checked_task("a"))
+        (name,) = record(store, checked_task("b"))
+        skill = store.get_skill(name)
+        assert skill is not None and name == "pick_then_place_in_checked"
+        (parsed,) = parse_skills(skill.body)
+        assert _kinds(parsed.body) == ["label", "pick", "place_in", "if"]
+        assert "goto again max 2" in skill.body and "if not in(obj, container)" in skill.body
+
+
+def test_window_whose_label_is_targeted_from_outside_is_not_mined() -> None:
+    monitor = ("  monitor m when not holding(a) during place_in {\n    pick(obj=a)\n"
+               "    then retry s1 max 1\n  }\n")
+    prog = parse_program(checked_task("a", monitor)).program
+    found = promotion.patterns_in(prog, CATALOG, 2, 6)
+    assert all("L0:" not in p.key for p in found)  # no window may own the label s1
+    assert any(p.key.startswith("pick(obj=p0)") for p in found)
 
 
 def test_promotes_at_k_successes_not_before(tmp_path: Path) -> None:

@@ -1,16 +1,20 @@
-"""Skill promotion: mine repeated call sequences from episodes and turn them into skills.
+"""Skill promotion: mine repeated statement sequences from episodes and turn them into skills.
 
 The rule, in order:
 
-1. *Runs*: in every block of a program's ``main`` (nested blocks included, monitor handlers and
-   local skills excluded), a run is a maximal stretch of consecutive calls of catalog primitives
-   or library skills. Anything else (if, loop, label, goto, exit) ends a run.
-2. *Windows*: every contiguous window of a run with ``min_len <= length <= max_len``.
-3. *Generalisation*: object ids become parameters, numbered by first appearance (the same id twice
-   is the same parameter); numbers and strings stay literal. A window is kept only if it is
-   *connected*: every call names an object and the calls, linked by shared objects, form one
-   group (``open_drawer(d); pick(a); place_in(a, d)`` is one; ``place_in(a, bowl); pick(b)``
-   joins two unrelated manipulations and is not a skill).
+1. *Segments*: in every block of a program's ``main`` (nested blocks included; monitor handlers
+   and local skills excluded) a segment is a maximal stretch of *minable* statements: calls of
+   catalog primitives or library skills, labels, gotos, and ``if`` statements whose branches hold
+   only such calls and gotos. Anything else (exit, loops, deeper ifs, unknown calls) ends it.
+2. *Windows*: every contiguous window of a segment with ``min_len <= length <= max_len``
+   statements. A window must be self-contained: each goto in it targets a label in it, each label
+   in it is targeted from inside it and from nowhere else in the program (main or monitors), and
+   it holds at least one call. So the window means the same thing wherever it is pasted.
+3. *Generalisation*: object ids (in call arguments and predicate arguments) become parameters
+   ``p0, p1, ...`` by first appearance (call arguments in name order), labels become ``L0, L1,
+   ...``; numbers and strings stay literal. A window is kept only if it is *connected*: its calls
+   and conditions, linked by the objects they share, form one group, and each of them names an
+   object (``place_in(a, bowl); pick(b)`` joins two unrelated manipulations and is not a skill).
 4. *Counting*: per pattern, ``seen`` = episodes containing it, ``successes`` = successful ones
    (each episode counts once per pattern).
 5. *Selection*: a pattern is promoted when ``successes >= k`` and ``successes / seen >= r``, it is
@@ -19,113 +23,133 @@ The rule, in order:
    never occur on its own and adds nothing).
 6. *Validation*: the skill is printed, re-parsed and validated against the catalog by the caller
    before it is stored, so only skills that the validator accepts enter the library.
+
+A pattern's key is the canonical text of its generalised statements, so "same body up to
+parameter (and label) renaming" is plain string equality.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+import re
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator, Sequence
 
 from frankenbot.program.catalog import Catalog, SignatureKind
+from frankenbot.program.printer import print_block
 from frankenbot.program.tree import (
+    And,
     Arg,
     Call,
+    Cond,
+    Goto,
     Ident,
     If,
+    Label,
+    Not,
+    Or,
     Param,
+    Pred,
     Program,
     Repeat,
     SkillDef,
     Stmt,
     While,
+    iter_preds,
 )
 
 RESERVED = frozenset(
     "task main if else repeat while max goto exit success failure monitor when during then"
     " resume retry escalate skill object number string not and or".split())
 MAX_NAME_LEN = 40
-
-
-@dataclass(frozen=True)
-class PatternArg:
-    """One argument of a generalised call: a parameter index or a literal value."""
-
-    name: str
-    param: int | None = None  # index into Pattern.params when the value was an object id
-    literal: float | str | None = None
-
-
-@dataclass(frozen=True)
-class PatternCall:
-    name: str
-    args: tuple[PatternArg, ...]
+_PARAM_RE = re.compile(r"\bp(\d+)\b")
 
 
 @dataclass(frozen=True)
 class Pattern:
-    """A generalised call sequence; ``key`` identifies it up to parameter renaming."""
+    """Generalised statements (objects ``p<i>``, labels ``L<i>``) and their canonical text."""
 
-    calls: tuple[PatternCall, ...]
-    n_params: int
-
-    @property
-    def key(self) -> str:
-        return json.dumps(
-            [[c.name, [[a.name, a.param, a.literal] for a in c.args]] for c in self.calls],
-            separators=(",", ":"))
+    stmts: tuple[Stmt, ...] = field(compare=False)
+    n_params: int = field(compare=False)
+    key: str
 
     @classmethod
     def from_key(cls, key: str) -> "Pattern":
-        data = json.loads(key)
-        calls = tuple(
-            PatternCall(name, tuple(PatternArg(n, p, lit) for n, p, lit in args))
-            for name, args in data)
-        n = 1 + max((a.param for c in calls for a in c.args if a.param is not None), default=-1)
-        return cls(calls, n)
+        """Rebuild a pattern from its stored key (the canonical text)."""
+        from frankenbot.program.parser import parse_skills
+
+        n = 1 + max((int(m) for m in _PARAM_RE.findall(key)), default=-1)
+        params = ", ".join(f"p{i}: object" for i in range(n))
+        (skill,) = parse_skills(f"skill _k({params}) {{\n{key}\n}}\n")
+        return cls(_strip_spans(skill.body), n, key)
 
     def __len__(self) -> int:
-        return len(self.calls)
+        return len(self.stmts)
+
+    @property
+    def calls(self) -> tuple[Call, ...]:
+        return tuple(_calls_in(self.stmts))
 
     def windows(self, min_len: int) -> Iterator["Pattern"]:
-        """Every contiguous sub-pattern of length >= min_len, shorter than this one."""
-        n = len(self.calls)
+        """Every self-contained, connected sub-window of length >= min_len, shorter than this."""
+        n = len(self.stmts)
+        refs = _label_refs_in(self.stmts)
         for length in range(min_len, n):
             for start in range(0, n - length + 1):
-                p = generalise_pattern(self.calls[start:start + length])
+                window = self.stmts[start:start + length]
+                inside = _label_refs_in(window)
+                external = {lab for lab in refs if refs[lab] > inside.get(lab, 0)}
+                p = generalise(window, frozenset(external))
                 if p is not None:
                     yield p
 
 
-def _value_key(v: Ident | float | str) -> tuple[str, object]:
-    if isinstance(v, Ident):
-        return ("obj", v.name)
-    return ("lit", v)
+# ------------------------------------------------------------------------------ generalisation
+
+def _calls_in(stmts: Iterable[Stmt]) -> Iterator[Call]:
+    for s in stmts:
+        if isinstance(s, Call):
+            yield s
+        elif isinstance(s, If):
+            yield from _calls_in(s.then)
+            yield from _calls_in(s.orelse)
 
 
-def generalise(calls: Sequence[Call]) -> Pattern | None:
-    """Object ids -> parameters by first appearance; None when the calls are not connected."""
-    if not _connected(calls):
-        return None
-    params: dict[str, int] = {}
-    out = []
-    for call in calls:
-        args = []
-        for a in sorted(call.args, key=lambda a: a.name):
-            if isinstance(a.value, Ident):
-                idx = params.setdefault(a.value.name, len(params))
-                args.append(PatternArg(a.name, param=idx))
-            else:
-                args.append(PatternArg(a.name, literal=a.value))
-        out.append(PatternCall(call.name, tuple(args)))
-    return Pattern(tuple(out), len(params))
+def _gotos_in(stmts: Iterable[Stmt]) -> Iterator[Goto]:
+    for s in stmts:
+        if isinstance(s, Goto):
+            yield s
+        elif isinstance(s, If):
+            yield from _gotos_in(s.then)
+            yield from _gotos_in(s.orelse)
 
 
-def _connected(calls: Sequence[Call]) -> bool:
-    """True when the calls, linked by the objects they share, form one connected group."""
+def _label_refs_in(stmts: Iterable[Stmt]) -> Counter[str]:
+    return Counter(g.label for g in _gotos_in(stmts))
+
+
+def _simple_if(s: If) -> bool:
+    return all(isinstance(x, (Call, Goto)) for x in (*s.then, *s.orelse))
+
+
+def _objects(s: Stmt) -> set[str]:
+    if isinstance(s, Call):
+        return {a.value.name for a in s.args if isinstance(a.value, Ident)}
+    if isinstance(s, If):
+        objs = {a.name for p in iter_preds(s.cond) for a in p.args if isinstance(a, Ident)}
+        for c in _calls_in((s,)):
+            objs |= _objects(c)
+        return objs
+    return set()
+
+
+def _connected(stmts: Sequence[Stmt]) -> bool:
+    """Calls and ifs each name an object, and shared objects link them into one group."""
     groups: list[set[str]] = []
-    for call in calls:
-        objs = {a.value.name for a in call.args if isinstance(a.value, Ident)}
+    for s in stmts:
+        if isinstance(s, (Label, Goto)):
+            continue
+        objs = _objects(s)
         if not objs:
             return False
         merged = set(objs)
@@ -136,15 +160,75 @@ def _connected(calls: Sequence[Call]) -> bool:
     return len(groups) == 1
 
 
-def generalise_pattern(calls: Sequence[PatternCall]) -> Pattern | None:
-    """Re-number the parameters of a slice of a pattern (same connectivity rule)."""
-    as_calls = [
-        Call(c.name, tuple(
-            Arg(a.name, Ident(f"p{a.param}") if a.param is not None else a.literal)  # type: ignore[arg-type]
-            for a in c.args))
-        for c in calls]
-    return generalise(as_calls)
+class _Renamer:
+    """Objects -> p<i> and labels -> L<i>, both by first appearance."""
 
+    def __init__(self, objects: dict[str, str] | None = None) -> None:
+        self.objects: dict[str, str] = dict(objects or {})
+        self.labels: dict[str, str] = {}
+
+    def obj(self, name: str) -> str:
+        return self.objects.setdefault(name, f"p{len(self.objects)}")
+
+    def label(self, name: str) -> str:
+        return self.labels.setdefault(name, f"L{len(self.labels)}")
+
+    def value(self, v: Ident | float | str) -> Ident | float | str:
+        return Ident(self.obj(v.name)) if isinstance(v, Ident) else v
+
+    def cond(self, c: Cond) -> Cond:
+        if isinstance(c, Pred):
+            return Pred(c.name, tuple(Ident(self.obj(a.name)) if isinstance(a, Ident) else a
+                                      for a in c.args))
+        if isinstance(c, Not):
+            return Not(self.cond(c.operand))
+        ops = tuple(self.cond(o) for o in c.operands)
+        return And(ops) if isinstance(c, And) else Or(ops)
+
+    def stmt(self, s: Stmt) -> Stmt:
+        if isinstance(s, Call):
+            args = sorted(s.args, key=lambda a: a.name)
+            return Call(s.name, tuple(Arg(a.name, self.value(a.value)) for a in args))
+        if isinstance(s, Label):
+            return Label(self.label(s.name))
+        if isinstance(s, Goto):
+            return Goto(self.label(s.label), s.budget)
+        if isinstance(s, If):
+            cond = self.cond(s.cond)
+            return If(cond, tuple(self.stmt(x) for x in s.then),
+                      tuple(self.stmt(x) for x in s.orelse))
+        raise TypeError(f"not a minable statement: {s!r}")
+
+
+def _minable(s: Stmt) -> bool:
+    return isinstance(s, (Call, Label, Goto)) or (isinstance(s, If) and _simple_if(s))
+
+
+def generalise_with_binding(stmts: Sequence[Stmt], external: frozenset[str] = frozenset()
+                            ) -> tuple[Pattern, tuple[str, ...]] | None:
+    """The window's pattern and the object ids bound to p0, p1, ...; None when not eligible."""
+    if not stmts or not all(_minable(s) for s in stmts):
+        return None
+    labels = [s.name for s in stmts if isinstance(s, Label)]
+    targets = _label_refs_in(stmts)
+    if len(set(labels)) != len(labels) or set(targets) - set(labels) \
+            or set(labels) - set(targets) or set(labels) & external:
+        return None
+    if not any(True for _ in _calls_in(stmts)) or not _connected(stmts):
+        return None
+    r = _Renamer()
+    out = tuple(r.stmt(s) for s in stmts)
+    binding = tuple(sorted(r.objects, key=lambda k: int(r.objects[k][1:])))
+    return Pattern(out, len(r.objects), print_block(out)), binding
+
+
+def generalise(stmts: Sequence[Stmt], external: frozenset[str] = frozenset()) -> Pattern | None:
+    """The window's pattern (see the module docstring), or None."""
+    got = generalise_with_binding(stmts, external)
+    return got[0] if got is not None else None
+
+
+# --------------------------------------------------------------------------------- mining
 
 def _blocks(stmts: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
     yield stmts
@@ -156,17 +240,40 @@ def _blocks(stmts: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
             yield from _blocks(s.body)
 
 
-def runs(program: Program, catalog: Catalog) -> list[tuple[Call, ...]]:
-    """Maximal stretches of consecutive primitive/skill calls in every block of main."""
+def label_refs(program: Program) -> Counter[str]:
+    """How often each label is targeted anywhere: gotos in main and handlers, monitor thens."""
+    refs: Counter[str] = Counter()
+    for block in _blocks(program.main.body):
+        refs.update(g.label for g in block if isinstance(g, Goto))
+    for m in program.monitors:
+        for block in _blocks(m.handler):
+            refs.update(g.label for g in block if isinstance(g, Goto))
+        if m.then.label:
+            refs[m.then.label] += 1
+    return refs
+
+
+def segments(program: Program, catalog: Catalog) -> list[tuple[Stmt, ...]]:
+    """Maximal stretches of minable statements in every block of main."""
     callable_kinds = (SignatureKind.PRIMITIVE, SignatureKind.SKILL)
     local = {s.name for s in program.skills}
-    out: list[tuple[Call, ...]] = []
+
+    def ok_call(c: Call) -> bool:
+        sig = catalog.get(c.name)
+        return sig is not None and sig.kind in callable_kinds and c.name not in local
+
+    def ok(s: Stmt) -> bool:
+        if isinstance(s, Call):
+            return ok_call(s)
+        if isinstance(s, If):
+            return _simple_if(s) and all(ok_call(c) for c in _calls_in((s,)))
+        return isinstance(s, (Label, Goto))
+
+    out: list[tuple[Stmt, ...]] = []
     for block in _blocks(program.main.body):
-        current: list[Call] = []
+        current: list[Stmt] = []
         for s in block:
-            sig = catalog.get(s.name) if isinstance(s, Call) else None
-            if isinstance(s, Call) and sig is not None and sig.kind in callable_kinds \
-                    and s.name not in local:
+            if ok(s):
                 current.append(s)
                 continue
             if current:
@@ -177,30 +284,45 @@ def runs(program: Program, catalog: Catalog) -> list[tuple[Call, ...]]:
     return out
 
 
+def runs(program: Program, catalog: Catalog) -> list[tuple[Stmt, ...]]:
+    """Alias of ``segments`` (the stretches promotion mines)."""
+    return segments(program, catalog)
+
+
+def windows_of(program: Program, catalog: Catalog, min_len: int, max_len: int
+               ) -> Iterator[tuple[tuple[Stmt, ...], frozenset[str]]]:
+    """(window, labels in it that are targeted from outside it) for every window to mine."""
+    refs = label_refs(program)
+    for seg in segments(program, catalog):
+        for length in range(min_len, min(max_len, len(seg)) + 1):
+            for start in range(0, len(seg) - length + 1):
+                window = seg[start:start + length]
+                inside = _label_refs_in(window)
+                external = frozenset(s.name for s in window if isinstance(s, Label)
+                                     and refs[s.name] > inside.get(s.name, 0))
+                yield window, external
+
+
 def patterns_in(program: Program, catalog: Catalog, min_len: int, max_len: int) -> set[Pattern]:
-    """The distinct connected generalised windows of a program (see the module docstring)."""
+    """The distinct eligible generalised windows of a program (see the module docstring)."""
     found: set[Pattern] = set()
-    for run in runs(program, catalog):
-        for length in range(min_len, min(max_len, len(run)) + 1):
-            for start in range(0, len(run) - length + 1):
-                p = generalise(run[start:start + length])
-                if p is not None:
-                    found.add(p)
+    for window, external in windows_of(program, catalog, min_len, max_len):
+        p = generalise(window, external)
+        if p is not None:
+            found.add(p)
     return found
 
 
 def skill_pattern(skill: SkillDef) -> Pattern | None:
-    """The pattern of a skill whose body is a flat call sequence (None for other bodies)."""
-    if not skill.body or not all(isinstance(s, Call) for s in skill.body):
-        return None
-    return generalise([s for s in skill.body if isinstance(s, Call)])
+    """The pattern of a skill's body when it is one minable window (None for other bodies)."""
+    return generalise(skill.body)
 
 
 def canonical_key(skill: SkillDef, printed_body: str) -> str:
     """Identity of a skill up to parameter renaming: its pattern key, else renamed body text.
 
     ``printed_body`` is the canonical text of the skill with parameters renamed ``p0, p1, ...``
-    by first use (see ``renamed``); it is used for bodies that are not a flat call sequence.
+    by first use (see ``renamed``); it is used for bodies that are not one minable window.
     """
     p = skill_pattern(skill)
     if p is not None and p.n_params == len(skill.params):
@@ -210,25 +332,34 @@ def canonical_key(skill: SkillDef, printed_body: str) -> str:
 
 def renamed(skill: SkillDef) -> SkillDef:
     """The skill with name ``_``, no description and parameters ``p0..`` by first use."""
-    order: dict[str, str] = {}
     names = {p.name for p in skill.params}
+    order: dict[str, str] = {}
 
-    def visit_value(v: Ident | float | str) -> Ident | float | str:
+    def value(v: Ident | float | str) -> Ident | float | str:
         if isinstance(v, Ident) and v.name in names:
             return Ident(order.setdefault(v.name, f"p{len(order)}"))
         return v
+
+    def cond(c: Cond) -> Cond:
+        if isinstance(c, Pred):
+            return Pred(c.name, tuple(value(a) if isinstance(a, Ident) else a  # type: ignore[misc]
+                                      for a in c.args))
+        if isinstance(c, Not):
+            return Not(cond(c.operand))
+        ops = tuple(cond(o) for o in c.operands)
+        return And(ops) if isinstance(c, And) else Or(ops)
 
     def visit(stmts: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
         out: list[Stmt] = []
         for s in stmts:
             if isinstance(s, Call):
-                out.append(Call(s.name, tuple(Arg(a.name, visit_value(a.value)) for a in s.args)))
+                out.append(Call(s.name, tuple(Arg(a.name, value(a.value)) for a in s.args)))
             elif isinstance(s, If):
-                out.append(If(_rename_cond(s.cond, names, order), visit(s.then), visit(s.orelse)))
+                out.append(If(cond(s.cond), visit(s.then), visit(s.orelse)))
             elif isinstance(s, Repeat):
                 out.append(Repeat(s.count, visit(s.body)))
             elif isinstance(s, While):
-                out.append(While(_rename_cond(s.cond, names, order), s.bound, visit(s.body)))
+                out.append(While(cond(s.cond), s.bound, visit(s.body)))
             else:
                 out.append(s)
         return tuple(out)
@@ -240,19 +371,12 @@ def renamed(skill: SkillDef) -> SkillDef:
     return SkillDef("_", tuple(params), "", body)
 
 
-def _rename_cond(cond, names: set[str], order: dict[str, str]):  # type: ignore[no-untyped-def]
-    from frankenbot.program.tree import And, Not, Or, Pred
+def _strip_spans(stmts: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+    """Trees compare without spans already; rebuilt nodes just keep them out of reprs."""
+    return stmts
 
-    if isinstance(cond, Pred):
-        args = tuple(
-            Ident(order.setdefault(a.name, f"p{len(order)}"))
-            if isinstance(a, Ident) and a.name in names else a for a in cond.args)
-        return Pred(cond.name, args)
-    if isinstance(cond, Not):
-        return Not(_rename_cond(cond.operand, names, order))
-    ops = tuple(_rename_cond(c, names, order) for c in cond.operands)
-    return And(ops) if isinstance(cond, And) else Or(ops)
 
+# ------------------------------------------------------------------------------- selection
 
 @dataclass(frozen=True)
 class PatternStats:
@@ -284,13 +408,33 @@ def select(stats: Iterable[PatternStats], library_keys: set[str], min_support: i
     return chosen
 
 
+# ---------------------------------------------------------------------------- to a skill
+
 def _role_names(pattern: Pattern, catalog: Catalog) -> list[str]:
     """Parameter names from the argument each object first fills (obj, container, target...)."""
     names: list[str | None] = [None] * pattern.n_params
-    for c in pattern.calls:
-        for a in c.args:
-            if a.param is not None and names[a.param] is None:
-                names[a.param] = a.name
+
+    def note(ident: object, role: str) -> None:
+        if isinstance(ident, Ident):
+            i = int(ident.name[1:])
+            if names[i] is None:
+                names[i] = role
+
+    def visit(stmts: tuple[Stmt, ...]) -> None:
+        for s in stmts:
+            if isinstance(s, Call):
+                for a in s.args:
+                    note(a.value, a.name)
+            elif isinstance(s, If):
+                for p in iter_preds(s.cond):
+                    sig = catalog.get(p.name)
+                    for k, a in enumerate(p.args):
+                        role = sig.params[k].name if sig and k < len(sig.params) else f"p{k}"
+                        note(a, role)
+                visit(s.then)
+                visit(s.orelse)
+
+    visit(pattern.stmts)
     out: list[str] = []
     for i, n in enumerate(names):
         base = n or f"p{i}"
@@ -302,11 +446,13 @@ def _role_names(pattern: Pattern, catalog: Catalog) -> list[str]:
 
 
 def skill_name(pattern: Pattern, taken: set[str]) -> str:
-    """``pick_then_place_in``; long ones ``open_drawer_to_close_drawer_4``; unique in ``taken``."""
-    parts = [c.name for c in pattern.calls]
-    base = "_then_".join(parts)
+    """``pick_then_place_in`` (``_checked`` when it verifies); unique in ``taken``."""
+    parts = [c.name for c in pattern.stmts if isinstance(c, Call)]
+    base = "_then_".join(parts) or "step"
     if len(base) > MAX_NAME_LEN:
         base = f"{parts[0]}_to_{parts[-1]}_{len(parts)}"[:MAX_NAME_LEN]
+    if any(isinstance(s, If) for s in pattern.stmts):
+        base += "_checked"
     name, k = base, 2
     while name in taken or name in RESERVED:
         name, k = f"{base}_{k}", k + 1
@@ -314,16 +460,52 @@ def skill_name(pattern: Pattern, taken: set[str]) -> str:
 
 
 def to_skill(pattern: Pattern, name: str, catalog: Catalog, seen: int, successes: int) -> SkillDef:
-    """The skill definition for a pattern: typed object parameters, the calls as its body."""
+    """The skill definition for a pattern: typed object parameters, the statements as body."""
     pnames = _role_names(pattern, catalog)
-    body = []
-    for c in pattern.calls:
-        sig = catalog.get(c.name)
-        order = [p.name for p in sig.params] if sig is not None else []
-        args = sorted(c.args, key=lambda a: order.index(a.name) if a.name in order else len(order))
-        body.append(Call(c.name, tuple(
-            Arg(a.name, Ident(pnames[a.param]) if a.param is not None else a.literal)  # type: ignore[arg-type]
-            for a in args)))
-    steps = ", ".join(c.name for c in pattern.calls)
-    desc = f"learned: {steps} (succeeded in {successes} of {seen} episodes)"
-    return SkillDef(name, tuple(Param(n, "object") for n in pnames), desc, tuple(body))
+    objects = {f"p{i}": n for i, n in enumerate(pnames)}
+    labels: dict[str, str] = {}
+
+    def label(old: str) -> str:
+        return labels.setdefault(old, "again" if not labels else f"again{len(labels) + 1}")
+
+    def value(v: Ident | float | str) -> Ident | float | str:
+        return Ident(objects[v.name]) if isinstance(v, Ident) else v
+
+    def cond(c: Cond) -> Cond:
+        if isinstance(c, Pred):
+            return Pred(c.name, tuple(value(a) if isinstance(a, Ident) else a  # type: ignore[misc]
+                                      for a in c.args))
+        if isinstance(c, Not):
+            return Not(cond(c.operand))
+        ops = tuple(cond(o) for o in c.operands)
+        return And(ops) if isinstance(c, And) else Or(ops)
+
+    def stmt(s: Stmt) -> Stmt:
+        if isinstance(s, Call):
+            sig = catalog.get(s.name)
+            order = [p.name for p in sig.params] if sig is not None else []
+            args = sorted(s.args, key=lambda a: order.index(a.name) if a.name in order
+                          else len(order))
+            return Call(s.name, tuple(Arg(a.name, value(a.value)) for a in args))
+        if isinstance(s, Label):
+            return Label(label(s.name))
+        if isinstance(s, Goto):
+            return Goto(label(s.label), s.budget)
+        if isinstance(s, If):
+            return replace(s, cond=cond(s.cond), then=tuple(stmt(x) for x in s.then),
+                           orelse=tuple(stmt(x) for x in s.orelse))
+        return s
+
+    body = tuple(stmt(s) for s in pattern.stmts)
+    # Declare parameters in the order a reader meets them in the body.
+    met: list[str] = []
+    for c in _calls_in(body):
+        met += [a.value.name for a in c.args if isinstance(a.value, Ident)]
+    for s in body:
+        if isinstance(s, If):
+            met += [a.name for p in iter_preds(s.cond) for a in p.args if isinstance(a, Ident)]
+    pnames = sorted(pnames, key=lambda n: met.index(n) if n in met else len(met))
+    steps = ", ".join(c.name for c in pattern.stmts if isinstance(c, Call))
+    check = " with its check" if any(isinstance(s, If) for s in pattern.stmts) else ""
+    desc = f"learned: {steps}{check} (succeeded in {successes} of {seen} episodes)"
+    return SkillDef(name, tuple(Param(n, "object") for n in pnames), desc, body)
