@@ -84,6 +84,15 @@ def test_eval_scores_a_handful_of_scenes():
     assert report["frames"] == 6 and report["objects"] > 6
     assert report["recall"] >= 0.9 and report["precision"] >= 0.9
     assert report["position_error_median_mm"] < 5.0
+    assert report["recall_visible"] >= report["recall"]
+
+
+def test_visibility_scoring_tells_hidden_from_visible(world):
+    world.reset(None, 1036)  # the full scene where the bin hides the blue block
+    rgb, depth = world.render_rgbd()
+    vis = {t.name: t.visible for t in truth_of_world(world, depth=depth)}
+    assert vis["blue_block"] < 0.25
+    assert vis["red_bowl"] > 0.9
 
 
 def test_sim_source_perceives_in_background_and_goes_stale_when_camera_freezes(world):

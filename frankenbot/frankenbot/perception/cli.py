@@ -50,6 +50,8 @@ def format_report(report: dict[str, Any]) -> str:
         shown = f"{value:.1f}" if lower_is_better else f"{100 * value:.1f}%"
         goal = f"<= {target:g}" if lower_is_better else f">= {100 * target:g}%"
         lines.append(f"  {key:<26} {shown:>8}   target {goal:<10} {'ok' if ok else 'MISSED'}")
+    lines.append(f"  {'recall_visible':<26} {100 * report['recall_visible']:>7.1f}%   "
+                 f"({report['occluded_objects']} objects mostly hidden from the camera)")
     lines.append(f"  {'shape_accuracy':<26} {100 * report['shape_accuracy']:>7.1f}%")
     lines.append(f"  {'latency_p95_ms':<26} {report['latency_p95_ms']:>8.1f}")
     for key in ("misses", "false_positives", "wrong_colour"):

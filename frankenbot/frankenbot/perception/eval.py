@@ -24,6 +24,7 @@ from frankenbot.perception.pipeline import PerceptionPipeline
 from frankenbot.state import Scene, SceneObject
 
 DEFAULT_MATCH_RADIUS = 0.05  # metres
+VISIBLE_SHARE = 0.25  # an object with less of its top outline in view counts as occluded
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,31 @@ class TruthObject:
     shape: str
     colour: str
     position: tuple[float, float, float]
+    visible: float = 1.0  # share of the object's top outline the camera sees (occlusion)
+
+
+def visible_fraction(position: tuple[float, float, float], size: tuple[float, float, float],
+                     yaw: float, camera: CameraModel, depth_m: np.ndarray) -> float:
+    """Share of sample points on an object's top outline whose rendered depth is the object's.
+
+    Scoring only: tells an occluded object (behind a bin) from a perception miss.
+    """
+    c, s = math.cos(yaw), math.sin(yaw)
+    hx, hy = size[0] / 2 * 0.9, size[1] / 2 * 0.9  # on a block's top and on a bowl's rim
+    local = [(hx * math.cos(a), hy * math.sin(a))
+             for a in np.linspace(0.0, 2 * math.pi, 12, endpoint=False)]
+    top = position[2] + size[2] / 2 - 0.002
+    pts = np.array([(position[0] + c * x - s * y, position[1] + s * x + c * y, top)
+                    for x, y in local])
+    pix = camera.project(pts)
+    cam_z = ((pts - camera.matrix[:3, 3]) @ camera.matrix[:3, :3])[:, 2]
+    h, w = depth_m.shape
+    seen = 0
+    for (u, v), z in zip(pix, cam_z, strict=True):
+        if np.isfinite(u) and np.isfinite(v) and 0 <= u < w and 0 <= v < h:
+            d = float(depth_m[int(v), int(u)])
+            seen += int(d > 0 and abs(d - z) < 0.012)
+    return seen / len(local)
 
 
 @dataclass
@@ -41,6 +67,8 @@ class EvalTotals:
     """Accumulated counts and errors over many frames."""
 
     truths: int = 0
+    visible_truths: int = 0  # objects with >= VISIBLE_SHARE of their top outline in view
+    visible_matched: int = 0
     detections: int = 0
     matched: int = 0
     colour_ok: int = 0
@@ -59,6 +87,8 @@ class EvalTotals:
         self.latencies_s.append(latency_s)
         pairs = match(dets, truth, match_radius)
         self.matched += len(pairs)
+        self.visible_truths += sum(t.visible >= VISIBLE_SHARE for t in truth)
+        self.visible_matched += sum(truth[j].visible >= VISIBLE_SHARE for _, j in pairs)
         used_d = {i for i, _ in pairs}
         used_t = {j for _, j in pairs}
         for i, j in pairs:
@@ -70,7 +100,8 @@ class EvalTotals:
                 self.wrong_colour.append(f"{tag}: {t.name} seen as {d.colour}")
             if d.shape == t.shape:
                 self.shape_ok += 1
-        self.misses += [f"{tag}: {t.name}" for j, t in enumerate(truth) if j not in used_t]
+        self.misses += [f"{tag}: {t.name} ({100 * t.visible:.0f}% visible)"
+                        for j, t in enumerate(truth) if j not in used_t]
         self.false_positives += [f"{tag}: {d.object_id} at {tuple(round(v, 3) for v in d.position)}"
                                  for i, d in enumerate(dets) if i not in used_d]
 
@@ -82,6 +113,9 @@ class EvalTotals:
             "objects": self.truths,
             "detections": self.detections,
             "recall": self.matched / self.truths if self.truths else 0.0,
+            "recall_visible": (self.visible_matched / self.visible_truths
+                               if self.visible_truths else 0.0),
+            "occluded_objects": self.truths - self.visible_truths,
             "precision": self.matched / self.detections if self.detections else 0.0,
             "colour_accuracy": self.colour_ok / self.matched if self.matched else 0.0,
             "shape_accuracy": self.shape_ok / self.matched if self.matched else 0.0,
@@ -115,10 +149,25 @@ def camera_of_world(world: Any) -> CameraModel:
     return CameraModel.from_matrix(intr, world.camera_pose())
 
 
-def truth_of_world(world: Any, min_z: float = -0.2) -> list[TruthObject]:
-    """Ground truth of the objects on the table (parked objects are below it)."""
-    return [TruthObject(s.name, s.shape, s.colour, tuple(s.position))
-            for s in world.object_states().values() if s.position[2] > min_z]
+def truth_of_world(world: Any, min_z: float = -0.2, depth: np.ndarray | None = None
+                   ) -> list[TruthObject]:
+    """Ground truth of the objects on the table (parked objects are below it).
+
+    With the frame's ``depth`` (uint16 mm), each object also gets its visible share.
+    """
+    camera = camera_of_world(world) if depth is not None else None
+    out = []
+    for s in world.object_states().values():
+        if s.position[2] <= min_z:
+            continue
+        vis = 1.0
+        if camera is not None and depth is not None:
+            w, x, y, z = s.quaternion
+            yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+            vis = visible_fraction(tuple(s.position), tuple(s.size), yaw, camera,
+                                   depth.astype(np.float64) / 1000.0)
+        out.append(TruthObject(s.name, s.shape, s.colour, tuple(s.position), vis))
+    return out
 
 
 def default_fixtures_path() -> Path | None:
@@ -164,7 +213,7 @@ def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
             pipeline.reset()
             result = pipeline.process_frame(rgb, depth, stamp=world.time,
                                             joint_positions=world.joint_positions())
-            totals.add(result.scene, truth_of_world(world), result.latency_s,
+            totals.add(result.scene, truth_of_world(world, depth=depth), result.latency_s,
                        tag=f"{family or 'free'}/{seed}")
             if progress:
                 print(f"  {family or 'free':>15}/{seed}: {len(result.scene.objects)} objects, "
