@@ -104,6 +104,16 @@ class SimNodeHarness:
         assert res.ok, res.message
         time.sleep(0.3)  # let the new joint states arrive
 
+    def settled_state(self, timeout: float = 10.0):
+        """The joint state once the arm is at rest (after a reset or a stop)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            state = self.robot.joint_state()
+            if state is not None and max(abs(v) for v in state.velocities) < 0.005:
+                return state
+            time.sleep(0.05)
+        raise AssertionError("the arm did not come to rest")
+
     def evaluate(self):
         from frankenbot_interfaces.srv import EvaluateTask
 
@@ -220,6 +230,42 @@ def test_estop_over_ros_stops_and_blocks(harness) -> None:
         time.sleep(0.01)
     assert prims.execute("home", {}, CancelToken()).ok
     harness.node.destroy_subscription(sub)
+
+
+def test_trajectory_the_sim_controller_rejects_is_typed_and_moves_nothing(harness) -> None:
+    """Over the topic interface a rejection is silent: the arm holds, the backend reports an
+    abort once the goal is overdue, and nothing moved."""
+    from frankenbot.motion.safety import SafetyConfig, SafetyEnvelope
+
+    harness.reset("pick_up", 0)
+    prims = build_primitives(harness.robot)
+    backend = prims.backend
+    backend.envelope = SafetyEnvelope(SafetyConfig(
+        joint_lower=(-7.0,) * 6, joint_upper=(7.0,) * 6, link_clearance=-1.0,
+        tcp_clearance=-1.0, min_radius=0.0, workspace_min=(-2.0, -2.0, -2.0),
+        workspace_max=(2.0, 2.0, 2.0)), backend.kin)
+    q0 = np.array(harness.settled_state().positions)
+    goal = q0.copy()
+    goal[2] = 3.3  # beyond the elbow's pi limit: the sim's JTC refuses it
+    outcome = backend.move_to_joints(goal, CancelToken())
+    assert outcome.code == FailureCode.ABORTED, outcome
+    assert "did not reach" in outcome.detail
+    assert np.allclose(harness.settled_state().positions, q0, atol=5e-3)
+
+
+def test_speed_scaling_messages_are_read_and_sanitised(harness) -> None:
+    from std_msgs.msg import Float64
+
+    robot = RosRobot(harness.node, scene_source=lambda: Scene(),
+                     trajectory_topic="/nobody/joint_trajectory", estop_topic="/nobody/estop")
+    robot.speed_scaling_callback(Float64(data=0.4))
+    assert robot.speed_scaling() == pytest.approx(0.4)
+    robot.speed_scaling_callback(Float64(data=50.0))  # percent, as some driver versions send
+    assert robot.speed_scaling() == pytest.approx(0.5)
+    robot.speed_scaling_callback(Float64(data=math.nan))
+    assert robot.speed_scaling() == pytest.approx(0.5)
+    robot.speed_scaling_callback(Float64(data=-1.0))
+    assert robot.speed_scaling() == 0.0
 
 
 def test_missing_joint_state_over_ros_is_no_state(harness) -> None:

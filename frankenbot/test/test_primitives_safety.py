@@ -253,3 +253,18 @@ def test_primitive_config_rejects_unknown_keys() -> None:
     with pytest.raises(ConfigError, match="unknown"):
         PrimitiveConfig.from_mapping({"approach_hieght": 0.1})
     assert dataclasses.replace(PrimitiveConfig(), approach_height=0.2).approach_height == 0.2
+
+
+def test_robot_speed_scaling_slows_executed_motions(world) -> None:
+    world.reset("pick_up", 0)
+    robot = SimRobot(world, scene_source=ground_truth_scene(world))
+    prims = build_primitives(robot)
+    q0 = world.joint_positions()
+    goal = q0 + np.array([0.4, 0.0, 0.0, 0.0, 0.0, 0.4])
+    full = prims.backend.move_to_joints(goal, CancelToken())
+    robot.set_speed_scaling(0.5)
+    half = prims.backend.move_to_joints(q0, CancelToken())
+    assert full.ok and half.ok
+    assert half.duration > 1.7 * full.duration
+    with pytest.raises(ValueError):
+        robot.set_speed_scaling(1.5)
