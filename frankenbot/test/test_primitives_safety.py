@@ -268,3 +268,20 @@ def test_robot_speed_scaling_slows_executed_motions(world) -> None:
     assert half.duration > 1.7 * full.duration
     with pytest.raises(ValueError):
         robot.set_speed_scaling(1.5)
+
+
+def test_backend_nan_and_malformed_targets_are_invalid_without_motion(world) -> None:
+    world.reset("pick_up", 0)
+    robot = RecordingSimRobot(world, ground_truth_scene(world))
+    backend = build_primitives(robot).backend
+    q0 = world.joint_positions()
+    pose = np.eye(4)
+    pose[:3, 3] = (0.5, math.nan, 0.2)
+    for outcome in (backend.move_to_pose(pose, CancelToken()),
+                    backend.move_linear(pose, CancelToken()),
+                    backend.move_to_pose(np.eye(3), CancelToken()),
+                    backend.move_to_joints([math.nan] * 6, CancelToken()),
+                    backend.move_to_joints([0.0] * 5, CancelToken()),
+                    backend.move_linear(np.eye(4), CancelToken(), speed=0.0)):
+        assert outcome.code == FailureCode.INVALID_ARGUMENT, outcome
+    _assert_no_motion(world, robot, q0)
