@@ -447,12 +447,15 @@ def _role_names(pattern: Pattern, catalog: Catalog) -> list[str]:
 
 def skill_name(pattern: Pattern, taken: set[str]) -> str:
     """``pick_then_place_in`` (``_checked`` when it verifies); unique in ``taken``."""
-    parts = [c.name for c in pattern.stmts if isinstance(c, Call)]
-    base = "_then_".join(parts) or "step"
-    if len(base) > MAX_NAME_LEN:
-        base = f"{parts[0]}_to_{parts[-1]}_{len(parts)}"[:MAX_NAME_LEN]
-    if any(isinstance(s, If) for s in pattern.stmts):
-        base += "_checked"
+    parts = [c.name for c in pattern.stmts if isinstance(c, Call)] or ["step"]
+    checked = any(isinstance(s, If) for s in pattern.stmts)
+    suffix = "_checked" if checked and not parts[-1].endswith("_checked") else ""
+    base = "_then_".join(parts)
+    if len(base) + len(suffix) > MAX_NAME_LEN:
+        base = f"{parts[0]}_to_{parts[-1]}"
+    if len(base) + len(suffix) > MAX_NAME_LEN:
+        base = f"{parts[0]}_{len(parts)}_steps"
+    base = base[:MAX_NAME_LEN - len(suffix)] + suffix
     name, k = base, 2
     while name in taken or name in RESERVED:
         name, k = f"{base}_{k}", k + 1
