@@ -19,7 +19,7 @@ Services
   ~/evaluate (EvaluateTask)
 Parameters
   task, seed, realtime_factor, joint_state_rate, camera_rate, camera_width, camera_height,
-  render, render_process (see PARAMS below for descriptions and defaults)
+  render, render_process, realtime_priority (see PARAMS below for descriptions and defaults)
 
 Bad input (unknown joint names, NaN, targets beyond limits, unknown tasks or anomalies) is
 rejected with a logged message and nothing moves. Messages are stamped with sim time.
@@ -30,6 +30,7 @@ from __future__ import annotations
 import array
 import json
 import math
+import sys
 import threading
 from typing import Any
 
@@ -67,6 +68,8 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "camera_height": (480, "image height in pixels"),
     "render": (True, "publish camera topics (false: joint states and clock only)"),
     "render_process": (True, "render in a child process so GL work never delays joint states"),
+    "realtime_priority": (50, "SCHED_FIFO priority of the physics thread, like ros2_control's "
+                              "control loop (0 = normal; needs CAP_SYS_NICE, else falls back)"),
 }
 
 
@@ -124,7 +127,8 @@ class SimNode(Node):
         self.runner = SimRunner(self.world, realtime_factor=float(v["realtime_factor"]),
                                 rate_hz=float(v["joint_state_rate"]),
                                 camera_rate=float(v["camera_rate"]), render=bool(v["render"]),
-                                render_process=bool(v["render_process"]))
+                                render_process=bool(v["render_process"]),
+                                realtime_priority=int(v["realtime_priority"]))
         self.runner.on_joint_state(self.publish_joint_state)
         self.runner.on_frame(self.publish_frame)
         self.runner.start()
@@ -247,6 +251,9 @@ class SimNode(Node):
 
 
 def main(args: list[str] | None = None) -> None:
+    # hand the GIL over every 1 ms (default 5): the physics thread must not wait behind the
+    # executor's or the frame publisher's Python code for more than a fraction of a tick
+    sys.setswitchinterval(0.001)
     rclpy.init(args=args)
     node = None
     try:

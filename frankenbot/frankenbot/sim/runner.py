@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -59,7 +60,7 @@ class SimRunner:
 
     def __init__(self, world: SimWorld, *, realtime_factor: float = 1.0,
                  rate_hz: float = 125.0, camera_rate: float = 15.0, render: bool = True,
-                 render_process: bool = False) -> None:
+                 render_process: bool = False, realtime_priority: int = 0) -> None:
         if not (realtime_factor > 0):
             raise SimError(f"realtime_factor must be > 0 (math.inf = as fast as possible), "
                            f"got {realtime_factor}")
@@ -74,6 +75,9 @@ class SimRunner:
         self.render = render
         # render in a child process (the ROS node does): GL calls hold the GIL for 10-25 ms
         self.render_process = render_process
+        # SCHED_FIFO priority for the physics thread in real-time runs (as ros2_control does for
+        # its control loop); 0 = normal scheduling. Falls back quietly where not permitted.
+        self.realtime_priority = int(realtime_priority)
         self._steps_per_tick = max(1, int(round(1.0 / (rate_hz * world.timestep))))
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -163,8 +167,19 @@ class SimRunner:
             except Exception:  # a consumer's bug must not stop the physics
                 _log.exception("joint-state callback failed")
 
+    def _raise_priority(self) -> None:
+        if self.realtime_priority <= 0 or math.isinf(self.realtime_factor):
+            return
+        try:
+            os.sched_setscheduler(threading.get_native_id(), os.SCHED_FIFO,
+                                  os.sched_param(self.realtime_priority))
+            _log.info("physics thread runs SCHED_FIFO priority %d", self.realtime_priority)
+        except (AttributeError, OSError) as e:
+            _log.info("physics thread keeps normal scheduling (%s)", e)
+
     def _physics_loop(self) -> None:
         w = self.world
+        self._raise_priority()
         fast = math.isinf(self.realtime_factor)
         period_sim = self._steps_per_tick * w.timestep
         period_wall = period_sim / self.realtime_factor
