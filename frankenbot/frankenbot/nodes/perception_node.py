@@ -12,7 +12,8 @@ Publishes:
   /frankenbot/annotated_image (sensor_msgs/Image rgb8, set-of-mark image)
 Parameters (all declared with descriptions): rate, max_latency, stale_timeout, sync_tolerance,
   camera_config, fixtures_path, detector_backend, detector_queries, detector_model,
-  detector_threshold, stride, table_height, base_frame, publish_annotated.
+  detector_threshold, stride, table_height, min_height, max_height, workspace_min,
+  workspace_max, base_frame, publish_annotated.
 
 Subscription callbacks only store the latest messages; a timer in its own callback group does the
 processing, so a slow frame never blocks message intake.
@@ -92,9 +93,19 @@ class PerceptionNode(Node):
         if self.backend not in ("geometric", "owlv2"):
             raise FrankenbotError(f"detector_backend must be geometric or owlv2, got "
                                   f"{self.backend!r}")
-        self.config = PerceptionConfig(stride=stride, table_height=table_height,
-                                       stale_timeout_s=self.stale_timeout)
-        self.config.validate()
+        defaults = PerceptionConfig()
+        min_height = float(p("min_height", defaults.min_height, "m above the table: lower "
+                             "points are table (raise for noisy depth)"))
+        max_height = float(p("max_height", defaults.max_height, "m above the table: higher "
+                             "points are ignored"))
+        ws_min = [float(v) for v in p("workspace_min", list(defaults.workspace_min),
+                                      "workspace box corner [x, y, z] in base_link, m")]
+        ws_max = [float(v) for v in p("workspace_max", list(defaults.workspace_max),
+                                      "workspace box corner [x, y, z] in base_link, m")]
+        self.config = PerceptionConfig.from_mapping({
+            "stride": stride, "table_height": table_height,
+            "stale_timeout_s": self.stale_timeout, "min_height": min_height,
+            "max_height": max_height, "workspace_min": ws_min, "workspace_max": ws_max})
         self._detector = None
         self._queries = tuple(q.strip() for q in queries.split(",") if q.strip())
         if self.backend == "owlv2":
