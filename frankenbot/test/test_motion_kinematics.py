@@ -138,3 +138,13 @@ def test_block_symmetry_gives_four_yaws() -> None:
     assert any(abs(y - 0.3) < 1e-12 for y in yaws)
     with pytest.raises(ValueError):
         symmetric_yaws(0.0, 0.0)
+
+
+def test_front_pose_points_horizontally_with_vertical_fingers() -> None:
+    from frankenbot.motion.kinematics import front_pose
+
+    pose = front_pose((0.6, 0.3, 0.07), (1.0, 0.0, 0.0))
+    assert np.allclose(pose[:3, 2], [1, 0, 0]) and np.allclose(pose[:3, 1], [0, 0, 1])
+    assert np.linalg.det(pose[:3, :3]) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="horizontal"):
+        front_pose((0.6, 0.3, 0.07), (0.0, 0.0, 1.0))

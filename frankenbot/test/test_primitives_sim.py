@@ -13,6 +13,7 @@ import pytest
 from primitives_support import make_primitives
 
 from frankenbot.common import FailureCode
+from frankenbot.motion.kinematics import front_pose
 from frankenbot.primitives.result import CancelToken
 from frankenbot.sim.world import SimWorld
 
@@ -141,7 +142,7 @@ def test_drawer_spec_front_grasp_reaches_the_handle(world) -> None:
     into = -np.array(cfg.drawer.pull_axis)
     token = CancelToken()
     prims._gripper(cfg.handle_open_width, token)
-    assert backend.move_to_pose(prims._front_pose(handle - into * 0.08, into), token).ok
-    assert backend.move_linear(prims._front_pose(handle, into), token).ok
+    assert backend.move_to_pose(front_pose(handle - into * 0.08, into), token).ok
+    assert backend.move_linear(front_pose(handle, into), token).ok
     width = prims._gripper(0.0, token)
     assert 0.010 < width < 0.018  # closed on the bar, not on nothing

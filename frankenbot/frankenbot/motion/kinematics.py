@@ -67,6 +67,22 @@ def top_down_pose(x: float, y: float, z: float, yaw: float) -> np.ndarray:
     return make_pose((x, y, z), rotation)
 
 
+def front_pose(position: Sequence[float], into: Sequence[float]) -> np.ndarray:
+    """TCP pose pointing horizontally along ``into`` with the fingers closing vertically.
+
+    Used for drawer handles: they sit under the cabinet's overhanging top, where a top-down
+    gripper does not fit; from the front the pads straddle the bar above and below it.
+    """
+    z_t = np.array([float(into[0]), float(into[1]), 0.0])  # horizontal part of ``into``
+    norm = float(np.linalg.norm(z_t))
+    if not norm > 1e-9:
+        raise ValueError(f"front_pose needs a horizontal approach direction, got {into}")
+    z_t /= norm
+    y_t = np.array([0.0, 0.0, 1.0])
+    x_t = np.cross(y_t, z_t)
+    return make_pose(position, np.column_stack([x_t, y_t, z_t]))
+
+
 def wrap_angle(angle: float) -> float:
     """Angle in (-pi, pi]."""
     return math.atan2(math.sin(angle), math.cos(angle))

@@ -27,26 +27,18 @@ from frankenbot.motion.backend import MotionBackend, MotionOutcome
 from frankenbot.motion.kinematics import (
     UnreachableError,
     UR5eKinematics,
-    make_pose,
+    front_pose,
     symmetric_yaws,
     top_down_pose,
     wrap_angle,
 )
 from frankenbot.motion.robot_interface import EstopEngaged, RobotInterface
 from frankenbot.primitives.config import PrimitiveConfig
+from frankenbot.primitives.gripper import GripperTiming, StepFailed, move_gripper
 from frankenbot.primitives.result import CancelToken, PrimitiveResult, Value
 from frankenbot.state import RobotSnapshot, SceneObject
 
-GRIPPER_POLL = 0.02  # s of robot time between gripper width reads
 WAIT_POLL = 0.01  # s of robot time between cancel checks in wait()
-
-
-class _Stop(Exception):
-    """Internal: a step failed; carries the result to return."""
-
-    def __init__(self, result: PrimitiveResult) -> None:
-        super().__init__(result.detail)
-        self.result = result
 
 
 @dataclass(frozen=True)
@@ -73,6 +65,8 @@ class Primitives:
         self._held: _Held | None = None
         self._drawer_open: dict[str, bool] = {self.config.drawer.name: False}
         self._closed_cmd = False
+        self._gripper_timing = GripperTiming(self.config.gripper_timeout,
+                                             self.config.gripper_settle)
         self._handlers: dict[str, Callable[[Mapping[str, Value], CancelToken],
                                            PrimitiveResult]] = {
             "home": self._home, "detect": self._detect, "move_above": self._move_above,
@@ -99,7 +93,7 @@ class Primitives:
                                            f"{name} cancelled before start: {cancel.reason}")
         try:
             return handler(args, cancel)
-        except _Stop as stop:
+        except StepFailed as stop:
             return stop.result
         except EstopEngaged as e:
             return PrimitiveResult.failure(FailureCode.ESTOP, str(e))
@@ -150,7 +144,7 @@ class Primitives:
     def _obj_arg(args: Mapping[str, Value], key: str) -> str:
         value = args.get(key)
         if not isinstance(value, str) or not value:
-            raise _Stop(PrimitiveResult.failure(
+            raise StepFailed(PrimitiveResult.failure(
                 FailureCode.INVALID_ARGUMENT, f"argument {key!r} must be an object id, got "
                 f"{value!r}"))
         return value
@@ -160,7 +154,7 @@ class Primitives:
         value = args.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(
                 float(value)):
-            raise _Stop(PrimitiveResult.failure(
+            raise StepFailed(PrimitiveResult.failure(
                 FailureCode.INVALID_ARGUMENT, f"argument {key!r} must be a finite number, got "
                 f"{value!r}"))
         return float(value)
@@ -168,17 +162,17 @@ class Primitives:
     def _find(self, object_id: str) -> SceneObject:
         obj = self.robot.scene().get(object_id)
         if obj is None:
-            raise _Stop(PrimitiveResult.failure(FailureCode.NOT_FOUND,
+            raise StepFailed(PrimitiveResult.failure(FailureCode.NOT_FOUND,
                                                 f"{object_id} is not in the scene"))
         if not all(math.isfinite(v) for v in obj.position + obj.size + (obj.yaw,)):
-            raise _Stop(PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
+            raise StepFailed(PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
                                                 f"{object_id} has a non-finite pose in the scene"))
         return obj
 
     def _q(self) -> np.ndarray:
         state = self.robot.joint_state()
         if state is None:
-            raise _Stop(PrimitiveResult.failure(FailureCode.NO_STATE,
+            raise StepFailed(PrimitiveResult.failure(FailureCode.NO_STATE,
                                                 "no joint state: not moving"))
         return np.asarray(state.positions, dtype=float)
 
@@ -199,7 +193,7 @@ class Primitives:
             if cost < best_cost:
                 best, best_cost = yaw, cost
         if best is None:
-            raise _Stop(PrimitiveResult.failure(
+            raise StepFailed(PrimitiveResult.failure(
                 FailureCode.UNREACHABLE, f"no top-down pose at ({x:.3f}, {y:.3f}, {z:.3f}) m is "
                 f"reachable"))
         return best
@@ -208,7 +202,7 @@ class Primitives:
     @staticmethod
     def _check(outcome: MotionOutcome, step: str) -> None:
         if not outcome.ok:
-            raise _Stop(PrimitiveResult.failure(outcome.code, f"{step}: {outcome.detail}"))
+            raise StepFailed(PrimitiveResult.failure(outcome.code, f"{step}: {outcome.detail}"))
 
     def _to_pose(self, pose: np.ndarray, cancel: CancelToken, step: str) -> None:
         self._check(self.backend.move_to_pose(pose, cancel), step)
@@ -219,37 +213,9 @@ class Primitives:
 
     def _gripper(self, width: float, cancel: CancelToken) -> float:
         """Command a finger gap, wait until the fingers stop; returns the measured gap."""
-        cfg = self.config
-        if self.robot.estop_engaged():
-            raise _Stop(PrimitiveResult.failure(FailureCode.ESTOP, "e-stop engaged"))
-        self.robot.command_gripper(width)
         with self._beliefs_lock:
             self._closed_cmd = width < 0.005
-        start = self.robot.now()
-        last_width: float | None = None
-        still_since = start
-        while True:
-            if cancel.cancelled:
-                raise _Stop(PrimitiveResult.failure(FailureCode.PREEMPTED,
-                                                    f"preempted: {cancel.reason}"))
-            if self.robot.estop_engaged():
-                raise _Stop(PrimitiveResult.failure(FailureCode.ESTOP, "e-stop engaged"))
-            self.robot.sleep(GRIPPER_POLL)
-            grip = self.robot.gripper_state()
-            now = self.robot.now()
-            if grip is None:
-                if now - start > cfg.gripper_timeout:
-                    raise _Stop(PrimitiveResult.failure(FailureCode.NO_STATE,
-                                                        "no gripper state"))
-                continue
-            if abs(grip.width - width) < 0.001:
-                return grip.width
-            if last_width is None or abs(grip.width - last_width) > 0.0005:
-                last_width, still_since = grip.width, now
-            elif now - still_since >= cfg.gripper_settle:
-                return grip.width  # stalled on an object (or at a mechanical stop)
-            if now - start > cfg.gripper_timeout:
-                return grip.width
+        return move_gripper(self.robot, width, cancel, self._gripper_timing)
 
     # --- primitives -----------------------------------------------------------------------
     def _home(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
@@ -337,12 +303,12 @@ class Primitives:
             held = self._held
         if held is None or held.object_id != object_id:
             what = held.object_id if held else "nothing"
-            raise _Stop(PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
+            raise StepFailed(PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
                                                 f"not holding {object_id} (holding {what})"))
         grip = self.robot.gripper_state()
         if grip is not None and grip.width < self.config.min_grasp_width:
             self.forget_held()
-            raise _Stop(PrimitiveResult.failure(FailureCode.GRASP_FAILED,
+            raise StepFailed(PrimitiveResult.failure(FailureCode.GRASP_FAILED,
                                                 f"{object_id} is no longer in the gripper"))
         return held
 
@@ -463,18 +429,6 @@ class Primitives:
         return PrimitiveResult.success(f"pushed {obj.object_id} to {target.object_id}",
                                        distance=dist)
 
-    @staticmethod
-    def _front_pose(position: np.ndarray, into: np.ndarray) -> np.ndarray:
-        """TCP pose pointing horizontally along ``into`` with the fingers closing vertically.
-
-        Drawer handles sit under the cabinet's overhanging top, where a top-down gripper does
-        not fit; from the front, the pads straddle the bar above and below it.
-        """
-        z_t = into / np.linalg.norm(into)
-        y_t = np.array([0.0, 0.0, 1.0])
-        x_t = np.cross(y_t, z_t)
-        return make_pose(position, np.column_stack([x_t, y_t, z_t]))
-
     def _drawer_motion(self, args: Mapping[str, Value], cancel: CancelToken,
                        opening: bool) -> PrimitiveResult:
         cfg = self.config
@@ -494,21 +448,21 @@ class Primitives:
         into = -axis
         pre = start + axis * cfg.handle_approach
         self._gripper(cfg.handle_open_width, cancel)
-        self._to_pose(self._front_pose(pre, into), cancel, "in front of the handle")
-        self._line(self._front_pose(start, into), cancel, "onto handle")
+        self._to_pose(front_pose(pre, into), cancel, "in front of the handle")
+        self._line(front_pose(start, into), cancel, "onto handle")
         closed = self._gripper(cfg.drawer_hold_width, cancel)
         if closed < cfg.handle_min_width:
             self._gripper(cfg.handle_open_width, cancel)
-            self._line(self._front_pose(pre, into), cancel, "back off")
+            self._line(front_pose(pre, into), cancel, "back off")
             return PrimitiveResult.failure(FailureCode.GRASP_FAILED,
                                            f"missed the {name} handle ({closed * 1000:.1f} mm)")
         verb = "pull" if opening else "push"
-        outcome = self.backend.move_linear(self._front_pose(end, into), cancel, cfg.push_speed)
+        outcome = self.backend.move_linear(front_pose(end, into), cancel, cfg.push_speed)
         grip = self.robot.gripper_state()
         slipped = grip is not None and grip.width < cfg.handle_min_width
         self._gripper(cfg.handle_open_width, cancel)
         here = np.array(self.kin.tcp_position(self._q()))
-        self._line(self._front_pose(here + axis * cfg.handle_approach, into), cancel, "back off")
+        self._line(front_pose(here + axis * cfg.handle_approach, into), cancel, "back off")
         if not outcome.ok:
             code = FailureCode.BLOCKED if outcome.code == FailureCode.ABORTED else outcome.code
             return PrimitiveResult.failure(code, f"{verb} {name}: {outcome.detail}")
@@ -519,7 +473,7 @@ class Primitives:
         with self._beliefs_lock:
             self._drawer_open[name] = opening
         here = np.array(self.kin.tcp_position(self._q()))
-        self._line(self._front_pose(here + np.array([0.0, 0.0, cfg.approach_height]), into),
+        self._line(front_pose(here + np.array([0.0, 0.0, cfg.approach_height]), into),
                    cancel, "rise")
         return PrimitiveResult.success(f"{name} {'opened' if opening else 'closed'}")
 

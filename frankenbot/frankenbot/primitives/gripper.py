@@ -1,0 +1,69 @@
+"""Gripper moves as the primitives need them: command a gap, wait until the fingers stop.
+
+A parallel gripper closing on an object stalls on it, so "done" means the measured gap reached
+the command or stopped changing for a moment. Whether something is held is judged from that
+final gap (finger position), not from the command. Cancel and e-stop are polled on the robot's
+clock like every other wait.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from frankenbot.common import FailureCode
+from frankenbot.motion.robot_interface import RobotInterface
+from frankenbot.primitives.result import CancelToken, PrimitiveResult
+
+POLL_PERIOD = 0.02  # s of robot time between gripper width reads
+REACHED = 0.001  # m: within this of the command counts as reached
+STILL = 0.0005  # m: moving less than this between polls counts as still
+
+
+class StepFailed(Exception):
+    """A step of a primitive failed; carries the typed result the primitive returns."""
+
+    def __init__(self, result: PrimitiveResult) -> None:
+        super().__init__(result.detail)
+        self.result = result
+
+
+@dataclass(frozen=True)
+class GripperTiming:
+    timeout: float = 2.0  # s for the fingers to reach or stall
+    settle: float = 0.15  # s the width must stay still to count as settled
+
+
+def move_gripper(robot: RobotInterface, width: float, cancel: CancelToken,
+                 timing: GripperTiming) -> float:
+    """Command a finger gap (m) and wait until the fingers stop; returns the measured gap.
+
+    Raises StepFailed with PREEMPTED, ESTOP or NO_STATE.
+    """
+    if robot.estop_engaged():
+        raise StepFailed(PrimitiveResult.failure(FailureCode.ESTOP, "e-stop engaged"))
+    robot.command_gripper(width)
+    start = robot.now()
+    last_width: float | None = None
+    still_since = start
+    while True:
+        if cancel.cancelled:
+            raise StepFailed(PrimitiveResult.failure(FailureCode.PREEMPTED,
+                                                     f"preempted: {cancel.reason}"))
+        if robot.estop_engaged():
+            raise StepFailed(PrimitiveResult.failure(FailureCode.ESTOP, "e-stop engaged"))
+        robot.sleep(POLL_PERIOD)
+        grip = robot.gripper_state()
+        now = robot.now()
+        if grip is None:
+            if now - start > timing.timeout:
+                raise StepFailed(PrimitiveResult.failure(FailureCode.NO_STATE,
+                                                         "no gripper state"))
+            continue
+        if abs(grip.width - width) < REACHED:
+            return grip.width
+        if last_width is None or abs(grip.width - last_width) > STILL:
+            last_width, still_since = grip.width, now
+        elif now - still_since >= timing.settle:
+            return grip.width  # stalled on an object (or at a mechanical stop)
+        if now - start > timing.timeout:
+            return grip.width
