@@ -106,3 +106,10 @@ def test_drawer_fixture_comes_from_the_fixtures_file(tmp_path) -> None:
         drawer_from_fixtures(axis)
     with pytest.raises(ConfigError, match="not found"):
         drawer_from_fixtures(tmp_path / "missing.yaml")
+
+
+def test_every_catalog_primitive_is_implemented(robot) -> None:
+    from frankenbot.program.catalog import default_catalog
+
+    prims = build_primitives(robot)
+    assert set(prims.names) == {s.name for s in default_catalog().primitives}
