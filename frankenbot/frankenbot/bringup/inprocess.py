@@ -41,7 +41,7 @@ class InProcessBrain:
         from frankenbot.motion.safety import SafetyEnvelope
         from frankenbot.motion.sim_adapter import SimRobot
         from frankenbot.perception.eval import camera_of_world, default_fixtures_path
-        from frankenbot.perception.fixtures import load_fixtures
+        from frankenbot.perception.fixtures import load_fixture_geometry
         from frankenbot.perception.pipeline import PerceptionPipeline
         from frankenbot.perception.sim_source import SimSceneSource
         from frankenbot.planner.planner import Planner
@@ -53,7 +53,7 @@ class InProcessBrain:
         self.options = options
         self.world = SimWorld()
         self._pipeline = PerceptionPipeline(camera_of_world(self.world),
-                                            load_fixtures(default_fixtures_path()))
+                                            load_fixture_geometry(default_fixtures_path()))
         self._runner_type, self._source_type = SimRunner, SimSceneSource
         self.runner: Any = None  # one runner + perception thread per episode
         self.scene: Any = None
