@@ -66,6 +66,8 @@ class ArmResult:
     success: bool = False
     detail: str = ""
     promoted: tuple[str, ...] = ()
+    context_ms: float = 0.0  # memory's get_context
+    record_ms: float = 0.0  # memory's record_episode (mining and promotion included)
 
 
 @dataclass
@@ -122,7 +124,9 @@ def _plan(arm: str, store: MemoryStore | None, instruction: str, scene, base: Pr
         request = PlanRequest(instruction, scene)
         program = base
     else:
+        t0 = time.perf_counter()
         ctx = store.get_context(instruction)
+        context_ms = (time.perf_counter() - t0) * 1000
         signatures = tuple(s.signature() for s in ctx.skills)
         catalog = default_catalog().with_skills(signatures)
         request = PlanRequest(instruction, scene, skills=signatures,
@@ -132,6 +136,7 @@ def _plan(arm: str, store: MemoryStore | None, instruction: str, scene, base: Pr
         skills = [d for s in ctx.skills for d in parse_skills(s.body)]
         program = compact(base, skills, catalog)
         result.exemplars = len(ctx.exemplars)
+        result.context_ms = context_ms
         result.skill_calls = sum(1 for c in program.calls()
                                  if any(c.name == s.name for s in skills))
     prompt = builder_cls(default_catalog()).build(request)
@@ -178,11 +183,13 @@ def run(n_tasks: int, executor: Executor | None = None, embedder: Embedder | Non
                 planning = time.monotonic() - t0
                 res.success, res.detail = executor(family, seed, program, catalog)
                 if store is not None:
+                    t1 = time.perf_counter()
                     rec = store.record_episode(EpisodeRecord(
                         instruction, print_program(program), res.success,
                         "success" if res.success else "failure", task_id=f"{family}-{seed}",
                         vlm_calls=res.vlm_calls, planning_time=planning))
                     res.promoted = rec.promoted
+                    res.record_ms = (time.perf_counter() - t1) * 1000
                 row.arms[arm] = res
             rows.append(row)
             if progress is not None:
@@ -235,6 +242,8 @@ def summarise(rows: list[TaskRow], info: dict) -> dict[str, object]:
             "vlm_calls_mean": mean(arm, "vlm_calls"),
             "skill_calls_mean": mean(arm, "skill_calls"),
             "success": sum(r.arms[arm].success for r in rows),
+            "context_ms_median": statistics.median(r.arms[arm].context_ms for r in rows),
+            "record_ms_median": statistics.median(r.arms[arm].record_ms for r in rows),
         }
     half = len(rows) // 2
     for arm in ARMS:  # later tasks profit from skills promoted earlier
@@ -254,7 +263,7 @@ def run_benchmark(quick: bool = False) -> dict[str, object]:
     n = QUICK_TASKS if quick else FULL_TASKS
     t0 = time.monotonic()
     try:
-        embedder: Embedder | None = TransformerEmbedder.from_directory()
+        embedder: Embedder | None = TransformerEmbedder.from_directory(num_threads=1)
     except Exception as e:
         print(f"note: embedding model unavailable ({e}); lexical retrieval")
         embedder = None
@@ -291,6 +300,10 @@ def run_benchmark(quick: bool = False) -> dict[str, object]:
         for s in lib:
             print(f"  {s.name}({', '.join(f'{n}: {t}' for n, t in s.params)})"
                   f"  uses {s.uses}, successes {s.successes}")
+    for arm in ("seeds", "learned"):
+        s = summary[arm]  # type: ignore[index]
+        print(f"memory cost ({arm}): get_context median {s['context_ms_median']:.1f} ms,"
+              f" record_episode median {s['record_ms_median']:.1f} ms")
     print(f"retrieval: {info['retrieval']}; token estimate vs WordPiece:"
           f" {summary['token_calibration']}")
     print(f"wall time {summary['wall_s']:.1f} s")

@@ -30,6 +30,7 @@ parameter (and label) renaming" is plain string equality.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -75,13 +76,8 @@ class Pattern:
 
     @classmethod
     def from_key(cls, key: str) -> "Pattern":
-        """Rebuild a pattern from its stored key (the canonical text)."""
-        from frankenbot.program.parser import parse_skills
-
-        n = 1 + max((int(m) for m in _PARAM_RE.findall(key)), default=-1)
-        params = ", ".join(f"p{i}: object" for i in range(n))
-        (skill,) = parse_skills(f"skill _k({params}) {{\n{key}\n}}\n")
-        return cls(_strip_spans(skill.body), n, key)
+        """Rebuild a pattern from its stored key (the canonical text); cached, keys are pure."""
+        return _pattern_from_key(key)
 
     def __len__(self) -> int:
         return len(self.stmts)
@@ -102,6 +98,21 @@ class Pattern:
                 p = generalise(window, frozenset(external))
                 if p is not None:
                     yield p
+
+
+@functools.lru_cache(maxsize=4096)
+def _pattern_from_key(key: str) -> Pattern:
+    from frankenbot.program.parser import parse_skills
+
+    n = 1 + max((int(m) for m in _PARAM_RE.findall(key)), default=-1)
+    params = ", ".join(f"p{i}: object" for i in range(n))
+    (skill,) = parse_skills(f"skill _k({params}) {{\n{key}\n}}\n")
+    return Pattern(skill.body, n, key)
+
+
+@functools.lru_cache(maxsize=4096)
+def _windows_of_key(key: str, min_len: int) -> tuple[Pattern, ...]:
+    return tuple(_pattern_from_key(key).windows(min_len))
 
 
 # ------------------------------------------------------------------------------ generalisation
@@ -371,11 +382,6 @@ def renamed(skill: SkillDef) -> SkillDef:
     return SkillDef("_", tuple(params), "", body)
 
 
-def _strip_spans(stmts: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
-    """Trees compare without spans already; rebuilt nodes just keep them out of reprs."""
-    return stmts
-
-
 # ------------------------------------------------------------------------------- selection
 
 @dataclass(frozen=True)
@@ -397,7 +403,7 @@ def select(stats: Iterable[PatternStats], library_keys: set[str], min_support: i
     by_key = {s.pattern.key: s for s in eligible}
     shadowed: set[str] = set()
     for s in eligible:
-        for w in s.pattern.windows(min_len):
+        for w in _windows_of_key(s.pattern.key, min_len):
             sub = by_key.get(w.key)
             if sub is not None and sub.successes == s.successes:
                 shadowed.add(w.key)

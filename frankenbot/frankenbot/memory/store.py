@@ -79,6 +79,7 @@ class MemoryStore:
         self._embedder_failed = not config.use_embeddings and embedder is None
         self._embedder_lock = threading.Lock()  # guards lazy model loading
         self.wait_for_model = True  # False: never wait for a model load in progress
+        self.model_threads: int | None = None  # torch threads to set when the model loads
         self.seed_problems: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------------------ lifecycle
@@ -437,7 +438,7 @@ class MemoryStore:
                 try:
                     self._embedder = TransformerEmbedder.from_directory(
                         Path(self.config.embedding_model_dir)
-                        if self.config.embedding_model_dir else None)
+                        if self.config.embedding_model_dir else None, self.model_threads)
                 except MemoryStoreError as e:
                     log.warning("embedding retrieval off, using lexical: %s", e)
                     self._embedder_failed = True

@@ -75,6 +75,7 @@ class MemoryNode(Node):
         for problem in self.store.seed_problems:
             self.get_logger().warning(f"seed skills: {problem}")
         if config.use_embeddings:
+            self.store.model_threads = 1  # this process only embeds single sentences
             self.store.start_loading_embedder()
         group = ReentrantCallbackGroup()
         self.create_service(GetContext, "/frankenbot/memory/get_context",
