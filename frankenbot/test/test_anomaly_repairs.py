@@ -61,10 +61,11 @@ def test_already_tried_repairs_are_not_offered_again():
     assert rule_choice(s, generate_candidates(s)).key == "replan"
 
 
-def test_descriptions_are_plain_english():
-    c = generate_candidates(sit(AnomalyKind.GRASP_LOST))
-    assert "putting the red block in the green bowl" in c[0].description
-    assert "(" not in c[0].description
+def test_descriptions_are_short_plain_english_and_the_step_is_in_the_prompt():
+    s = sit(AnomalyKind.GRASP_LOST)
+    for c in generate_candidates(s):
+        assert "(" not in c.description and len(c.description.split()) <= 8
+    assert any("putting the red block in the green bowl" in line for line in s.prompt_lines())
 
 
 def test_tier1_codes_regrasp_redetect_retry_and_wait_for_camera():

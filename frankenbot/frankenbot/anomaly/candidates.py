@@ -121,41 +121,39 @@ def _object_args(call: Call | None) -> list[str]:
 
 
 def generate_candidates(s: Situation) -> tuple[Candidate, ...]:
-    """All sensible repairs for ``s``, deduplicated, in a fixed order (so results are stable)."""
+    """All sensible repairs for ``s``, deduplicated, in a fixed order (so results are stable).
+
+    Descriptions are short verb phrases (the failed step is already in the prompt): the local
+    expert scores every token of every description, so brevity is decision time.
+    """
     out: list[Candidate] = []
     call = s.failed_call
-    step = call.describe() if call else "the step"
     if call is not None:
-        out.append(Candidate(RepairAction.RETRY, f"retry:{call.text()}",
-                             f"try {step} again"))
+        out.append(Candidate(RepairAction.RETRY, f"retry:{call.text()}", "retry the step"))
     for obj in dict.fromkeys(list(s.objects) + _object_args(call)):
         detect = Call("detect", {"obj": obj})
         out.append(Candidate(RepairAction.INSERT, f"insert:{detect.text()}",
-                             f"look for the {obj.replace('_', ' ')} again, then try {step} again",
-                             call=detect))
+                             f"look for the {obj.replace('_', ' ')} again", call=detect))
     obj = call.args.get("obj") if call is not None else None
     if call is not None and isinstance(obj, str) and call.name in NEEDS_HELD | {"push_to"} \
             and s.held_object != obj:
         pick = Call("pick", {"obj": obj})
         out.append(Candidate(RepairAction.INSERT, f"insert:{pick.text()}",
-                             f"pick up the {obj.replace('_', ' ')} again, then try {step} again",
-                             call=pick))
+                             f"pick up the {obj.replace('_', ' ')} again", call=pick))
     if call is not None and call.name == "pick":
         opener = Call("open_gripper", {})
         out.append(Candidate(RepairAction.INSERT, f"insert:{opener.text()}",
-                             f"open the gripper, then try {step} again", call=opener))
+                             "open the gripper and retry", call=opener))
     wait = Call("wait", {"seconds": WAIT_SECONDS})
     out.append(Candidate(RepairAction.INSERT, f"insert:{wait.text()}",
-                         f"wait a moment for things to settle, then try {step} again", call=wait))
+                         "wait a moment and retry", call=wait))
     for label in s.labels:
         out.append(Candidate(RepairAction.GOTO, f"goto:{label}",
-                             f"go back to {label} and redo the steps from there", label=label))
+                             f"go back to {label} and redo the steps", label=label))
     if call is not None:
-        out.append(Candidate(RepairAction.SKIP, f"skip:{call.text()}",
-                             f"skip {step} and continue with the rest"))
-    out.append(Candidate(RepairAction.REPLAN, "replan",
-                         "ask the planner for a new plan for the changed scene"))
-    out.append(Candidate(RepairAction.ABORT, "abort", "give up and stop the task"))
+        out.append(Candidate(RepairAction.SKIP, f"skip:{call.text()}", "skip this step"))
+    out.append(Candidate(RepairAction.REPLAN, "replan", "ask the planner for a new plan"))
+    out.append(Candidate(RepairAction.ABORT, "abort", "give up the task"))
     seen: set[str] = set()
     unique = []
     for c in out:
