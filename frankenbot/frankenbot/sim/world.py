@@ -467,6 +467,7 @@ class SimWorld:
             details = {"task_id": task.task_id, "family": task.family,
                        "instruction": task.instruction, "checks": lines,
                        "stability_window": window, "held_for": held_for,
+                       "instabilities": len(self.instabilities),
                        "params": {k: (list(v) if isinstance(v, tuple) else v)
                                   for k, v in task.params.items()}}
             return Verdict(ok_all, details, text)
