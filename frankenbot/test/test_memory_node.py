@@ -89,3 +89,35 @@ def test_memory_node_serves_record_context_and_list(
         assert set(stats) == {"put_in_drawer", "take_from_drawer"}
     finally:
         node.destroy_node()
+
+
+def test_memory_node_loads_the_embedding_model_in_the_background(
+        tmp_path: Path, ros_context, spawn_process) -> None:  # type: ignore[no-untyped-def]
+    import time
+
+    import rclpy
+    from frankenbot_interfaces.srv import GetContext, RecordEpisode
+
+    spawn_process([sys.executable, "-m", "frankenbot.nodes.memory_node", "--ros-args",
+                   "-p", f"db_path:={tmp_path / 'm.db'}", "-p", "load_seeds:=false"])
+    node = rclpy.create_node("memory_embed_client", context=ros_context)
+    try:
+        record = node.create_client(RecordEpisode, "/frankenbot/memory/record_episode")
+        context = node.create_client(GetContext, "/frankenbot/memory/get_context")
+        assert record.wait_for_service(timeout_sec=30.0)
+        for text in ("put the red block in the green bowl", "open the drawer"):
+            res = call(node, record, RecordEpisode.Request(
+                instruction=text, program=PROGRAM.format(o="red_block"), success=True))
+            assert res.ok, res.message
+        deadline = time.monotonic() + 60.0
+        ctx = None
+        while time.monotonic() < deadline:  # lexical until the model is ready, never blocked
+            ctx = call(node, context, GetContext.Request(
+                instruction="place the crimson cube into the emerald dish", max_exemplars=1))
+            if ctx.retrieval == "embedding":
+                break
+            time.sleep(0.5)
+        assert ctx is not None and ctx.retrieval == "embedding"
+        assert ctx.exemplar_instructions == ["put the red block in the green bowl"]
+    finally:
+        node.destroy_node()
