@@ -96,6 +96,7 @@ def test_memory_node_loads_the_embedding_model_in_the_background(
     import time
 
     import rclpy
+
     from frankenbot_interfaces.srv import GetContext, RecordEpisode
 
     spawn_process([sys.executable, "-m", "frankenbot.nodes.memory_node", "--ros-args",
