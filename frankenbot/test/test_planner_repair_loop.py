@@ -195,3 +195,23 @@ def test_offline_replan_replans_from_the_current_scene_with_zero_calls():
 def test_empty_instruction_makes_no_call(server):
     out = _planner(server).plan(PlanRequest("   ", standard_scene()))
     assert not out.ok and out.vlm_calls == 0 and server.requests == []
+
+
+def test_constrained_grammar_compiles_everywhere_and_is_narrower_than_the_parser():
+    import lark
+    from llguidance import LLMatcher
+
+    from frankenbot.planner.language import program_grammar
+    from frankenbot.program.parser import grammar_text
+
+    for dialect in ("lark", "llguidance"):
+        g = program_grammar(dialect)
+        assert g != grammar_text(dialect), "comments should be dropped from the constraint"
+        is_error, _warnings = LLMatcher.validate_grammar_with_warnings(
+            LLMatcher.grammar_from_lark(g))
+        assert not is_error
+        parser = lark.Lark(g, parser="lalr")
+        program = GOOD.split("```")[1]
+        parser.parse(program.strip())
+        with pytest.raises(lark.exceptions.LarkError):
+            parser.parse('task "x" {\n  # a comment\n  main { home() }\n}')

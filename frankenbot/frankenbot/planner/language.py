@@ -57,6 +57,21 @@ def refusal_reason(program: Program) -> str | None:
     return None
 
 
+_SKIP_WITH_COMMENTS = "SKIP: /([ \\t\\r\\n]|#[^\\n]*)+/"
+_SKIP_WHITESPACE = "SKIP: /[ \\t\\r\\n]+/"
+
+
 def program_grammar(dialect: str) -> str:
-    """The task grammar for constrained decoding (``lark`` or ``llguidance``)."""
-    return grammar_text(dialect)
+    """The task grammar for constrained decoding (``lark`` or ``llguidance``).
+
+    Comments are dropped from what a constrained model may write: they carry nothing for the
+    robot, and a small model under a grammar that allows them can spend its whole token budget
+    on comment lines. Every text this narrower grammar accepts, the parser accepts too. If the
+    language's skip rule ever changes shape, the grammar is sent unchanged.
+    """
+    text = grammar_text(dialect)
+    lines = text.splitlines()
+    if _SKIP_WITH_COMMENTS in lines:
+        lines[lines.index(_SKIP_WITH_COMMENTS)] = _SKIP_WHITESPACE
+        return "\n".join(lines) + "\n"
+    return text
