@@ -89,8 +89,12 @@ class SimWorld:
         self.model = m
         self.data = mujoco.MjData(m)
         self._render_data = mujoco.MjData(m)
-        self._arm_qadr = np.array([m.joint(n).qposadr[0] for n in self.JOINT_NAMES])
-        self._arm_vadr = np.array([m.joint(n).dofadr[0] for n in self.JOINT_NAMES])
+        qadr = [int(m.joint(n).qposadr[0]) for n in self.JOINT_NAMES]
+        vadr = [int(m.joint(n).dofadr[0]) for n in self.JOINT_NAMES]
+        # the arm comes first in the model: slices are views, cheaper than index arrays per step
+        assert qadr == list(range(6)) and vadr == list(range(6)), (qadr, vadr)
+        self._arm_qadr = slice(0, 6)
+        self._arm_vadr = slice(0, 6)
         self._finger_qadr = np.array([m.joint(n).qposadr[0] for n in model_mod.FINGER_JOINTS])
         self._drawer_qadr = int(m.joint("drawer_slide").qposadr[0])
         self._drawer_dof = int(m.joint("drawer_slide").dofadr[0])
@@ -268,7 +272,7 @@ class SimWorld:
                 c = float(d.ctrl[k])
                 d.ctrl[k] = min(max(target, c - delta), c + delta)
             mujoco.mj_step(m, d)
-            self._ctrl.supervise(d.time, d.qpos[self._arm_qadr])
+            self._ctrl.supervise(d.time, d.qpos[:6])
             self._steps += 1
             if check and self._steps % POLL_EVERY == 0:
                 if not self._stable():
