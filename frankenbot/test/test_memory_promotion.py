@@ -201,3 +201,25 @@ def test_skill_names_are_readable_and_unique() -> None:
     assert pattern is not None
     assert promotion.skill_name(pattern, set()) == "pick_then_place_in"
     assert promotion.skill_name(pattern, {"pick_then_place_in"}) == "pick_then_place_in_2"
+
+
+def test_promoted_skill_that_stops_working_is_no_longer_offered(tmp_path: Path) -> None:
+    with store_with(tmp_path, min_support=2, min_success_rate=0.75) as store:
+        record(store, drawer_task("a"))
+        (name,) = record(store, drawer_task("b"))
+        call = task(f"{name}(obj=c, drawer=drawer)")
+        record(store, call)
+        assert name in [s.name for s in store.get_context("drawer", 10_000, 0).skills]
+        record(store, call, success=False)
+        record(store, call, success=False)  # 1 of 3 uses succeeded < 0.75
+        assert name not in [s.name for s in store.get_context("drawer", 10_000, 0).skills]
+        assert store.catalog().get(name) is not None  # still callable
+
+
+def test_bad_episode_fields_are_refused() -> None:
+    from frankenbot.errors import MemoryStoreError
+
+    with pytest.raises(MemoryStoreError, match="vlm_calls"):
+        EpisodeRecord("x", "y", True, vlm_calls=-1)
+    with pytest.raises(MemoryStoreError, match="planning_time"):
+        EpisodeRecord("x", "y", True, planning_time=float("nan"))

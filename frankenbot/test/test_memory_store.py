@@ -170,7 +170,8 @@ WRITER = textwrap.dedent("""
 """)
 
 
-def test_sigkill_mid_write_loses_no_committed_episode(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kill_after", [3, 25])
+def test_sigkill_mid_write_loses_no_committed_episode(tmp_path: Path, kill_after: int) -> None:
     path = tmp_path / "m.db"
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
@@ -179,7 +180,7 @@ def test_sigkill_mid_write_loses_no_committed_episode(tmp_path: Path) -> None:
     proc.stdin.close()
     committed: list[int] = []
     deadline = time.monotonic() + 60
-    while len(committed) < 25 and time.monotonic() < deadline:
+    while len(committed) < kill_after and time.monotonic() < deadline:
         line = proc.stdout.readline()
         if not line:
             break
@@ -187,7 +188,7 @@ def test_sigkill_mid_write_loses_no_committed_episode(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGKILL)  # while it is in the middle of further writes
     proc.wait(timeout=10)
     committed += [int(x) for x in proc.stdout.read().split()]
-    assert len(committed) >= 25, "writer did not get going"
+    assert len(committed) >= kill_after, "writer did not get going"
     with MemoryStore.open(path, LEXICAL) as store:
         ids = {e.episode_id for e in store.episodes(limit=10_000)}
         integrity = store.conn.execute("PRAGMA integrity_check").fetchone()[0]

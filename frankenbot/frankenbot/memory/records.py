@@ -7,8 +7,10 @@ Unix time as stored.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
+from frankenbot.errors import MemoryStoreError
 from frankenbot.program.catalog import Param, ParamType, Signature, SignatureKind
 
 
@@ -85,6 +87,22 @@ class EpisodeRecord:
     planning_time: float = 0.0
     execution_time: float = 0.0
     trace_json: str = "[]"
+
+    def __post_init__(self) -> None:
+        for name in ("vlm_calls", "repair_calls"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise MemoryStoreError(f"episode {name} must be a count >= 0, got {v!r}")
+        for name in ("planning_time", "execution_time"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise MemoryStoreError(f"episode {name} must be seconds >= 0, got {v!r}")
+        if not isinstance(self.instruction, str) or not isinstance(self.program, str):
+            raise MemoryStoreError("episode instruction and program must be text")
+        for a in self.anomalies:
+            if not isinstance(a, AnomalyRecord) or not a.kind:
+                raise MemoryStoreError(f"episode anomalies must be AnomalyRecords with a kind,"
+                                       f" got {a!r}")
 
 
 @dataclass(frozen=True)

@@ -163,6 +163,18 @@ class MemoryStore:
         return tuple(_skill_from_row(r) for r in rows
                      if not f or f in r["name"].lower() or f in r["description"].lower())
 
+    def offered_skills(self) -> tuple[SkillRecord, ...]:
+        """Skills worth a prompt's tokens: all but promoted skills that stopped working.
+
+        A promoted skill that has been used at least ``min_support`` times with a success rate
+        below ``min_success_rate`` is retired from prompts (the same quality bar that promoted
+        it); it stays in the catalog so programs that call it still validate and run.
+        """
+        k, r = self.config.min_support, self.config.min_success_rate
+        return tuple(s for s in self.list_skills()
+                     if not (s.origin == SkillOrigin.PROMOTED and s.uses >= k
+                             and s.successes / s.uses < r))
+
     def get_skill(self, name: str) -> SkillRecord | None:
         rows = self._query("SELECT * FROM skills WHERE name = ?", (name,))
         return _skill_from_row(rows[0]) if rows else None
@@ -519,12 +531,14 @@ class MemoryStore:
         A part that does not fit is skipped and counted in ``dropped``; smaller later parts may
         still fit. ``token_budget`` 0 and ``max_exemplars`` < 0 mean the configured defaults.
         """
+        if token_budget < 0:
+            raise MemoryStoreError(f"token_budget must be >= 0 (0 = default), got {token_budget}")
         budget = token_budget or self.config.token_budget
         n_ex = self.config.max_exemplars if max_exemplars < 0 else max_exemplars
         used = 0
         dropped = {"skills": 0, "exemplars": 0, "experience": 0}
         skills: list[SkillRecord] = []
-        for s in _rank_skills(self.list_skills(), instruction):
+        for s in _rank_skills(self.offered_skills(), instruction):
             cost = skill_tokens(s)
             if used + cost <= budget:
                 skills.append(s)
