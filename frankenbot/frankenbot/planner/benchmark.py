@@ -1,11 +1,12 @@
 """Planner benchmark: coverage, first-call validity, calls, tokens, latency, sizes.
 
 Always measured: the offline planner over every sim task template (several seeded scenes each),
-the paraphrase list and the refusal list (coverage, first-call validity, planning latency,
-program lines). When a VLM endpoint is configured (OPENAI_API_KEY / OPENAI_BASE_URL), the same
-sim cases go through the VLM planner too and the report gives its first-call validity, validity
-after the single repair, planning calls per task, tokens and latency beside the offline baseline.
-Without an endpoint those numbers are reported as not measured, never invented.
+the paraphrase list, the refusal list and (full mode) scenes perceived from MuJoCo renders
+(coverage, first-call validity, planning latency, program lines). When a VLM endpoint is
+configured (OPENAI_API_KEY / OPENAI_BASE_URL), the same sim cases go through the VLM planner too
+and the report gives its first-call validity, validity after the single repair, planning calls
+per task, tokens and latency beside the offline baseline. Without an endpoint those numbers are
+reported as not measured, never invented.
 
 Run: ``python -c "from frankenbot.planner.benchmark import run_benchmark; run_benchmark()"``.
 """
@@ -34,6 +35,19 @@ def _pct(values: list[float], q: float) -> float:
 
 def _run(planner: Planner, cases: list[PlanCase]) -> list[tuple[PlanCase, PlanOutcome]]:
     return [(c, planner.plan(PlanRequest(c.instruction, c.scene))) for c in cases]
+
+
+def perceived_cases(seeds: int) -> list[PlanCase]:
+    """Sim tasks as the brain sees them: MuJoCo render -> perception pipeline -> scene."""
+    from frankenbot.planner.cli import _sim_scene
+    from frankenbot.sim.tasks import TASK_FAMILIES
+
+    cases = []
+    for family in TASK_FAMILIES:
+        for seed in range(seeds):
+            instruction, scene, _image, _table = _sim_scene(family, seed)
+            cases.append(PlanCase(family, instruction, scene, seed))
+    return cases
 
 
 def _summarise(results: list[tuple[PlanCase, PlanOutcome]]) -> dict[str, Any]:
@@ -83,6 +97,8 @@ def run_benchmark(quick: bool = False) -> dict[str, Any]:
         "prompt_chars_median": statistics.median(prompt_chars),
         "prompt_tokens_est_median": statistics.median(prompt_chars) / 4.0,
     }
+    if not quick:
+        report["offline_perceived"] = _summarise(_run(offline, perceived_cases(seeds=2)))
     config = PlannerConfig(default_planner="vlm")
     client = make_client(config)
     if client is None:
@@ -115,6 +131,8 @@ def format_report(r: dict[str, Any]) -> str:
     out = ["== planner benchmark =="]
     out += block("offline, sim templates", r["offline_sim"])
     out += block("offline, paraphrases ", r["offline_paraphrases"])
+    if "offline_perceived" in r:
+        out += block("offline, sim render -> perception scenes", r["offline_perceived"])
     out.append(f"refusals: {r['refusals']['refused']}/{r['refusals']['cases']} refused "
                "(unknown, injection, missing or ambiguous objects)")
     out.append("per family (offline): " + ", ".join(
