@@ -223,3 +223,19 @@ def test_bad_episode_fields_are_refused() -> None:
         EpisodeRecord("x", "y", True, vlm_calls=-1)
     with pytest.raises(MemoryStoreError, match="planning_time"):
         EpisodeRecord("x", "y", True, planning_time=float("nan"))
+
+
+def test_removed_skill_is_not_promoted_again_and_callees_are_protected(tmp_path: Path) -> None:
+    from frankenbot.errors import MemoryStoreError
+
+    with store_with(tmp_path, min_support=2) as store:
+        store.add_skill_text('skill inner(o: object) "i" {\n  detect(obj=o)\n  pick(obj=o)\n}\n'
+                             'skill outer(o: object, b: object) "o" {\n  inner(o=o)\n'
+                             '  place_in(obj=o, container=b)\n}\n', "imported")
+        with pytest.raises(MemoryStoreError, match="called by outer"):
+            store.remove_skill("inner")
+        record(store, drawer_task("a"))
+        (name,) = record(store, drawer_task("b"))
+        assert store.remove_skill(name)
+        assert record(store, drawer_task("c")) == ()
+        assert store.get_skill(name) is None

@@ -38,7 +38,7 @@ from frankenbot.memory.records import (
 from frankenbot.memory.retrieval import Bm25, Embedder, TransformerEmbedder, cosine_scores, rank
 from frankenbot.memory.tokens import estimate_tokens
 from frankenbot.program.catalog import Catalog, SignatureKind, default_catalog
-from frankenbot.program.tree import Program, SkillDef
+from frankenbot.program.tree import Call, Program, SkillDef
 
 log = logging.getLogger(__name__)
 
@@ -244,6 +244,12 @@ class MemoryStore:
         bring back a skill somebody removed on purpose.
         """
         with self._tx("removing a skill"):
+            users = [r["name"] for r in self._skill_rows() if r["name"] != name
+                     and any(c.name == name for d in language.parse_library(r["body"])
+                             for c in _calls_of(d))]
+            if users:
+                raise MemoryStoreError(f"skill {name!r} is called by {', '.join(users)};"
+                                       " remove those first")
             self.conn.execute("UPDATE patterns SET skill = '' WHERE skill = ?", (name,))
             return self.conn.execute("DELETE FROM skills WHERE name = ?", (name,)).rowcount > 0
 
@@ -631,6 +637,14 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _calls_of(skill: SkillDef) -> Iterator[Call]:
+    from frankenbot.program.tree import iter_block
+
+    for _path, node in iter_block(skill.body, "skill"):
+        if isinstance(node, Call):
+            yield node
 
 
 def _skill_from_row(r: sqlite3.Row) -> SkillRecord:
