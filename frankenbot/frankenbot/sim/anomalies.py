@@ -11,6 +11,7 @@ The engine manipulates the world through its private helpers; the world holds it
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
@@ -23,6 +24,8 @@ from frankenbot.sim import layout
 
 if TYPE_CHECKING:  # pragma: no cover
     from frankenbot.sim.world import SimWorld
+
+_logger = logging.getLogger(__name__)
 
 PHASES: tuple[str, ...] = ("now", "before_pick", "grasp_closing", "transport", "before_place",
                            "after_place")
@@ -222,6 +225,8 @@ class AnomalyEngine:
         self._log.append(AnomalyRecord(world.time, armed.kind, armed.phase,
                                        KINDS[armed.kind].anomaly_class, event, target, detail,
                                        dict(armed.params)))
+        _logger.info("anomaly %s %s at %.3f s (phase %s): %s", armed.kind, event, world.time,
+                     armed.phase, detail)
 
     def _free_spot(self, world: "SimWorld", name: str, avoid: np.ndarray,
                    min_move: float) -> tuple[float, float]:
