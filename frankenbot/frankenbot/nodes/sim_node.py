@@ -12,7 +12,8 @@ Publishes
   /camera/camera/aligned_depth_to_color/image_raw (sensor_msgs/Image, 16UC1 millimetres)
   /camera/camera/color/camera_info (sensor_msgs/CameraInfo, frame camera_color_optical_frame)
 Subscribes
-  /scaled_joint_trajectory_controller/joint_trajectory (trajectory_msgs/JointTrajectory)
+  /scaled_joint_trajectory_controller/joint_trajectory (trajectory_msgs/JointTrajectory);
+      starts on receipt (header.stamp is not used), replaces the running one, empty = stop
   robotiq.COMMAND_TOPIC (std_msgs/Float64MultiArray [knuckle position 0 .. 0.8])
 Services
   ~/reset (frankenbot_interfaces/srv/ResetScene), ~/inject_anomaly (InjectAnomaly),
