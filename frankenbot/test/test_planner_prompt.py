@@ -11,6 +11,7 @@ from frankenbot.planner.prompt import (
     encode_png,
     image_data_url,
     object_table,
+    render_signature,
     repair_message,
 )
 from frankenbot.planner.request import Exemplar, FailureContext, PlanImage, PlanRequest
@@ -38,7 +39,9 @@ def test_prompt_lists_catalog_objects_skills_exemplars_and_instruction():
     prompt = PromptBuilder(default_catalog()).build(_request(
         skills=(SKILL,), exemplars=_exemplars(1), anomaly_experience=("drop -> regrasp -> ok",)))
     for sig in default_catalog().entries.values():
-        assert sig.render() in prompt.system
+        assert render_signature(sig) in prompt.system
+    assert "place_in(obj: object, container: object[bowl|bin|plate|drawer|zone])" in prompt.system
+    assert "move_above(obj: object, height: number in 0.02..0.4 = 0.1)" in prompt.system
     assert "pick_and_place(obj: object, dest: object)" in prompt.system
     assert "place_in(obj=obj, container=dest)" in prompt.system  # the skill body
     for oid in standard_scene().ids():

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from frankenbot.planner.request import FailureContext, PlanImage, PlanRequest
-from frankenbot.program.catalog import Catalog, Signature
+from frankenbot.program.catalog import Catalog, ParamType, Signature
 from frankenbot.state import Scene
 
 DEFAULT_BUDGET_CHARS = 16000  # about 4k tokens of text (the image is extra)
@@ -131,15 +131,34 @@ def object_table(scene: Scene) -> str:
     return "\n".join(rows)
 
 
+def render_signature(sig: Signature, doc: bool = True) -> str:
+    """One catalog line with what the validator checks: object shapes and number ranges.
+
+    ``place_in(obj: object, container: object[bowl|bin|plate|drawer|zone])  -- doc``
+    """
+    parts = []
+    for p in sig.params:
+        t = p.type.value
+        if p.type == ParamType.OBJECT and p.shapes:
+            t += "[" + "|".join(p.shapes) + "]"
+        if p.type == ParamType.NUMBER and p.minimum is not None and p.maximum is not None:
+            t += f" in {p.minimum:g}..{p.maximum:g}"
+        if p.default is not None:
+            t += f" = {p.default!r}" if isinstance(p.default, str) else f" = {p.default:g}"
+        parts.append(f"{p.name}: {t}")
+    text = f"{sig.name}({', '.join(parts)})"
+    return text + (f"  -- {sig.doc}" if doc and sig.doc else "")
+
+
 def _catalog_text(catalog: Catalog, skill_bodies: bool, skill_docs: bool) -> str:
-    lines = ["Primitives:"]
-    lines += [f"  {s.render()}" for s in catalog.primitives]
+    lines = ["Primitives (object[...] lists the shapes an argument may have):"]
+    lines += [f"  {render_signature(s)}" for s in catalog.primitives]
     lines.append("Predicates (positional arguments):")
-    lines += [f"  {s.render()}" for s in catalog.predicates]
+    lines += [f"  {render_signature(s)}" for s in catalog.predicates]
     if catalog.skills:
         lines.append("Skills (call like primitives):")
         for s in sorted(catalog.skills, key=lambda s: s.name):
-            sig = s.render() if skill_docs else Signature(s.name, s.kind, s.params).render()
+            sig = render_signature(s, doc=skill_docs)
             lines.append(f"  {sig}")
             if skill_bodies and s.body.strip():
                 lines += [f"    {line}" for line in s.body.strip().splitlines()]
