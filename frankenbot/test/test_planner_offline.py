@@ -186,3 +186,17 @@ def test_benchmark_quick_reports_offline_numbers_and_no_invented_vlm_numbers(mon
     assert report["refusals"]["refused"] == report["refusals"]["cases"]
     assert isinstance(report["vlm"], str) and "not measured" in report["vlm"]
     assert "first-call valid 100.0%" in capsys.readouterr().out
+
+
+def test_pronouns_refer_to_the_object_or_container_named_before():
+    scene = standard_scene()
+    text = plan_offline("put the red block in the green bowl, then put the blue block on top "
+                        "of it", scene)
+    assert "place_on(obj=blue_block, target=red_block)" in text
+    text = plan_offline("if the green bowl is empty put the red block in it", scene)
+    assert "place_in(obj=red_block, container=green_bowl)" in text
+    text = plan_offline("open the drawer, put the yellow block inside and shut it", scene)
+    assert "place_in(obj=yellow_block, container=drawer)" in text
+    assert "close_drawer(drawer=drawer)" in text
+    with pytest.raises(ObjectNotResolved, match="nothing mentioned before"):
+        plan_offline("pick it up", scene)

@@ -147,7 +147,7 @@ _LEADING = re.compile(
     r"^(?:(?:ok(?:ay)?|hey|robot|frankenbot|please|kindly|now|then|go ahead and|"
     r"(?:can|could|would|will) you(?: please)?|i (?:want|need|would like|'d like) you to|"
     r"i want to|let's|let us|try to|you should|your task is to|the task is to)\s+)+")
-_TRAILING = re.compile(r"(?:\s+(?:please|for me|now|thanks|thank you|right now|fully|"
+_TRAILING = re.compile(r"(?:\s+(?:please|for me|now|thanks|thank you|right now|fully|again|"
                        r"all the way|completely|carefully|gently|quickly))+$")
 
 

@@ -154,10 +154,15 @@ class _Writer:
         if isinstance(act, ins.PutIn):
             return self._put(act.obj, act.container, top)
         if isinstance(act, ins.PlaceOn):
-            target = resolve(act.target, ctx, "container" if act.target.pronoun else "item")
-            if act.target.pronoun or target.shape in CONTAINER_SHAPES:
-                return self._put(act.obj, act.target, top)
             obj = resolve(act.obj, ctx, "item")
+            if act.target.pronoun:  # "on top of it": the block named before, else the container
+                prev = ctx.last_item
+                target = (prev if prev is not None and prev.object_id != obj.object_id
+                          else resolve(act.target, ctx, "container"))
+            else:
+                target = resolve(act.target, ctx, "item")
+            if target.shape in CONTAINER_SHAPES:
+                return self._put_objects(obj, target, top)
             return self._place_on(obj, target, top)
         if isinstance(act, ins.Tower):
             objs = [resolve(r, ctx, "item") for r in act.objs]
@@ -201,9 +206,12 @@ class _Writer:
         return [f"{label}:", *steps, f"if {negated} {{ goto {label} max {VERIFY_RETRIES} }}"]
 
     def _put(self, obj_ref: ins.ObjectRef, cont_ref: ins.ObjectRef, top: bool) -> list[str]:
+        cont = resolve(cont_ref, self.ctx, "container")
+        obj = resolve(obj_ref, self.ctx, "item")
+        return self._put_objects(obj, cont, top)
+
+    def _put_objects(self, obj: SceneObject, cont: SceneObject, top: bool) -> list[str]:
         ctx = self.ctx
-        cont = resolve(cont_ref, ctx, "container")
-        obj = resolve(obj_ref, ctx, "item")
         if cont.shape not in CONTAINER_SHAPES:
             raise ObjectNotResolved(f"{cont.object_id} ({cont.shape}) is not a container")
         ctx.last_item, ctx.last_container = obj, cont
