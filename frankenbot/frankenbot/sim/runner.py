@@ -192,18 +192,24 @@ class SimRunner:
                 continue
             due = wall0 + (sample.stamp - sim0) / self.realtime_factor
             now = time.monotonic()
-            late = now - due
-            if late > RESYNC_LAG or late < -RESYNC_LAG:  # big lag, or the sim jumped (reset)
-                wall0, sim0 = now, sample.stamp
-                late = 0.0
+            if due - now > RESYNC_LAG:  # the sim jumped ahead (evaluate, reset): new schedule
+                wall0, sim0, due = now, sample.stamp, now
+            elif due > now:
+                time.sleep(due - now)
+            self._emit_joint(sample)
+            # a deadline is met when the sample is out (callbacks done) within one period
+            late = time.monotonic() - due
             with self._cb_lock:
                 self._ticks += 1
                 if late > period_wall:
                     self._missed += 1
                 self._worst = max(self._worst, late)
-            if late <= 0:
-                time.sleep(-late)
-            self._emit_joint(sample)
+                if late > RESYNC_LAG:  # a long stall: drop the backlog, count what it cost
+                    skipped = int(late / period_wall)
+                    self._ticks += skipped
+                    self._missed += skipped
+            if late > RESYNC_LAG:
+                wall0, sim0 = time.monotonic(), sample.stamp
 
     def _render_loop(self) -> None:
         w = self.world
