@@ -255,23 +255,37 @@ def summarise(rows: list[TaskRow], info: dict) -> dict[str, object]:
     return out
 
 
-def run_benchmark(quick: bool = False) -> dict[str, object]:
+def run_benchmark(quick: bool = False, execute: bool = False,
+                  n_tasks: int | None = None) -> dict[str, object]:
     """Print the with/without-memory report over >= 30 sim tasks and return the numbers.
 
-    ``quick``: 30 tasks; full: 44 (4 per family). Success = validator-clean (module docstring).
+    ``quick``: 30 tasks; full: 44 (4 per family); ``n_tasks`` overrides. Success is
+    validator-clean, or with ``execute`` the sim oracle's verdict after running every arm's
+    program in MuJoCo (``memory.sim_execution``; about 5 s of wall time per program and arm).
     """
-    n = QUICK_TASKS if quick else FULL_TASKS
+    n = n_tasks or (QUICK_TASKS if quick else FULL_TASKS)
     t0 = time.monotonic()
     try:
         embedder: Embedder | None = TransformerEmbedder.from_directory(num_threads=1)
     except Exception as e:
         print(f"note: embedding model unavailable ({e}); lexical retrieval")
         embedder = None
-    print(f"memory benchmark: {n} sim tasks, arms none | seeds | learned"
-          " (success = validator-clean against scene ids and catalog; not executed)")
+    sim = None
+    if execute:
+        from frankenbot.memory.sim_execution import SimExecutor
+
+        sim = SimExecutor()
+    how = ("sim oracle after running each arm's program in MuJoCo (interpreter + primitives,"
+           " no monitor thread)" if execute
+           else "validator-clean against scene ids and catalog; not executed")
+    print(f"memory benchmark: {n} sim tasks, arms none | seeds | learned (success = {how})")
     print("  #  family          lines n/s/l     tokens n/s/l      prompt tokens n/s/l"
           "   calls  ok")
-    rows, info = run(n, embedder=embedder, progress=print)
+    try:
+        rows, info = run(n, executor=sim, embedder=embedder, progress=print)
+    finally:
+        if sim is not None:
+            sim.close()
     summary = summarise(rows, info)
     texts = [r.instruction for r in rows] + [s.body for s in info["libraries"]["seeds"]]
     summary["token_calibration"] = token_calibration(texts)
@@ -317,4 +331,6 @@ def _pct(new: float, old: float) -> str:
 if __name__ == "__main__":  # pragma: no cover
     import sys
 
-    run_benchmark(quick="--quick" in sys.argv)
+    count = [int(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--tasks=")]
+    run_benchmark(quick="--quick" in sys.argv, execute="--execute" in sys.argv,
+                  n_tasks=count[0] if count else None)
