@@ -215,3 +215,14 @@ def test_constrained_grammar_compiles_everywhere_and_is_narrower_than_the_parser
         parser.parse(program.strip())
         with pytest.raises(lark.exceptions.LarkError):
             parser.parse('task "x" {\n  # a comment\n  main { home() }\n}')
+
+
+def test_truncated_answer_gets_a_shorter_please_in_the_repair_turn(server):
+    import json
+
+    body = json.loads(completion(GOOD[:120]).body)
+    body["choices"][0]["finish_reason"] = "length"
+    server.add(Reply(200, json.dumps(body)), completion(GOOD))
+    out = _planner(server).plan(_request())
+    assert out.ok and out.repair_calls == 1
+    assert "cut off at the output token limit" in server.requests[1]["messages"][-1]["content"]

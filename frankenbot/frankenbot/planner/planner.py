@@ -168,6 +168,9 @@ class Planner:
                 return self._outcome(True, text, checked.program, msg, tally, first_valid,
                                      prompt, diagnostics)
             diagnostics = checked.diagnostics or "no program found in the answer"
+            if reply.finish_reason == "length":
+                diagnostics += ("\nThe answer was cut off at the output token limit: write a "
+                                "shorter program (use loops and skills).")
             messages = messages + repair_message(reply.text, diagnostics)
         return self._outcome(
             False, "", None,
