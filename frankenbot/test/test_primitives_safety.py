@@ -232,7 +232,7 @@ def test_cancel_from_another_thread_with_physics_on_its_own_thread() -> None:
         assert not thread.is_alive()
     world.close()
     assert out["result"].code == FailureCode.PREEMPTED
-    assert float(out["t"]) - t_cancel < 0.1  # wall seconds from cancel to return
+    assert float(out["t"]) - t_cancel < 0.25  # wall seconds from cancel to return (loaded CI)
 
 
 def test_snapshot_reflects_robot_state_and_beliefs(world) -> None:

@@ -1,9 +1,12 @@
 """Done-when check: each primitive succeeds on >= 95% of 20 random seeds in the in-process sim,
 judged by the sim's oracle (task families that exercise pick, place_in, place_on, push_to,
 open_drawer and close_drawer). Slow (about 3 minutes on 2 cores): marked ``slow``.
+FRANKENBOT_SWEEP_SEEDS lowers the seed count for a quicker (weaker) run.
 """
 
 from __future__ import annotations
+
+import os
 
 import pytest
 from primitives_support import make_primitives
@@ -11,7 +14,7 @@ from primitives_support import make_primitives
 from frankenbot.primitives.result import CancelToken
 from frankenbot.sim.world import SimWorld
 
-SEEDS = range(20)
+SEEDS = range(int(os.environ.get("FRANKENBOT_SWEEP_SEEDS", "20")))
 FAMILIES = {
     "pick_up": lambda p: [("pick", {"obj": p["object"]})],
     "put_in_bowl": lambda p: [("pick", {"obj": p["object"]}),
