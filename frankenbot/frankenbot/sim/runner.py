@@ -25,6 +25,7 @@ from frankenbot.sim.world import SimWorld
 
 _log = logging.getLogger(__name__)
 
+MAX_FIFO_FACTOR = 2.0  # realtime_priority applies only up to this real-time factor
 RESYNC_LAG = 0.25  # s of wall time behind schedule after which the runner drops the backlog
 
 
@@ -168,7 +169,9 @@ class SimRunner:
                 _log.exception("joint-state callback failed")
 
     def _raise_priority(self) -> None:
-        if self.realtime_priority <= 0 or math.isinf(self.realtime_factor):
+        # only for (near) real-time runs: a faster-than-real-time FIFO thread that cannot keep up
+        # would never sleep and starve everything else on its core
+        if self.realtime_priority <= 0 or self.realtime_factor > MAX_FIFO_FACTOR:
             return
         try:
             os.sched_setscheduler(threading.get_native_id(), os.SCHED_FIFO,
