@@ -305,3 +305,15 @@ def test_memory_context_reaches_the_prompt_and_episodes_are_recorded(ros_context
     finally:
         server.close()
         h.close()
+
+
+def test_plan_cli_reads_the_live_scene(harness):
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-m", "frankenbot.cli", "plan",
+                           "put the yellow block in the blue bowl", "--ros", "--offline",
+                           "--json"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert "place_in(obj=yellow_block, container=blue_bowl)" in data["program"]
+    assert "white_plate" in data["scene"]
