@@ -35,13 +35,16 @@ def expert() -> LocalExpert:
     return e
 
 
-def test_prompt_uses_gemma_turns_and_lists_every_option():
+def test_prompt_uses_gemma_turns_and_lists_options_only_on_request():
     cands = generate_candidates(SIT)
     p = build_prompt(SIT, cands)
     assert p.startswith("<start_of_turn>user\n")
     assert p.endswith("<start_of_turn>model\nBest repair:")
+    assert "putting the red block on the blue block" in p and "green block sits" in p
+    assert "Options:" not in p
+    listed = build_prompt(SIT, cands, list_options=True)
     for c in cands:
-        assert c.description in p
+        assert c.description in listed
 
 
 def test_rank_matches_a_full_forward_pass_without_cache(expert):

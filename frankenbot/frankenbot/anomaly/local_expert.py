@@ -28,8 +28,7 @@ from frankenbot.errors import FrankenbotError
 TURN_USER = "<start_of_turn>user\n"
 TURN_MODEL = "<start_of_turn>model\n"
 TURN_END = "<end_of_turn>\n"
-INSTRUCTION = ("A robot arm hit a problem while doing a task. Choose the best repair from the "
-               "options.")
+INSTRUCTION = "A robot arm hit a problem during a task. What is the best repair?"
 ANSWER_LEAD = "Best repair:"
 
 Loader = Callable[[], tuple[Any, Any]]  # () -> (model, tokenizer)
@@ -46,6 +45,7 @@ class Ranking:
     probs: tuple[float, ...]  # softmax over scores / temperature
     best: int
     elapsed_s: float
+    cpu_s: float = 0.0  # CPU seconds of this process during the decision (all threads)
 
     @property
     def choice(self) -> Candidate:
@@ -56,11 +56,17 @@ class Ranking:
         return self.probs[self.best]
 
 
-def build_prompt(s: Situation, candidates: Sequence[Candidate]) -> str:
-    """The shared prefix: instruction, situation, numbered options, then the answer lead."""
-    opts = "\n".join(f"- {c.description}" for c in candidates)
-    body = "\n".join([INSTRUCTION, *s.prompt_lines(), "Options:", opts])
-    return f"{TURN_USER}{body}{TURN_END}{TURN_MODEL}{ANSWER_LEAD}"
+def build_prompt(s: Situation, candidates: Sequence[Candidate], *,
+                 list_options: bool = False) -> str:
+    """The shared prefix: instruction, situation (and optionally the options), answer lead.
+
+    The options are scored as continuations, so listing them is not needed; leaving them out
+    keeps the prefix (which dominates the decision time) about a third shorter.
+    """
+    lines = [INSTRUCTION, *s.prompt_lines()]
+    if list_options:
+        lines += ["Options:", "\n".join(f"- {c.description}" for c in candidates)]
+    return f"{TURN_USER}{chr(10).join(lines)}{TURN_END}{TURN_MODEL}{ANSWER_LEAD}"
 
 
 def softmax(xs: Sequence[float], temperature: float = 1.0) -> list[float]:
@@ -74,13 +80,15 @@ class LocalExpert:
     """Ranks candidate repairs with a frozen causal LM loaded in the background."""
 
     def __init__(self, loader: Loader, *, temperature: float = 0.5,
-                 torch_threads: int | None = None, name: str = "local-expert") -> None:
+                 torch_threads: int | None = None, name: str = "local-expert",
+                 list_options: bool = False) -> None:
         if not temperature > 0:
             raise ValueError(f"temperature must be > 0, got {temperature!r}")
         self._loader = loader
         self.temperature = temperature
         self.torch_threads = torch_threads
         self.name = name
+        self.list_options = list_options
         self._model: Any = None
         self._tok: Any = None
         self._ready = threading.Event()
@@ -147,7 +155,8 @@ class LocalExpert:
             raise ExpertNotReady(f"{self.name} is not ready"
                                  + (f" (load failed: {self.error!r})" if self.error else ""))
         t0 = time.monotonic()
-        prompt = build_prompt(s, candidates)
+        c0 = time.process_time()
+        prompt = build_prompt(s, candidates, list_options=self.list_options)
         with self._model_lock:
             if self._model is None:
                 raise ExpertNotReady(f"{self.name} was closed")
@@ -157,7 +166,8 @@ class LocalExpert:
                        for r, c in zip(raw, candidates, strict=True))
         probs = tuple(softmax(scores, self.temperature))
         best = max(range(len(scores)), key=lambda i: scores[i])
-        return Ranking(tuple(candidates), scores, probs, best, time.monotonic() - t0)
+        return Ranking(tuple(candidates), scores, probs, best, time.monotonic() - t0,
+                       time.process_time() - c0)
 
     def _score(self, prompt: str, continuations: Sequence[str]) -> list[float]:
         import torch

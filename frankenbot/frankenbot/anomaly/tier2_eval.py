@@ -27,6 +27,7 @@ class MethodScore:
     total: int
     by_class: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     decision_s: tuple[float, ...] = ()  # per-situation decision times (LM methods)
+    decision_cpu_s: tuple[float, ...] = ()  # CPU seconds per decision (all threads)
     confident: int = 0  # LM: decisions at or above the confidence threshold ...
     confident_correct: int = 0  # ... and how many of those were right
 
@@ -36,15 +37,17 @@ class MethodScore:
 
 
 def _tally(method: str, items: Sequence[LabelledSituation], hits: Sequence[bool],
-           times: Sequence[float] = (), conf: Sequence[bool] = ()) -> MethodScore:
+           times: Sequence[float] = (), conf: Sequence[bool] = (),
+           cpu: Sequence[float] = ()) -> MethodScore:
     by: dict[str, list[int]] = {}
     for it, h in zip(items, hits, strict=True):
         c = by.setdefault(it.situation.anomaly_class.value, [0, 0])
         c[0] += int(h)
         c[1] += 1
     return MethodScore(method, sum(hits), len(items), {k: (v[0], v[1]) for k, v in by.items()},
-                       tuple(times), sum(conf),
-                       sum(1 for h, c in zip(hits, conf, strict=False) if h and c))
+                       decision_s=tuple(times), decision_cpu_s=tuple(cpu), confident=sum(conf),
+                       confident_correct=sum(1 for h, c in zip(hits, conf, strict=False)
+                                             if h and c))
 
 
 def random_expected(items: Sequence[LabelledSituation]) -> float:
@@ -74,11 +77,12 @@ def evaluate(items: Sequence[LabelledSituation], expert: LocalExpert | None = No
         return out
     # one LM pass per situation: rules+lm only adds the bonus to the rule's pick, so its ranking
     # follows from the same scores (identical to calling rank() with that prior)
-    lm_hits, plus_hits, times, lm_conf, plus_conf = [], [], [], [], []
+    lm_hits, plus_hits, times, lm_conf, plus_conf, cpu = [], [], [], [], [], []
     for n, it in enumerate(items):
         cands = generate_candidates(it.situation)
         r = expert.rank(it.situation, cands)
         times.append(r.elapsed_s)
+        cpu.append(r.cpu_s)
         lm_hits.append(r.choice.key in it.correct)
         lm_conf.append(r.confidence >= threshold)
         rc = rule_choice(it.situation, cands)
@@ -90,8 +94,8 @@ def evaluate(items: Sequence[LabelledSituation], expert: LocalExpert | None = No
         plus_conf.append(probs[best] >= threshold)
         if progress is not None:
             progress(n + 1, len(items), r.elapsed_s)
-    out["lm"] = _tally("lm", items, lm_hits, times, lm_conf)
-    out["rules+lm"] = _tally("rules+lm", items, plus_hits, times, plus_conf)
+    out["lm"] = _tally("lm", items, lm_hits, times, lm_conf, cpu)
+    out["rules+lm"] = _tally("rules+lm", items, plus_hits, times, plus_conf, cpu)
     return out
 
 
@@ -102,7 +106,9 @@ def report(scores: Mapping[str, MethodScore], items: Sequence[LabelledSituation]
         classes = ", ".join(f"{k} {c}/{n}" for k, (c, n) in sorted(sc.by_class.items()))
         extra = ""
         if sc.decision_s:
-            extra = (f"; decision median {statistics.median(sc.decision_s) * 1000:.0f} ms; "
+            cpu_ms = statistics.median(sc.decision_cpu_s) * 1000 if sc.decision_cpu_s else 0.0
+            extra = (f"; decision median {statistics.median(sc.decision_s) * 1000:.0f} ms wall, "
+                     f"{cpu_ms:.0f} ms CPU; "
                      f"confident {sc.confident}/{sc.total} ({sc.confident_correct} right)")
         lines.append(f"  {name:<18} {sc.accuracy:6.1%} ({sc.correct}/{sc.total}; {classes}){extra}")
     return "\n".join(lines)
