@@ -35,18 +35,13 @@ class InProcessBrain:
 
     def __init__(self, options: BrainOptions = BrainOptions()) -> None:
         from frankenbot.execution.executor import ProgramExecutor
-        from frankenbot.motion.config import load_arm_config
-        from frankenbot.motion.jtc_backend import JtcBackend
-        from frankenbot.motion.kinematics import UR5eKinematics
-        from frankenbot.motion.safety import SafetyEnvelope
         from frankenbot.motion.sim_adapter import SimRobot
         from frankenbot.perception.eval import camera_of_world, default_fixtures_path
         from frankenbot.perception.fixtures import load_fixture_geometry
         from frankenbot.perception.pipeline import PerceptionPipeline
         from frankenbot.perception.sim_source import SimSceneSource
         from frankenbot.planner.planner import Planner
-        from frankenbot.primitives.config import PrimitiveConfig
-        from frankenbot.primitives.primitives import Primitives
+        from frankenbot.primitives.factory import build_primitives
         from frankenbot.sim.runner import SimRunner
         from frankenbot.sim.world import SimWorld
 
@@ -57,13 +52,8 @@ class InProcessBrain:
         self._runner_type, self._source_type = SimRunner, SimSceneSource
         self.runner: Any = None  # one runner + perception thread per episode
         self.scene: Any = None
-        cfg = load_arm_config()
         self.robot = SimRobot(self.world, scene_source=self._perceived, physics_thread=True)
-        kin = UR5eKinematics(cfg.kinematics)
-        backend = JtcBackend(self.robot, kinematics=kin, envelope=SafetyEnvelope(cfg.safety, kin),
-                             limits=cfg.limits, execution=cfg.execution)
-        self.primitives = Primitives(self.robot, kinematics=kin, backend=backend,
-                                     config=PrimitiveConfig(), home=cfg.home)
+        self.primitives = build_primitives(self.robot, fixtures=default_fixtures_path())
         self.planner = Planner(client=_vlm_client() if options.planner == "vlm" else None)
         self.planner_kind = options.planner
         self.memory = None
