@@ -204,6 +204,11 @@ def test_inject_rejects_unknown_kind_and_camera_freeze_stops_frames(sim):
     bad_phase = sim.call(sim.inject, InjectAnomaly.Request(kind="drop_in_transport",
                                                            phase="lunch"))
     assert not bad_phase.ok and "transport" in bad_phase.message
+    bad_json = sim.call(sim.inject, InjectAnomaly.Request(kind="drawer_stuck",
+                                                          params_json="{duration: 3"))
+    assert not bad_json.ok and "JSON" in bad_json.message
+    armed = sim.call(sim.inject, InjectAnomaly.Request(kind="drop_in_transport"))
+    assert armed.ok and armed.anomaly_class == "predictable" and "armed" in armed.message
     ok = sim.call(sim.inject, InjectAnomaly.Request(kind="camera_freeze",
                                                     params_json='{"duration": 30}'))
     assert ok.ok and ok.anomaly_class == "unpredictable"
