@@ -239,3 +239,34 @@ def test_removed_skill_is_not_promoted_again_and_callees_are_protected(tmp_path:
         assert store.remove_skill(name)
         assert record(store, drawer_task("c")) == ()
         assert store.get_skill(name) is None
+
+
+def _trace(*entries: tuple[str, str, str]) -> str:
+    import json
+
+    return json.dumps([{"t": float(i), "path": p, "node": "", "line": 0, "event": e,
+                        "status": s} for i, (p, e, s) in enumerate(entries)])
+
+
+def test_trace_attributes_a_failure_to_the_sequence_that_failed_only(tmp_path: Path) -> None:
+    # main: pick a, place_in a bowl, pick b (fails); the first pair ran fine.
+    program = task("pick(obj=a)", "place_in(obj=a, container=bowl)", "pick(obj=b)",
+                   "place_in(obj=b, container=bowl)")
+    trace = _trace(("main/0", "leave", "success"), ("main/1", "leave", "success"),
+                   ("main/2", "leave", "failure"))
+    with store_with(tmp_path, min_support=2, min_success_rate=0.9) as store:
+        for _ in range(2):
+            store.record_episode(EpisodeRecord("x", program, False, trace_json=trace))
+        stats = {p.pattern.key: (p.seen, p.successes) for p in store.patterns()}
+        # The pair ran fine for a and failed for b: one vote per episode, the worst one.
+        assert stats["pick(obj=p0)\nplace_in(container=p1, obj=p0)"] == (2, 0)
+    (tmp_path / "other").mkdir()
+    with store_with(tmp_path / "other", min_support=2, min_success_rate=0.9) as store:
+        partial = _trace(("main/0", "leave", "success"), ("main/1", "leave", "success"))
+        for _ in range(2):  # the run stopped after the first pair: the rest never ran
+            store.record_episode(EpisodeRecord("x", task("pick(obj=a)",
+                                 "place_in(obj=a, container=bowl)", "detect(obj=b)",
+                                 "pick(obj=b)"), False, trace_json=partial))
+        stats = {p.pattern.key: (p.seen, p.successes) for p in store.patterns()}
+        assert stats == {"pick(obj=p0)\nplace_in(container=p1, obj=p0)": (2, 2)}
+        assert [s.origin for s in store.list_skills()] == ["promoted"]

@@ -49,8 +49,9 @@ ARMS = ("none", "seeds", "learned")
 QUICK_TASKS = 30
 FULL_TASKS = 44
 
-# (family, seed, program, catalog) -> (success, detail); the sim executor or validation.
-Executor = Callable[[str, int, Program, Catalog], tuple[bool, str]]
+# (family, seed, program, catalog) -> (success, detail) or (success, detail, trace JSON); the
+# sim executor or validation. A trace lets memory attribute outcomes to the sequences that ran.
+Executor = Callable[[str, int, Program, Catalog], tuple]
 
 
 @dataclass
@@ -181,13 +182,16 @@ def run(n_tasks: int, executor: Executor | None = None, embedder: Embedder | Non
                 t0 = time.monotonic()
                 program, catalog, res = _plan(arm, store, instruction, scene, base, PromptBuilder)
                 planning = time.monotonic() - t0
-                res.success, res.detail = executor(family, seed, program, catalog)
+                verdict = executor(family, seed, program, catalog)
+                res.success, res.detail = bool(verdict[0]), str(verdict[1])
+                trace_json = str(verdict[2]) if len(verdict) > 2 else "[]"
                 if store is not None:
                     t1 = time.perf_counter()
                     rec = store.record_episode(EpisodeRecord(
                         instruction, print_program(program), res.success,
                         "success" if res.success else "failure", task_id=f"{family}-{seed}",
-                        vlm_calls=res.vlm_calls, planning_time=planning))
+                        vlm_calls=res.vlm_calls, planning_time=planning,
+                        trace_json=trace_json))
                     res.promoted = rec.promoted
                     res.record_ms = (time.perf_counter() - t1) * 1000
                 row.arms[arm] = res

@@ -34,7 +34,7 @@ import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from frankenbot.program.catalog import Catalog, SignatureKind
 from frankenbot.program.printer import print_block
@@ -264,8 +264,7 @@ def label_refs(program: Program) -> Counter[str]:
     return refs
 
 
-def segments(program: Program, catalog: Catalog) -> list[tuple[Stmt, ...]]:
-    """Maximal stretches of minable statements in every block of main."""
+def _minable_in(program: Program, catalog: Catalog) -> Callable[[Stmt], bool]:
     callable_kinds = (SignatureKind.PRIMITIVE, SignatureKind.SKILL)
     local = {s.name for s in program.skills}
 
@@ -280,19 +279,27 @@ def segments(program: Program, catalog: Catalog) -> list[tuple[Stmt, ...]]:
             return _simple_if(s) and all(ok_call(c) for c in _calls_in((s,)))
         return isinstance(s, (Label, Goto))
 
-    out: list[tuple[Stmt, ...]] = []
-    for block in _blocks(program.main.body):
-        current: list[Stmt] = []
-        for s in block:
-            if ok(s):
-                current.append(s)
-                continue
-            if current:
-                out.append(tuple(current))
-            current = []
-        if current:
-            out.append(tuple(current))
+    return ok
+
+
+def _block_segments(block: tuple[Stmt, ...], ok: Callable[[Stmt], bool]
+                    ) -> list[tuple[int, tuple[Stmt, ...]]]:
+    """(start index, segment) for the maximal minable stretches of one block."""
+    out: list[tuple[int, tuple[Stmt, ...]]] = []
+    start = None
+    for i, s in enumerate((*block, None)):
+        if s is not None and ok(s):
+            start = i if start is None else start
+        elif start is not None:
+            out.append((start, block[start:i]))
+            start = None
     return out
+
+
+def segments(program: Program, catalog: Catalog) -> list[tuple[Stmt, ...]]:
+    """Maximal stretches of minable statements in every block of main."""
+    ok = _minable_in(program, catalog)
+    return [seg for block in _blocks(program.main.body) for _i, seg in _block_segments(block, ok)]
 
 
 def runs(program: Program, catalog: Catalog) -> list[tuple[Stmt, ...]]:
@@ -300,28 +307,76 @@ def runs(program: Program, catalog: Catalog) -> list[tuple[Stmt, ...]]:
     return segments(program, catalog)
 
 
+def _path_blocks(stmts: tuple[Stmt, ...], prefix: str
+                 ) -> Iterator[tuple[str, tuple[Stmt, ...]]]:
+    """(path prefix, block) for a block and its nested blocks; paths as ``tree.iter_block``."""
+    yield prefix, stmts
+    for i, s in enumerate(stmts):
+        if isinstance(s, If):
+            yield from _path_blocks(s.then, f"{prefix}/{i}/then")
+            yield from _path_blocks(s.orelse, f"{prefix}/{i}/else")
+        elif isinstance(s, (Repeat, While)):
+            yield from _path_blocks(s.body, f"{prefix}/{i}/body")
+
+
 def windows_of(program: Program, catalog: Catalog, min_len: int, max_len: int
-               ) -> Iterator[tuple[tuple[Stmt, ...], frozenset[str]]]:
-    """(window, labels in it that are targeted from outside it) for every window to mine."""
+               ) -> Iterator[tuple[tuple[Stmt, ...], frozenset[str], tuple[str, ...]]]:
+    """(window, labels in it targeted from outside it, node paths of its statements)."""
     refs = label_refs(program)
-    for seg in segments(program, catalog):
-        for length in range(min_len, min(max_len, len(seg)) + 1):
-            for start in range(0, len(seg) - length + 1):
-                window = seg[start:start + length]
-                inside = _label_refs_in(window)
-                external = frozenset(s.name for s in window if isinstance(s, Label)
-                                     and refs[s.name] > inside.get(s.name, 0))
-                yield window, external
+    ok = _minable_in(program, catalog)
+    for prefix, block in _path_blocks(program.main.body, "main"):
+        for i, seg in _block_segments(block, ok):
+            for length in range(min_len, min(max_len, len(seg)) + 1):
+                for start in range(0, len(seg) - length + 1):
+                    window = seg[start:start + length]
+                    inside = _label_refs_in(window)
+                    external = frozenset(s.name for s in window if isinstance(s, Label)
+                                         and refs[s.name] > inside.get(s.name, 0))
+                    paths = tuple(f"{prefix}/{i + start + k}" for k in range(length))
+                    yield window, external, paths
+
+
+def occurrences_in(program: Program, catalog: Catalog, min_len: int, max_len: int
+                   ) -> list[tuple[Pattern, tuple[str, ...], tuple[str, ...]]]:
+    """(pattern, statement paths, paths of its top-level calls) for every eligible window."""
+    out = []
+    for window, external, paths in windows_of(program, catalog, min_len, max_len):
+        p = generalise(window, external)
+        if p is not None:
+            calls = tuple(path for path, s in zip(paths, window, strict=True)
+                          if isinstance(s, Call))
+            out.append((p, paths, calls))
+    return out
 
 
 def patterns_in(program: Program, catalog: Catalog, min_len: int, max_len: int) -> set[Pattern]:
     """The distinct eligible generalised windows of a program (see the module docstring)."""
-    found: set[Pattern] = set()
-    for window, external in windows_of(program, catalog, min_len, max_len):
-        p = generalise(window, external)
-        if p is not None:
-            found.add(p)
-    return found
+    return {p for p, _paths, _calls in occurrences_in(program, catalog, min_len, max_len)}
+
+
+OK, FAILED, NOT_RUN = "ok", "failed", "not_run"
+
+
+def window_outcome(paths: Sequence[str], call_paths: Sequence[str],
+                   trace: Sequence[tuple[str, str, str]]) -> str:
+    """How one occurrence fared in an executed program, from its trace.
+
+    ``trace`` holds (path, event, status) entries. ``failed``: some node of the window (or of
+    a skill it called) left with status failure; ``ok``: every top-level call of the window
+    left with success; otherwise ``not_run`` (the run never got there, or a branch skipped it).
+    """
+    def inside(p: str) -> bool:
+        return any(p == w or p.startswith(w + "/") for w in paths)
+
+    left_ok = set()
+    for path, event, status in trace:
+        if not inside(path):
+            continue
+        if event == "leave" and status == "failure":
+            return FAILED
+        if event == "leave" and status == "success":
+            left_ok.add(path)
+    return OK if call_paths and all(c in left_ok for c in call_paths) else NOT_RUN
 
 
 def skill_pattern(skill: SkillDef) -> Pattern | None:

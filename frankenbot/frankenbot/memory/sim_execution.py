@@ -24,7 +24,7 @@ SCENE_WAIT_S = 30.0  # wall seconds for the first perceived frame after a reset
 
 
 class SimExecutor:
-    """``(family, seed, program, catalog) -> (success, detail)``; ``close()`` at the end."""
+    """``(family, seed, program, catalog) -> (success, detail, trace JSON)``; then ``close()``."""
 
     def __init__(self, *, realtime_factor: float = 3.0, camera_rate: float = 10.0,
                  perception_rate: float = 10.0) -> None:
@@ -69,7 +69,7 @@ class SimExecutor:
         return self._source.scene() if self._source is not None else Scene(stale=True)
 
     def __call__(self, family: str, seed: int, program: Program,
-                 catalog: Catalog) -> tuple[bool, str]:
+                 catalog: Catalog) -> tuple[bool, str, str]:
         from frankenbot.perception.sim_source import SimSceneSource
         from frankenbot.program.interpreter import Interpreter
         from frankenbot.sim.runner import SimRunner
@@ -99,8 +99,10 @@ class SimExecutor:
         finally:
             self._source = None
             self.wall_time += time.monotonic() - t0
+        from frankenbot.program.trace import trace_to_json
+
         detail = f"program {result.status.value}: {result.reason}; oracle: {verdict.text}"
-        return bool(verdict.success), detail.replace("\n", " ")
+        return bool(verdict.success), detail.replace("\n", " "), trace_to_json(result.trace)
 
     def close(self) -> None:
         self.world.close()

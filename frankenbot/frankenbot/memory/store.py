@@ -296,7 +296,8 @@ class MemoryStore:
             promoted: tuple[str, ...] = ()
             if program is not None:
                 self._count_skill_uses(program, catalog, episode.success)
-                self._count_patterns(program, catalog, episode.success)
+                self._count_patterns(program, catalog, episode.success, episode.trace_json,
+                                     notes)
                 promoted = self._promote(catalog, notes)
         return RecordResult(episode_id, promoted, "; ".join(notes))
 
@@ -324,16 +325,39 @@ class MemoryStore:
                     "UPDATE skills SET uses = uses + 1, successes = successes + ? WHERE name = ?",
                     (int(success), call.name))
 
-    def _count_patterns(self, program: Program, catalog: Catalog,
-                        success: bool) -> None:
+    def _count_patterns(self, program: Program, catalog: Catalog, success: bool,
+                        trace_json: str, notes: list[str]) -> None:
+        """Update pattern statistics, attributing outcomes per occurrence when a trace exists.
+
+        With the executor's trace, an occurrence counts as a success when all its calls
+        finished successfully, as a failure when one of its nodes failed, and not at all when
+        the run never reached it, whatever the episode's overall outcome (a failure elsewhere
+        does not blame this sequence). Without a trace, each pattern in the program takes the
+        episode's outcome.
+        """
         cfg = self.config
-        for p in promotion.patterns_in(program, catalog, cfg.min_pattern_length,
-                                       cfg.max_pattern_length):
+        found = promotion.occurrences_in(program, catalog, cfg.min_pattern_length,
+                                         cfg.max_pattern_length)
+        trace = _trace_entries(trace_json, notes)
+        outcome: dict[str, tuple[promotion.Pattern, str]] = {}
+        for p, paths, calls in found:
+            if trace is None:
+                result = promotion.OK if success else promotion.FAILED
+            else:
+                result = promotion.window_outcome(paths, calls, trace)
+            prev = outcome.get(p.key, (p, promotion.NOT_RUN))[1]
+            # One vote per episode and pattern: any failed occurrence wins, then any ok one.
+            rank = {promotion.FAILED: 2, promotion.OK: 1, promotion.NOT_RUN: 0}
+            if rank[result] >= rank[prev]:
+                outcome[p.key] = (p, result)
+        for key, (p, result) in outcome.items():
+            if result == promotion.NOT_RUN:
+                continue
             self.conn.execute(
                 "INSERT INTO patterns (key, length, calls_json, seen, successes)"
                 " VALUES (?, ?, ?, 1, ?) ON CONFLICT(key) DO UPDATE SET"
                 " seen = seen + 1, successes = successes + excluded.successes",
-                (p.key, len(p), p.key, int(success)))
+                (key, len(p), key, int(result == promotion.OK)))
 
     def _promote(self, catalog: Catalog, notes: list[str]) -> tuple[str, ...]:
         cfg = self.config
@@ -637,6 +661,19 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _trace_entries(trace_json: str, notes: list[str]) -> list[tuple[str, str, str]] | None:
+    """(path, event, status) of an executor trace; None when there is none or it is unreadable."""
+    if not trace_json or trace_json.strip() in ("", "[]"):
+        return None
+    try:
+        data = json.loads(trace_json)
+        entries = [(str(d["path"]), str(d["event"]), str(d["status"])) for d in data]
+    except (ValueError, TypeError, KeyError) as e:
+        notes.append(f"trace unreadable, outcome taken from the episode: {e}")
+        return None
+    return entries or None
 
 
 def _calls_of(skill: SkillDef) -> Iterator[Call]:
