@@ -94,3 +94,13 @@ def test_rules_send_unpredictable_kinds_to_the_planner():
 def test_toppled_stack_goes_back_to_the_label():
     s = sit(AnomalyKind.PLACE_FAILED, labels=("start",))
     assert rule_choice(s, generate_candidates(s)).key == "goto:start"
+
+
+def test_a_motion_aborted_again_after_a_retry_restarts_from_home():
+    first = sit(AnomalyKind.MOTION_ABORTED, PICK)
+    assert tier1_choice(first, generate_candidates(first)).key == "retry:pick(obj=red_block)"
+    again = sit(AnomalyKind.MOTION_ABORTED, PICK, tried=("retry:pick(obj=red_block)",))
+    from dataclasses import replace
+
+    untried = generate_candidates(replace(again, tried=()))
+    assert tier1_choice(again, untried).key == "insert:home()"

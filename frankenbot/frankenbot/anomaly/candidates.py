@@ -147,6 +147,10 @@ def generate_candidates(s: Situation) -> tuple[Candidate, ...]:
     wait = Call("wait", {"seconds": WAIT_SECONDS})
     out.append(Candidate(RepairAction.INSERT, f"insert:{wait.text()}",
                          "wait a moment and retry", call=wait))
+    if call is not None and call.name != "home":
+        home = Call("home", {})
+        out.append(Candidate(RepairAction.INSERT, f"insert:{home.text()}",
+                             "move the arm home and retry", call=home))
     for label in s.labels:
         out.append(Candidate(RepairAction.GOTO, f"goto:{label}",
                              f"go back to {label} and redo the steps", label=label))

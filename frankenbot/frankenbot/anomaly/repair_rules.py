@@ -60,6 +60,10 @@ def rule_choice(s: Situation, cands: Sequence[Candidate]) -> Candidate | None:
     elif k in (AnomalyKind.MOTION_ABORTED, AnomalyKind.STALL, AnomalyKind.TIMEOUT,
                AnomalyKind.PRIMITIVE_FAILED, AnomalyKind.PROGRAM_MONITOR):
         choice = _find(cands, RepairAction.RETRY)
+        if k == AnomalyKind.MOTION_ABORTED and call is not None \
+                and f"retry:{call.text()}" in s.tried:
+            # a plain retry already failed here: start the motion again from home
+            choice = _find(cands, RepairAction.INSERT, "home") or choice
     elif k in (AnomalyKind.SCENE_STALE, AnomalyKind.TARGET_OCCUPIED, AnomalyKind.FIXTURE_STUCK):
         choice = _find(cands, RepairAction.INSERT, "wait")
     elif k == AnomalyKind.PLACE_FAILED:
