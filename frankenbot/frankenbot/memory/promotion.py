@@ -511,12 +511,10 @@ def skill_name(pattern: Pattern, taken: set[str]) -> str:
     parts = [c.name for c in pattern.stmts if isinstance(c, Call)] or ["step"]
     checked = any(isinstance(s, If) for s in pattern.stmts)
     suffix = "_checked" if checked and not parts[-1].endswith("_checked") else ""
-    base = "_then_".join(parts)
-    if len(base) + len(suffix) > MAX_NAME_LEN:
-        base = f"{parts[0]}_to_{parts[-1]}"
-    if len(base) + len(suffix) > MAX_NAME_LEN:
-        base = f"{parts[0]}_{len(parts)}_steps"
-    base = base[:MAX_NAME_LEN - len(suffix)] + suffix
+    n = len(parts)
+    options = ["_then_".join(parts) + suffix, f"{parts[0]}_to_{parts[-1]}{suffix}",
+               f"{parts[0]}_{n}_steps{suffix}", f"{parts[0]}_{n}_steps", f"learned_{n}_steps"]
+    base = next(o for o in options if len(o) <= MAX_NAME_LEN or o == options[-1])
     name, k = base, 2
     while name in taken or name in RESERVED:
         name, k = f"{base}_{k}", k + 1
