@@ -48,8 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _up(args: argparse.Namespace) -> int:
-    from frankenbot.bringup.processes import NODE_EXECUTABLES, NodeGroup
+    from frankenbot.bringup.processes import NODE_EXECUTABLES, NodeGroup, terminate_on_sigterm
 
+    terminate_on_sigterm()
     setup = args.setup or ("sim" if args.sim else "real_ur5e")
     executables = [e for e in NODE_EXECUTABLES if args.sim or e != "sim"]
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="frankenbot-up-"))
@@ -135,6 +136,8 @@ def _status(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     from frankenbot.bringup.demo import run_demo
+    from frankenbot.bringup.processes import terminate_on_sigterm
 
+    terminate_on_sigterm()
     return run_demo(instruction=args.instruction, seed=args.seed, out_dir=args.out,
                     timeout=args.timeout)

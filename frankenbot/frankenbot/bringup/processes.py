@@ -21,6 +21,30 @@ from frankenbot.errors import ConfigError, FrankenbotError
 NODE_EXECUTABLES = ("sim", "perception", "memory", "planner", "executor")
 SETUPS = ("sim", "real_ur5e", "gazebo")
 SHUTDOWN_GRACE_S = 5.0
+PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h)
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: get SIGTERM when the parent process dies, however it dies.
+
+    Nodes run in their own sessions (so a Ctrl-C reaches them only through ``stop``); without
+    this, a parent killed by SIGKILL or a timeout would leave them running.
+    """
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:  # not Linux/glibc: best effort only
+        pass
+
+
+def terminate_on_sigterm() -> None:
+    """Turn SIGTERM into KeyboardInterrupt so ``with NodeGroup(...)`` stops its nodes."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 def package_root() -> Path:
@@ -105,7 +129,8 @@ class NodeGroup:
             log_path = self._log_dir / f"{exe}.log"
             log_file = log_path.open("w")
             proc = subprocess.Popen(self.command(exe), stdout=log_file, stderr=subprocess.STDOUT,
-                                    env=self._env, start_new_session=True)
+                                    env=self._env, start_new_session=True,
+                                    preexec_fn=_die_with_parent)
             self.processes.append(NodeProcess(exe, proc, log_path, log_file))
 
     def check_alive(self) -> None:

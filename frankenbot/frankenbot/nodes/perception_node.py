@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from dataclasses import replace
 from typing import Any
 
@@ -58,6 +59,7 @@ UR_JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_
 COLOR_TOPIC = "/camera/camera/color/image_raw"
 DEPTH_TOPIC = "/camera/camera/aligned_depth_to_color/image_raw"
 INFO_TOPIC = "/camera/camera/color/camera_info"
+RGB_HISTORY = 8  # colour frames kept for pairing with depth by stamp
 
 
 class PerceptionNode(Node):
@@ -123,7 +125,9 @@ class PerceptionNode(Node):
             self._init_tf()
 
         self._msgs_lock = threading.Lock()  # guards the latest messages below
-        self._rgb_msg: Image | None = None
+        # recent colour frames: the one matching a depth frame's stamp is paired with it (the
+        # latest colour frame is often already the next one when depth arrives)
+        self._rgb_msgs: deque[Image] = deque(maxlen=RGB_HISTORY)
         self._depth_msg: Image | None = None
         self._depth_arrival = 0.0
         self._info_msg: CameraInfo | None = None
@@ -168,7 +172,7 @@ class PerceptionNode(Node):
     # ------------------------------------------------------------------ intake (never blocks)
     def color_callback(self, msg: Image) -> None:
         with self._msgs_lock:
-            self._rgb_msg = msg
+            self._rgb_msgs.append(msg)
 
     def depth_callback(self, msg: Image) -> None:
         with self._msgs_lock:
@@ -222,8 +226,10 @@ class PerceptionNode(Node):
 
     def process_callback(self) -> None:
         with self._msgs_lock:
-            rgb_msg, depth_msg, info = self._rgb_msg, self._depth_msg, self._info_msg
+            depth_msg, info = self._depth_msg, self._info_msg
             arrival, joints = self._depth_arrival, self._joints
+            rgb_msg = (self._matching_rgb(time_from_msg(depth_msg.header.stamp))
+                       if depth_msg is not None else None)
         fresh = (depth_msg is not None and depth_msg is not self._last_processed_depth
                  and time.monotonic() - arrival <= self.max_latency)
         if fresh and rgb_msg is not None:
@@ -234,6 +240,14 @@ class PerceptionNode(Node):
             stale = Scene(objects=self._last_scene.objects, stamp=self._last_scene.stamp,
                           stale=True, frame_id=self.base_frame)
             self.scene_pub.publish(scene_to_msg(stale, 0.0))
+
+    def _matching_rgb(self, stamp: float) -> Image | None:
+        """The buffered colour frame closest in time to ``stamp``, within sync_tolerance."""
+        best = min(self._rgb_msgs, default=None,
+                   key=lambda m: abs(time_from_msg(m.header.stamp) - stamp))
+        if best is None or abs(time_from_msg(best.header.stamp) - stamp) > self.sync_tolerance:
+            return None  # its colour frame has not arrived yet (or was dropped)
+        return best
 
     def _process(self, rgb_msg: Image, depth_msg: Image, info: CameraInfo | None,
                  joints: tuple[float, ...] | None, arrival: float) -> None:
