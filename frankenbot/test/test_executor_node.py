@@ -20,6 +20,7 @@ from rclpy.action import ActionClient  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
 
+from frankenbot.nodes.spin import ResponsiveExecutor  # noqa: E402
 from frankenbot.perception.ros_conversions import scene_to_msg  # noqa: E402
 from frankenbot.state import Scene  # noqa: E402
 from frankenbot_interfaces.action import ExecuteProgram  # noqa: E402
@@ -32,7 +33,7 @@ LONG_WAIT = 'task "long" { main { wait(seconds=20) exit success } }'
 class Client:
     def __init__(self, context) -> None:
         self.node = rclpy.create_node("executor_node_test_client", context=context)
-        self.executor = rclpy.executors.MultiThreadedExecutor(context=context)
+        self.executor = ResponsiveExecutor(context=context)
         self.executor.add_node(self.node)
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)

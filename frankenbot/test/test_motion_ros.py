@@ -24,7 +24,6 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 
 from primitives_support import ground_truth_scene  # noqa: E402
-from rclpy.executors import MultiThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState as JointStateMsg  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
@@ -39,6 +38,7 @@ from frankenbot.motion.ros_adapter import (  # noqa: E402
     trajectory_to_msg,
 )
 from frankenbot.motion.trajectory import MotionLimits, joint_move  # noqa: E402
+from frankenbot.nodes.spin import ResponsiveExecutor  # noqa: E402
 from frankenbot.primitives.factory import build_primitives  # noqa: E402
 from frankenbot.primitives.result import CancelToken  # noqa: E402
 from frankenbot.sim.world import SimWorld  # noqa: E402
@@ -68,7 +68,7 @@ class SimNodeHarness:
         self.reset_client = self.node.create_client(ResetScene, "/frankenbot_sim/reset")
         self.eval_client = self.node.create_client(EvaluateTask, "/frankenbot_sim/evaluate")
         self.estop_pub = self.node.create_publisher(Bool, "/frankenbot/estop", 10)
-        self.executor = MultiThreadedExecutor(num_threads=4, context=self.context)
+        self.executor = ResponsiveExecutor(num_threads=4, context=self.context)
         self.executor.add_node(self.node)
         self.thread = threading.Thread(target=self.executor.spin, daemon=True)
         self.thread.start()

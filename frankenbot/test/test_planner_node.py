@@ -44,9 +44,9 @@ class Harness:
         import rclpy
         from rclpy.action import ActionClient, ActionServer, CancelResponse
         from rclpy.callback_groups import ReentrantCallbackGroup
-        from rclpy.executors import MultiThreadedExecutor
         from rclpy.qos import QoSProfile, ReliabilityPolicy
 
+        from frankenbot.nodes.spin import ResponsiveExecutor
         from frankenbot.perception.ros_conversions import scene_to_msg
         from frankenbot.planner.taskset import standard_scene
         from frankenbot_interfaces.action import ExecuteProgram, RunTask
@@ -82,7 +82,7 @@ class Harness:
                                      self._context, callback_group=group)
             self.node.create_service(RecordEpisode, "/frankenbot/memory/record_episode",
                                      self._record, callback_group=group)
-        self.executor = MultiThreadedExecutor(num_threads=4, context=context)
+        self.executor = ResponsiveExecutor(num_threads=4, context=context)
         self.executor.add_node(self.node)
         self.thread = threading.Thread(target=self.executor.spin, daemon=True)
         self.thread.start()

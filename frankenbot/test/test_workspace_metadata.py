@@ -1,4 +1,4 @@
-"""The workspace itself: package metadata, the colcon install, console scripts, set-up checks, lint."""
+"""The workspace: package metadata, the colcon install, console scripts, set-up checks, lint."""
 
 from __future__ import annotations
 

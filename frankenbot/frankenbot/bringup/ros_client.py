@@ -16,11 +16,11 @@ import numpy as np
 import rclpy
 from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
 from frankenbot.errors import FrankenbotError
+from frankenbot.nodes.spin import ResponsiveExecutor
 from frankenbot_interfaces.action import RunTask
 from frankenbot_interfaces.msg import AnomalyEvent, TaskStatus, TreeState
 from frankenbot_interfaces.srv import EvaluateTask, InjectAnomaly, ResetScene, SubmitTask
@@ -48,7 +48,7 @@ class BrainClient:
         rclpy.init(context=self._context)
         self.node = rclpy.create_node(node_name, context=self._context)
         self._group = ReentrantCallbackGroup()
-        self._executor = MultiThreadedExecutor(num_threads=2, context=self._context)
+        self._executor = ResponsiveExecutor(num_threads=2, context=self._context)
         self._executor.add_node(self.node)
         self._spinner = threading.Thread(target=self._spin, name="brain-client-spin", daemon=True)
         self._spinner.start()

@@ -92,11 +92,11 @@ def bench_pick_planning(n: int, seed: int = 0) -> dict[str, float]:
 def bench_estop_ros(n: int) -> dict[str, float]:
     """E-stop latency through real rclpy publishers/subscriptions (loopback DDS)."""
     import rclpy
-    from rclpy.executors import MultiThreadedExecutor
     from std_msgs.msg import Bool
     from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
     from frankenbot.motion.ros_adapter import TRAJECTORY_TOPIC, RosRobot
+    from frankenbot.nodes.spin import ResponsiveExecutor
     from frankenbot.state import Scene
 
     context = rclpy.context.Context()
@@ -115,7 +115,7 @@ def bench_estop_ros(n: int) -> dict[str, float]:
 
         operator.create_subscription(JointTrajectoryMsg, TRAJECTORY_TOPIC, on_traj, 10)
         pub = operator.create_publisher(Bool, "/frankenbot/estop", 10)
-        executor = MultiThreadedExecutor(num_threads=3, context=context)
+        executor = ResponsiveExecutor(num_threads=3, context=context)
         executor.add_node(brain)
         executor.add_node(operator)
         spin = threading.Thread(target=executor.spin, daemon=True)

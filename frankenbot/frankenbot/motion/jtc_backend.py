@@ -11,8 +11,9 @@ the planned duration.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -46,6 +47,7 @@ class ExecutionConfig:
     settle_velocity: float = 0.05  # rad/s: max joint speed for a reached goal
     goal_time_margin: float = 1.0  # s past the planned duration before a stall is an abort
     min_speed_scaling: float = 0.05  # plan at no less than this fraction (a paused robot waits)
+    state_wait: float = 1.0  # wall s to wait for a fresh joint state before failing (no_state)
 
 
 class PlanningError(MotionError):
@@ -172,7 +174,7 @@ class JtcBackend:
             return MotionOutcome(FailureCode.PREEMPTED, f"cancelled before start: {cancel.reason}")
         if self.robot.estop_engaged():
             return MotionOutcome(FailureCode.ESTOP, "e-stop engaged: no motion")
-        state = self.robot.joint_state()
+        state = self._fresh_state(cancel)
         if state is None:
             return MotionOutcome(FailureCode.NO_STATE, "no joint state received: no motion")
         try:
@@ -183,13 +185,23 @@ class JtcBackend:
             return MotionOutcome(FailureCode.INVALID_ARGUMENT, str(e))
         return self.execute(traj, cancel)
 
+    def _fresh_state(self, cancel: CancelToken) -> Any:
+        """The current joint state, waiting up to ``state_wait`` wall seconds for one (a driver
+        or sim that paused briefly, e.g. during a scene reset); None when none comes."""
+        deadline = time.monotonic() + self.execution.state_wait
+        state = self.robot.joint_state()
+        while state is None and time.monotonic() < deadline and not cancel.cancelled:
+            time.sleep(0.01)
+            state = self.robot.joint_state()
+        return state
+
     def execute(self, traj: JointTrajectory, cancel: CancelToken) -> MotionOutcome:
         """Check (again, against the latest state), send and watch one trajectory."""
         robot = self.robot
         cfg = self.execution
         if robot.estop_engaged():
             return MotionOutcome(FailureCode.ESTOP, "e-stop engaged: no motion")
-        state = robot.joint_state()
+        state = self._fresh_state(cancel)
         if state is None:
             return MotionOutcome(FailureCode.NO_STATE, "no joint state received: no motion")
         try:

@@ -35,7 +35,7 @@ from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
@@ -46,6 +46,7 @@ from frankenbot.anomaly.records import AnomalyRecord
 from frankenbot.common import ExitStatus, NodeStatus
 from frankenbot.errors import ConfigError, FrankenbotError
 from frankenbot.execution.executor import ExecutionOutcome, ExecutorParams, ProgramExecutor
+from frankenbot.nodes.spin import ResponsiveExecutor
 from frankenbot.program.trace import TraceEntry, trace_to_json
 from frankenbot_interfaces.action import ExecuteProgram
 from frankenbot_interfaces.msg import AnomalyEvent, TreeState
@@ -328,7 +329,7 @@ def main(args: list[str] | None = None) -> None:
     node = None
     try:
         node = ExecutorNode()
-        executor = MultiThreadedExecutor(num_threads=6)
+        executor = ResponsiveExecutor(num_threads=6)
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):

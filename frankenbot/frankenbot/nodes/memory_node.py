@@ -27,13 +27,14 @@ from typing import Any
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
 from frankenbot.errors import FrankenbotError
 from frankenbot.memory.config import MemoryConfig
 from frankenbot.memory.records import AnomalyRecord, EpisodeRecord, SkillRecord
 from frankenbot.memory.store import MemoryStore
+from frankenbot.nodes.spin import ResponsiveExecutor
 from frankenbot_interfaces.msg import Skill
 from frankenbot_interfaces.srv import GetContext, ListSkills, RecordEpisode
 
@@ -156,7 +157,7 @@ def main(args: list[str] | None = None) -> None:
     node = None
     try:
         node = MemoryNode()
-        executor = MultiThreadedExecutor(num_threads=4)
+        executor = ResponsiveExecutor(num_threads=4)
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):

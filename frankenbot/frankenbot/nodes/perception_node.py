@@ -13,7 +13,7 @@ Publishes:
 Parameters (all declared with descriptions): rate, max_latency, stale_timeout, sync_tolerance,
   camera_config, fixtures_path, detector_backend, detector_queries, detector_model,
   detector_threshold, stride, table_height, min_height, max_height, workspace_min,
-  workspace_max, base_frame, publish_annotated.
+  workspace_max, base_frame, publish_annotated, annotated_rate.
 
 Subscription callbacks only store the latest messages; a timer in its own callback group does the
 processing, so a slow frame never blocks message intake.
@@ -30,13 +30,14 @@ from typing import Any
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image, JointState
 from visualization_msgs.msg import MarkerArray
 
 from frankenbot.errors import FrankenbotError, PerceptionError
+from frankenbot.nodes.spin import ResponsiveExecutor
 from frankenbot.perception.annotate import annotate
 from frankenbot.perception.camera import CameraModel, load_camera
 from frankenbot.perception.config import PerceptionConfig, resolve_config_path
@@ -92,6 +93,9 @@ class PerceptionNode(Node):
         self.base_frame = str(p("base_frame", "base_link", "frame of the published scene"))
         self.publish_annotated = bool(p("publish_annotated", True, "publish the set-of-mark "
                                         "image"))
+        self.annotated_rate = float(p("annotated_rate", 2.0, "Hz: the set-of-mark image is "
+                                      "drawn at most this often (drawing costs CPU)"))
+        self._last_annotated = 0.0
         if self.backend not in ("geometric", "owlv2"):
             raise FrankenbotError(f"detector_backend must be geometric or owlv2, got "
                                   f"{self.backend!r}")
@@ -280,7 +284,10 @@ class PerceptionNode(Node):
         self.frames_processed += 1
         self.scene_pub.publish(scene_to_msg(scene, time.monotonic() - arrival))
         self.marker_pub.publish(scene_markers(scene, lifetime_s=max(2.0 / self.rate, 0.5)))
-        if self.publish_annotated and self.image_pub.get_subscription_count() > 0:
+        now = time.monotonic()
+        if (self.publish_annotated and self.image_pub.get_subscription_count() > 0
+                and now - self._last_annotated >= 1.0 / max(self.annotated_rate, 1e-3)):
+            self._last_annotated = now
             image, _ = annotate(rgb, scene, self._pipeline.camera)
             self.image_pub.publish(image_msg_from_rgb(image, stamp, info.header.frame_id))
 
@@ -290,7 +297,7 @@ def main(args: list[str] | None = None) -> None:
     node = None
     try:
         node = PerceptionNode()
-        executor = MultiThreadedExecutor(num_threads=3)
+        executor = ResponsiveExecutor(num_threads=3)
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):

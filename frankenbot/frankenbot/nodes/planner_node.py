@@ -39,12 +39,13 @@ import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
 from frankenbot.errors import FrankenbotError
+from frankenbot.nodes.spin import ResponsiveExecutor
 from frankenbot.planner.planner import Planner, PlannerConfig, make_client
 from frankenbot.planner.prompt import encode_png
 from frankenbot.planner.request import Exemplar, FailureContext, PlanOutcome, PlanRequest
@@ -457,7 +458,7 @@ def main(args: list[str] | None = None) -> None:
     node = None
     try:
         node = PlannerNode()
-        executor = MultiThreadedExecutor(num_threads=6)
+        executor = ResponsiveExecutor(num_threads=6)
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):

@@ -39,7 +39,7 @@ import rclpy
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
@@ -49,6 +49,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from frankenbot import robotiq
 from frankenbot.errors import FrankenbotError, SimError
+from frankenbot.nodes.spin import ResponsiveExecutor
 from frankenbot.sim.runner import Frame, JointStateSample, SimRunner
 from frankenbot.sim.world import SimWorld, TrajectoryPoint
 from frankenbot_interfaces.srv import EvaluateTask, InjectAnomaly, ResetScene
@@ -69,8 +70,10 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "camera_height": (480, "image height in pixels"),
     "render": (True, "publish camera topics (false: joint states and clock only)"),
     "render_process": (True, "render in a child process so GL work never delays joint states"),
-    "realtime_priority": (50, "SCHED_FIFO priority of the physics thread, like ros2_control's "
-                              "control loop (0 = normal; needs CAP_SYS_NICE, else falls back)"),
+    "realtime_priority": (0, "SCHED_FIFO priority of the physics thread, like ros2_control's "
+                             "control loop (0 = normal scheduling, the default: on a 2-core "
+                             "machine a FIFO thread starves the brain's nodes; needs "
+                             "CAP_SYS_NICE, else falls back)"),
 }
 
 
@@ -264,7 +267,7 @@ def main(args: list[str] | None = None) -> None:
     node = None
     try:
         node = SimNode()
-        executor = MultiThreadedExecutor(num_threads=3)
+        executor = ResponsiveExecutor(num_threads=3)
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
