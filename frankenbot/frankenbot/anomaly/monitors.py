@@ -145,7 +145,8 @@ class GraspLostMonitor(_Base):
     kind = AnomalyKind.GRASP_LOST
 
     def __init__(self, empty_width: float = 0.006, max_offset: float = 0.08,
-                 open_margin: float = 0.006) -> None:
+                 open_margin: float = 0.012, opened_width: float = 0.06) -> None:
+        self.opened_width = opened_width  # m: a finger gap this wide never holds a block
         self.empty_width = empty_width
         self.max_offset = max_offset
         self.open_margin = open_margin
@@ -162,11 +163,14 @@ class GraspLostMonitor(_Base):
         if obj is None:
             return None
         if r.gripper_closed_cmd and self.open_margin > 0:
-            grip = min(obj.size[0], obj.size[1]) + self.open_margin
+            # the larger horizontal extent: a held object is partly hidden by the fingers, so
+            # its perceived size shrinks; a real drop opens the fingers far wider than this
+            grip = max(max(obj.size[0], obj.size[1]) + self.open_margin, self.opened_width)
             if r.gripper_width > grip:
                 return self._hit(f"fingers opened to {r.gripper_width * 1000:.0f} mm while "
                                  f"holding {held}", (held,))
-        if not snap.scene.stale and self.max_offset > 0:
+        if not snap.scene.stale and not r.moving and self.max_offset > 0:
+            # only while the arm is still: a moving arm outruns the scene's latency
             offset = math.dist(obj.position, r.tcp_position)
             if offset > self.max_offset:
                 return self._hit(f"{held} seen {offset:.2f} m from the gripper", (held,))
