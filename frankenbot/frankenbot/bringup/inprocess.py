@@ -53,7 +53,8 @@ class InProcessBrain:
         self.runner: Any = None  # one runner + perception thread per episode
         self.scene: Any = None
         self.robot = SimRobot(self.world, scene_source=self._perceived, physics_thread=True)
-        self.primitives = build_primitives(self.robot, fixtures=default_fixtures_path())
+        self._build_primitives = lambda: build_primitives(self.robot,
+                                                          fixtures=default_fixtures_path())
         self.planner = Planner(client=_vlm_client() if options.planner == "vlm" else None)
         self.planner_kind = options.planner
         self.memory = None
@@ -61,9 +62,17 @@ class InProcessBrain:
             from frankenbot.memory.store import MemoryStore
 
             self.memory = MemoryStore.open(options.memory_path)
-        self.executor = ProgramExecutor(self.primitives, self.primitives.snapshot,
-                                        self._perceived, stop_arm=self.robot.stop,
-                                        replanner_for=self._replanner)
+        self._executor_type = ProgramExecutor
+        self.primitives: Any = None
+        self.executor: Any = None
+
+    def _fresh_executor(self) -> None:
+        """New primitives and executor per episode: nothing (held object, drawer facts, escalation
+        budgets) leaks from one episode into the next."""
+        self.primitives = self._build_primitives()
+        self.executor = self._executor_type(self.primitives, self.primitives.snapshot,
+                                            self._perceived, stop_arm=self.robot.stop,
+                                            replanner_for=self._replanner)
 
     def _perceived(self) -> Any:
         """The latest perceived scene (stale before the first frame of an episode)."""
@@ -101,7 +110,7 @@ class InProcessBrain:
         t0 = time.monotonic()
         self.robot.set_estop(False)
         instance = self.world.reset(family, seed)
-        self.primitives.forget_held()
+        self._fresh_executor()
         self._pipeline.reset()
         self.runner = self._runner_type(self.world, realtime_factor=self.options.realtime_factor,
                                         camera_rate=self.options.camera_rate, render=True)

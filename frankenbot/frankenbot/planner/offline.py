@@ -128,7 +128,14 @@ def _monitor_dropped(ctx: _Context, obj: str, goal: str, primitive: str) -> None
 
 def _monitors(ctx: _Context) -> list[str]:
     """Grasp lost while carrying an object (not held and at none of its goals): re-pick it and
-    resume the interrupted placing primitive."""
+    resume the interrupted placing primitive.
+
+    Only for programs that carry one object: ``during`` scopes a monitor by primitive name, not
+    by its arguments, so with several carried objects the monitor of one would fire while
+    another is being placed. Multi-object programs rely on the executor's built-in grasp-lost
+    monitor and its coded regrasp instead."""
+    if len({obj for obj, _ in ctx.carried}) > 1:
+        return []
     out = []
     for (obj, primitive), goals in ctx.carried.items():
         cond = " and ".join([f"not holding({obj})"] + [f"not {g}" for g in goals])
