@@ -69,6 +69,8 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "local_expert_threads": (2, "torch threads for the local expert"),
     "trajectory_mode": ("topic", "topic (JTC topic, sim + real) | action (FollowJointTrajectory)"),
     "gripper_mode": ("topic", "topic (position command) | action (Robotiq GripperCommand)"),
+    "motion_backend": ("jtc", "jtc (analytic IK + joint trajectory controller) | moveit "
+                              "(MoveItPy collision-aware planning; real ROS install only)"),
     "replan_timeout": (120.0, "seconds to wait for /frankenbot/replan"),
     "feedback_rate_hz": (10.0, "maximum rate of action feedback and tree_state messages"),
 }
@@ -166,21 +168,15 @@ class ExecutorNode(Node):
 
     # ---- construction -----------------------------------------------------------------------
     def _build_robot(self, trajectory_mode: str, gripper_mode: str) -> tuple[Any, Any]:
-        from frankenbot.motion.config import load_arm_config
-        from frankenbot.motion.jtc_backend import JtcBackend
-        from frankenbot.motion.kinematics import UR5eKinematics
         from frankenbot.motion.ros_adapter import RosRobot
-        from frankenbot.motion.safety import SafetyEnvelope
-        from frankenbot.primitives.config import PrimitiveConfig
-        from frankenbot.primitives.primitives import Primitives
+        from frankenbot.perception.eval import default_fixtures_path
+        from frankenbot.primitives.factory import build_primitives
 
-        cfg = load_arm_config()
         robot = RosRobot(self, trajectory_mode=trajectory_mode, gripper_mode=gripper_mode)
-        kin = UR5eKinematics(cfg.kinematics)
-        backend = JtcBackend(robot, kinematics=kin, envelope=SafetyEnvelope(cfg.safety, kin),
-                             limits=cfg.limits, execution=cfg.execution)
-        prims = Primitives(robot, kinematics=kin, backend=backend, config=PrimitiveConfig(),
-                           home=cfg.home)
+        backend = str(self.get_parameter("motion_backend").value)
+        # moveit: MoveItPy runs in this process under this node's name (see real_ur5e.launch.py)
+        prims = build_primitives(robot, backend=backend, fixtures=default_fixtures_path(),
+                                 moveit_node=self if backend == "moveit" else None)
         return robot, prims
 
     def _build_expert(self, method: str, model: str, threads: int) -> LocalExpert | None:
