@@ -31,8 +31,8 @@ venv: $(STAMP_DIR)/requirements
 $(STAMP_DIR)/requirements: $(REQ) scripts/patch_venv.sh
 	@command -v $(PYTHON) >/dev/null || { echo "setup: $(PYTHON) not found (Python 3.11 is required by the ROS 2 Jazzy wheels)"; exit 1; }
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install -q --upgrade pip==26.3
-	$(VENV)/bin/python -m pip install -q -r requirements/base.txt -c requirements/constraints.txt
+	set -o pipefail; $(VENV)/bin/python -m pip install -q --upgrade pip==26.3 2>&1 | { grep -v "^WARNING: Location" || true; }
+	set -o pipefail; $(VENV)/bin/python -m pip install -q -r requirements/base.txt -c requirements/constraints.txt 2>&1 | { grep -v "^WARNING: Location" || true; }
 	bash scripts/patch_venv.sh $(VENV)
 	@mkdir -p $(STAMP_DIR) && touch $@
 
