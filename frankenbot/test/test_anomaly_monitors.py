@@ -80,6 +80,21 @@ def test_object_moved_compares_with_pose_at_primitive_start():
     assert m.check(world(block("red_block", 0.46, 0.0), stale=True), PICK_CTX) is None
 
 
+def test_object_moved_tolerates_a_partly_hidden_container_but_not_a_real_move():
+    m = ObjectMovedMonitor(threshold=0.03)
+    ctx = MonitorContext("place_in", {"obj": "red_block", "container": "gray_bin"}, "main/1",
+                         0.0, {"gray_bin": (0.47, 0.0, 0.05)}, held_at_start="red_block")
+
+    def bin_at(x: float) -> SceneObject:
+        return SceneObject("gray_bin", "gray bin", "bin", "gray", (x, 0.0, 0.05),
+                           (0.20, 0.26, 0.10))
+
+    # the arm over the bin shifts its perceived centre a few cm: no anomaly
+    assert m.check(world(bin_at(0.51)), ctx) is None
+    det = m.check(world(bin_at(0.57)), ctx)
+    assert det is not None and det.objects == ("gray_bin",)
+
+
 def test_object_missing_only_for_fresh_scene_and_known_objects():
     m = ObjectMissingMonitor()
     assert m.check(world(), PICK_CTX) is not None

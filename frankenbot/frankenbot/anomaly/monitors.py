@@ -178,14 +178,21 @@ class GraspLostMonitor(_Base):
 
 
 class ObjectMovedMonitor(_Base):
-    """An object the running primitive works on moved since the primitive started."""
+    """An object the running primitive works on moved since the primitive started.
+
+    A large object (a bin, a bowl) that the arm partly hides while placing into it is perceived
+    with a shifted centre; a shift that small against its footprint neither means it moved nor
+    matters for placing into it. So the threshold grows to ``size_fraction`` of the object's
+    smaller horizontal extent (blocks keep ``threshold``)."""
 
     name = "builtin:object_moved"
     kind = AnomalyKind.OBJECT_MOVED
 
-    def __init__(self, threshold: float = 0.03, grasp_radius: float = 0.06) -> None:
+    def __init__(self, threshold: float = 0.03, grasp_radius: float = 0.06,
+                 size_fraction: float = 0.3) -> None:
         self.threshold = threshold
         self.grasp_radius = grasp_radius
+        self.size_fraction = size_fraction
 
     def check(self, snap: WorldSnapshot, ctx: MonitorContext) -> Detection | None:
         if ctx.primitive is None or snap.scene.stale:
@@ -202,7 +209,8 @@ class ObjectMovedMonitor(_Base):
                     self.grasp_radius:
                 continue  # being grasped and lifted: it moves with the fingers (pick checks)
             moved = math.hypot(obj.position[0] - ref[0], obj.position[1] - ref[1])
-            if moved > self.threshold:
+            limit = max(self.threshold, self.size_fraction * min(obj.size[0], obj.size[1]))
+            if moved > limit:
                 return self._hit(f"{oid} moved {moved:.3f} m during {ctx.primitive}", (oid,))
         return None
 

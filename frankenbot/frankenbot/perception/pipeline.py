@@ -34,6 +34,7 @@ from frankenbot.perception.tracker import Track, Tracker
 from frankenbot.state import SHAPES, Scene, SceneObject
 
 DEFAULT_QUERIES = ("block", "bowl", "plate", "bin")
+HOLLOW_SHAPES = ("bin", "bowl")  # open containers: the camera sees down to their floor
 
 
 @dataclass(frozen=True)
@@ -151,9 +152,12 @@ class PerceptionPipeline:
 
         A remembered object hidden by something in front of it (the gripper) keeps its track;
         one whose top centre has a farther surface behind it (the table) is no longer there.
+        Open containers (bins, bowls) are never judged this way: the camera always sees past
+        their top centre down to their floor, so a bin hidden by the arm (or dropped by the
+        self filter) was forgotten mid-place; they keep their track for ``memory_s`` instead.
         """
         gone: set[str] = set()
-        unseen = list(tracks)
+        unseen = [t for t in tracks if t.detection.shape not in HOLLOW_SHAPES]
         if not unseen:
             return gone
         tops = np.array([(*t.detection.position[:2],

@@ -74,6 +74,11 @@ class PrimitiveConfig:
     handle_min_width: float = 0.004  # closing on the handle must stop above this
     drawer_place_offset: float = 0.03  # m from the open cavity's centre towards the robot
     drawer_hold_width: float = 0.0  # commanded gap while holding the handle (closes on it)
+    # Robotiq 2F-85 body half extents (m): along the finger axis and across it. In a deep
+    # container (the bin) the palm reaches below the rim, so release spots keep it inside.
+    palm_half_along: float = 0.055
+    palm_half_across: float = 0.038
+    rim_clearance: float = 0.02  # container wall thickness plus room between palm and wall
     drawer: DrawerSpec = field(default_factory=DrawerSpec)
 
     @classmethod

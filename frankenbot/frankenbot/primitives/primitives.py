@@ -35,6 +35,7 @@ from frankenbot.motion.kinematics import (
 from frankenbot.motion.robot_interface import EstopEngaged, RobotInterface
 from frankenbot.primitives.config import PrimitiveConfig
 from frankenbot.primitives.gripper import GripperTiming, StepFailed, move_gripper
+from frankenbot.primitives.placement import Palm, occupants, spot_in_container
 from frankenbot.primitives.result import CancelToken, PrimitiveResult, Value
 from frankenbot.state import RobotSnapshot, SceneObject
 
@@ -382,6 +383,13 @@ class Primitives:
                 floor = top  # flat: rest on its surface
             elif box.shape in ("bowl", "bin", "drawer", "unknown"):
                 floor = bottom + cfg.container_floor
+                inside = occupants(box, self.robot.scene().objects, exclude=(object_id,))
+                spot = spot_in_container(box, floor, held.size, inside, Palm(
+                    cfg.palm_half_along, cfg.palm_half_across, cfg.rim_clearance))
+                # tool y (the finger axis) is (sin yaw, -cos yaw): yaw = axis + 90 degrees
+                yaw = self._best_yaw(spot.x, spot.y, top + held.size[2] + cfg.approach_height,
+                                     symmetric_yaws(spot.finger_axis + math.pi / 2, math.pi))
+                return self._release_at(held, spot.x, spot.y, spot.support_z, yaw, top, cancel)
             else:
                 return PrimitiveResult.failure(
                     FailureCode.INVALID_ARGUMENT,
