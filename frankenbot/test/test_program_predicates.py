@@ -101,6 +101,27 @@ def test_gripper_open_and_drawer_open_from_fact_or_handle_geometry():
                                   snap(drawer, open_handle, facts={"drawer_open:drawer": False}))
 
 
+def test_in_open_drawer_follows_the_drawer_out_towards_its_handle():
+    drawer = obj("drawer", (0.72, 0.38, 0.06), (0.20, 0.26, 0.12))
+    open_handle = obj("drawer_handle", (0.46, 0.38, 0.07), (0.02, 0.10, 0.02))
+    released = obj("orange_block", (0.56, 0.38, 0.042))  # in the pulled-out drawer
+    is_open = {"drawer_open:drawer": True}
+    assert evaluate_predicate(P("in", "orange_block", "drawer"),
+                              snap(drawer, open_handle, released, facts=is_open))
+    # closed: only the drawer's own footprint counts, so a block in front of it is not in it
+    closed = {"drawer_open:drawer": False}
+    assert not evaluate_predicate(P("in", "orange_block", "drawer"),
+                                  snap(drawer, open_handle, released, facts=closed))
+    pushed_in = obj("orange_block", (0.68, 0.38, 0.042))
+    assert evaluate_predicate(P("in", "orange_block", "drawer"),
+                              snap(drawer, open_handle, pushed_in, facts=closed))
+    # in front of the handle, or beside the drawer, is never in it
+    for x, y in ((0.40, 0.38), (0.56, 0.60)):
+        out = obj("orange_block", (x, y, 0.042))
+        assert not evaluate_predicate(P("in", "orange_block", "drawer"),
+                                      snap(drawer, open_handle, out, facts=is_open))
+
+
 def test_empty_is_true_only_when_nothing_is_inside():
     inside = obj("red_block", (0.5, 0.2, 0.025))
     assert evaluate_predicate(P("empty", "green_bowl"), snap(BOWL))

@@ -62,6 +62,24 @@ def holding(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str) -> boo
             and GRIPPER_EMPTY_MAX_WIDTH < r.gripper_width < GRIPPER_FULLY_OPEN_WIDTH)
 
 
+def _open_drawer_span(snap: WorldSnapshot, objs: Mapping[str, SceneObject],
+                      box: SceneObject) -> tuple[float, float] | None:
+    """Local x range an open drawer's contents occupy: from its handle to its back wall.
+
+    A drawer fixture's pose is where it sits closed; pulled open, its box (and what was put
+    in it) slides out towards the handle, outside that footprint. Without this, ``in(x,
+    drawer)`` was false for a block just released into the open drawer, so verification loops
+    and drop monitors re-picked it. None when the drawer is closed or its handle is unseen."""
+    if box.shape != "drawer" or not drawer_open(snap, objs, box.object_id):
+        return None
+    handle = objs.get(f"{box.object_id}_handle")
+    if handle is None:
+        return None
+    hl, _ = _local_xy(handle, box)
+    back = box.size[0] / 2.0 - IN_FOOTPRINT_SHRINK
+    return (hl, back) if hl < 0 else (-back, hl)
+
+
 def inside(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str, c: str) -> bool:
     o, box = objs.get(x), objs.get(c)
     if o is None or box is None or x == c:
@@ -69,7 +87,9 @@ def inside(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str, c: str)
     lx, ly = _local_xy(o, box)
     hx = max(0.0, box.size[0] / 2.0 - IN_FOOTPRINT_SHRINK)
     hy = max(0.0, box.size[1] / 2.0 - IN_FOOTPRINT_SHRINK)
-    if abs(lx) > hx or abs(ly) > hy:
+    span = _open_drawer_span(snap, objs, box)
+    lo, hi = span if span is not None else (-hx, hx)
+    if not lo <= lx <= hi or abs(ly) > hy:
         return False
     b = _bottom(o)
     return _bottom(box) - IN_BELOW_BOTTOM_TOL <= b <= box.top_z + IN_ABOVE_RIM_MARGIN
