@@ -33,9 +33,7 @@ def brain(tmp_path_factory):
 def _run(client, group, instruction: str, inject: tuple[str, str] | None = None):
     scenario = scenario_for(instruction, first_seed=1)
     client.sim_reset(scenario.family, scenario.seed)
-    import time
-
-    time.sleep(2.0)  # perception sees the new scene
+    client.wait_for_scene(after=client.sim_time(), timeout=60.0)
     if inject is not None:
         client.sim_inject(*inject)
     response = client.submit(instruction)

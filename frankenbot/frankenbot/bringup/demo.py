@@ -21,7 +21,7 @@ BRAIN_SERVICES = ["/frankenbot/submit_task", "/frankenbot/replan",
                   "/frankenbot/memory/get_context", "/frankenbot_sim/reset",
                   "/frankenbot_sim/evaluate"]
 STARTUP_TIMEOUT_S = 180.0
-SCENE_SETTLE_S = 3.0  # wall seconds for perception to see the freshly reset scene
+SCENE_WAIT_S = 60.0  # wall seconds for perception to publish the freshly reset scene
 
 
 def planner_banner() -> str:
@@ -73,7 +73,8 @@ def run_demo(*, instruction: str, seed: int, out_dir: Path, timeout: float) -> i
             print(f"all nodes up after {time.monotonic() - t_start:.1f} s")
             client.sim_reset(scenario.family, scenario.seed)
             recorder = FrameRecorder(client)
-            time.sleep(SCENE_SETTLE_S)
+            seen = client.wait_for_scene(after=client.sim_time(), timeout=SCENE_WAIT_S)
+            print(f"perception sees {seen} objects and fixtures")
             printer = ProgressPrinter(write=lambda line: print(line, flush=True))
             events: list = []
 

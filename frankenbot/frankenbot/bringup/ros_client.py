@@ -187,6 +187,51 @@ class BrainClient:
             time.sleep(0.01)
         return future.result()
 
+    def wait_for_scene(self, *, after: float, min_objects: int = 1,
+                       timeout: float = 30.0) -> int:
+        """Wait for a fresh (not stale) /frankenbot/scene stamped after ``after`` (seconds, the
+        sim's clock) with at least ``min_objects`` objects; returns how many it has."""
+        from frankenbot_interfaces.msg import SceneObjects
+
+        seen = threading.Event()
+        count = [0]
+
+        def on_scene(msg: SceneObjects) -> None:
+            stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+            if not msg.stale and stamp > after and len(msg.objects) >= min_objects:
+                count[0] = len(msg.objects)
+                seen.set()
+
+        sub = self.node.create_subscription(SceneObjects, "/frankenbot/scene", on_scene, 10,
+                                            callback_group=self._group)
+        try:
+            if not seen.wait(timeout):
+                raise FrankenbotError(f"perception published no fresh scene within "
+                                      f"{timeout:.0f} s (is the perception node running?)")
+            return count[0]
+        finally:
+            self.node.destroy_subscription(sub)
+
+    def sim_time(self, timeout: float = 10.0) -> float:
+        """The sim's clock (seconds), from one /clock message."""
+        from rosgraph_msgs.msg import Clock
+
+        got: list[float] = []
+        done = threading.Event()
+
+        def on_clock(msg: Clock) -> None:
+            got.append(msg.clock.sec + msg.clock.nanosec * 1e-9)
+            done.set()
+
+        sub = self.node.create_subscription(Clock, "/clock", on_clock, 10,
+                                            callback_group=self._group)
+        try:
+            if not done.wait(timeout):
+                raise FrankenbotError("no /clock message (is the sim node running?)")
+            return got[-1]
+        finally:
+            self.node.destroy_subscription(sub)
+
     # -- the sim's services -----------------------------------------------------------------
     def sim_reset(self, task: str, seed: int, timeout: float = 60.0) -> ResetScene.Response:
         response = self._call(ResetScene, f"{SIM_NODE}/reset",

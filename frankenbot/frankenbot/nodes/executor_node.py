@@ -26,16 +26,15 @@ client, and the robot adapter's e-stop and state subscriptions.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from typing import Any
 
-import rclpy
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
@@ -46,7 +45,7 @@ from frankenbot.anomaly.records import AnomalyRecord
 from frankenbot.common import ExitStatus, NodeStatus
 from frankenbot.errors import ConfigError, FrankenbotError
 from frankenbot.execution.executor import ExecutionOutcome, ExecutorParams, ProgramExecutor
-from frankenbot.nodes.spin import ResponsiveExecutor
+from frankenbot.nodes.spin import run_node
 from frankenbot.program.trace import TraceEntry, trace_to_json
 from frankenbot_interfaces.action import ExecuteProgram
 from frankenbot_interfaces.msg import AnomalyEvent, TreeState
@@ -320,24 +319,9 @@ class ExecutorNode(Node):
         super().destroy_node()
 
 
-def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = ExecutorNode()
-        executor = ResponsiveExecutor(num_threads=6)
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except FrankenbotError as e:
-        print(f"frankenbot_executor: error: {e}")
-    finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+def main(args: list[str] | None = None) -> int:
+    return run_node(ExecutorNode, num_threads=6, args=args)
 
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    sys.exit(main())

@@ -21,20 +21,19 @@ background thread at start-up; until it is ready retrieval is lexical (reported 
 
 from __future__ import annotations
 
+import sys
 from dataclasses import fields
 from typing import Any
 
-import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
 from frankenbot.errors import FrankenbotError
 from frankenbot.memory.config import MemoryConfig
 from frankenbot.memory.records import AnomalyRecord, EpisodeRecord, SkillRecord
 from frankenbot.memory.store import MemoryStore
-from frankenbot.nodes.spin import ResponsiveExecutor
+from frankenbot.nodes.spin import run_node
 from frankenbot_interfaces.msg import Skill
 from frankenbot_interfaces.srv import GetContext, ListSkills, RecordEpisode
 
@@ -152,25 +151,9 @@ class MemoryNode(Node):
         super().destroy_node()
 
 
-def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = MemoryNode()
-        executor = ResponsiveExecutor(num_threads=4)
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except FrankenbotError as e:
-        print(f"frankenbot_memory: error: {e}")
-        raise SystemExit(1) from e
-    finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+def main(args: list[str] | None = None) -> int:
+    return run_node(MemoryNode, num_threads=4, args=args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -21,23 +21,22 @@ processing, so a slow frame never blocks message intake.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections import deque
 from dataclasses import replace
 from typing import Any
 
-import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image, JointState
 from visualization_msgs.msg import MarkerArray
 
 from frankenbot.errors import FrankenbotError, PerceptionError
-from frankenbot.nodes.spin import ResponsiveExecutor
+from frankenbot.nodes.spin import run_node
 from frankenbot.perception.annotate import annotate
 from frankenbot.perception.camera import CameraModel, load_camera
 from frankenbot.perception.config import PerceptionConfig, resolve_config_path
@@ -292,25 +291,9 @@ class PerceptionNode(Node):
             self.image_pub.publish(image_msg_from_rgb(image, stamp, info.header.frame_id))
 
 
-def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = PerceptionNode()
-        executor = ResponsiveExecutor(num_threads=3)
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except FrankenbotError as e:
-        print(f"frankenbot_perception: error: {e}")
-        raise SystemExit(1) from e
-    finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+def main(args: list[str] | None = None) -> int:
+    return run_node(PerceptionNode, num_threads=3, args=args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

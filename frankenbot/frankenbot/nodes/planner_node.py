@@ -35,17 +35,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
 from frankenbot.errors import FrankenbotError
-from frankenbot.nodes.spin import ResponsiveExecutor
+from frankenbot.nodes.spin import run_node
 from frankenbot.planner.planner import Planner, PlannerConfig, make_client
 from frankenbot.planner.prompt import encode_png
 from frankenbot.planner.request import Exemplar, FailureContext, PlanOutcome, PlanRequest
@@ -453,24 +451,9 @@ class PlannerNode(Node):
             self.get_logger().warning(f"cannot write planner stats to {path}: {e}")
 
 
-def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = PlannerNode()
-        executor = ResponsiveExecutor(num_threads=6)
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except FrankenbotError as e:
-        print(f"frankenbot_planner: error: {e}", file=sys.stderr)
-        raise SystemExit(1) from e
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+def main(args: list[str] | None = None) -> int:
+    return run_node(PlannerNode, num_threads=6, args=args)
 
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    sys.exit(main())

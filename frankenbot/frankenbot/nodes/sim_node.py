@@ -35,11 +35,9 @@ import sys
 import threading
 from typing import Any
 
-import rclpy
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
@@ -49,7 +47,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from frankenbot import robotiq
 from frankenbot.errors import FrankenbotError, SimError
-from frankenbot.nodes.spin import ResponsiveExecutor
+from frankenbot.nodes.spin import run_node
 from frankenbot.sim.runner import Frame, JointStateSample, SimRunner
 from frankenbot.sim.world import SimWorld, TrajectoryPoint
 from frankenbot_interfaces.srv import EvaluateTask, InjectAnomaly, ResetScene
@@ -259,25 +257,12 @@ class SimNode(Node):
         super().destroy_node()
 
 
-def main(args: list[str] | None = None) -> None:
+def main(args: list[str] | None = None) -> int:
     # hand the GIL over every 1 ms (default 5): the physics thread must not wait behind the
     # executor's or the frame publisher's Python code for more than a fraction of a tick
     sys.setswitchinterval(0.001)
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = SimNode()
-        executor = ResponsiveExecutor(num_threads=3)
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+    return run_node(SimNode, num_threads=3, args=args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -6,15 +6,24 @@ holding the GIL and the pool thread only gets to run at the interpreter's switch
 (5 ms). Measured here with the rclpy 7.1.6 wheels: 2+ threads received 5-40 of 250 joint-state
 messages a second (a single thread all of them), which starved every node of /joint_states and
 /frankenbot/scene. Yielding the GIL once after each hand-off removes the convoy: all 250 arrive
-at ~0.2 of a core. Every FrankenBot node spins with this executor.
+at ~0.2 of a core. Every FrankenBot node spins with this executor, through ``run_node``.
 """
 
 from __future__ import annotations
 
+import signal
+import sys
 import time
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
-from rclpy.executors import MultiThreadedExecutor
+import rclpy
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
+
+from frankenbot.errors import FrankenbotError
+
+SIGNAL_POLL_S = 0.2  # s: longest the spinning thread waits in C before Python signal handling
 
 
 class ResponsiveExecutor(MultiThreadedExecutor):
@@ -25,3 +34,47 @@ class ResponsiveExecutor(MultiThreadedExecutor):
         super()._spin_once_impl(timeout_sec, wait_condition)
         if self._futures:  # a callback is (or may be) waiting for a pool thread
             time.sleep(0)
+
+
+def run_node(make_node: Callable[[], Node], *, num_threads: int,
+             args: Sequence[str] | None = None) -> int:
+    """``main`` of every FrankenBot node: init, spin, and a clean, ordered shutdown.
+
+    rclpy's own signal handler would invalidate the context on Ctrl-C before the node could act
+    (the executor then could not publish its stop command). Here SIGINT and SIGTERM raise
+    KeyboardInterrupt in the spinning thread instead, the node is destroyed while the context
+    still works (nodes stop the arm, close files there), and only then is rclpy shut down.
+    Returns the process exit code: 0, or 1 after a FrankenbotError (printed, no traceback).
+    """
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
+    node: Node | None = None
+    executor: ResponsiveExecutor | None = None
+    code = 0
+    try:
+        node = make_node()
+        executor = ResponsiveExecutor(num_threads=num_threads)
+        executor.add_node(node)
+        while executor.context.ok():  # wake up regularly so the signal handler can run
+            executor.spin_once(timeout_sec=SIGNAL_POLL_S)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except FrankenbotError as e:
+        name = node.get_name() if node is not None else "frankenbot node"
+        print(f"{name}: error: {e}", file=sys.stderr)
+        code = 1
+    finally:
+        if node is not None:
+            try:
+                node.destroy_node()
+            except Exception as e:  # report, then still shut rclpy down
+                print(f"{node.get_name()}: error while shutting down: {e}", file=sys.stderr)
+        if executor is not None:
+            executor.shutdown(timeout_sec=2.0)
+        rclpy.try_shutdown()
+    return code
