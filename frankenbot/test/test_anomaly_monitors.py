@@ -93,6 +93,11 @@ def test_object_moved_tolerates_a_partly_hidden_container_but_not_a_real_move():
     assert m.check(world(bin_at(0.51)), ctx) is None
     det = m.check(world(bin_at(0.57)), ctx)
     assert det is not None and det.objects == ("gray_bin",)
+    # the gripper right over the bin hides more of it: a larger shift is still no move ...
+    over = {"tcp_position": (0.55, 0.0, 0.2)}
+    assert m.check(world(bin_at(0.55), **over), ctx) is None
+    # ... but a bin carried away from under the gripper is
+    assert m.check(world(bin_at(0.70), **over), ctx) is not None
 
 
 def test_object_missing_only_for_fresh_scene_and_known_objects():

@@ -145,7 +145,9 @@ class GraspLostMonitor(_Base):
     kind = AnomalyKind.GRASP_LOST
 
     def __init__(self, empty_width: float = 0.006, max_offset: float = 0.08,
-                 open_margin: float = 0.012, opened_width: float = 0.06) -> None:
+                 open_margin: float = 0.012, opened_width: float = 0.06,
+                 fresh_s: float = 0.5) -> None:
+        self.fresh_s = fresh_s  # s: older sightings of the held object are not checked
         self.opened_width = opened_width  # m: a finger gap this wide never holds a block
         self.empty_width = empty_width
         self.max_offset = max_offset
@@ -169,8 +171,11 @@ class GraspLostMonitor(_Base):
             if r.gripper_width > grip:
                 return self._hit(f"fingers opened to {r.gripper_width * 1000:.0f} mm while "
                                  f"holding {held}", (held,))
-        if not snap.scene.stale and not r.moving and self.max_offset > 0:
-            # only while the arm is still: a moving arm outruns the scene's latency
+        fresh = obj.last_seen <= 0.0 or snap.scene.stamp - obj.last_seen <= self.fresh_s
+        if not snap.scene.stale and not r.moving and fresh and self.max_offset > 0:
+            # only while the arm is still (a moving arm outruns the scene's latency) and only
+            # for a fresh sighting: a remembered pose (the object hidden, e.g. merged with a
+            # same-coloured bowl below it) says nothing about where the gripper has it now
             offset = math.dist(obj.position, r.tcp_position)
             if offset > self.max_offset:
                 return self._hit(f"{held} seen {offset:.2f} m from the gripper", (held,))
@@ -183,7 +188,9 @@ class ObjectMovedMonitor(_Base):
     A large object (a bin, a bowl) that the arm partly hides while placing into it is perceived
     with a shifted centre; a shift that small against its footprint neither means it moved nor
     matters for placing into it. So the threshold grows to ``size_fraction`` of the object's
-    smaller horizontal extent (blocks keep ``threshold``)."""
+    smaller horizontal extent (blocks keep ``threshold``), and to half that extent while the
+    gripper is over the object (hiding the most of it): it still lies under the gripper then.
+    A container moved away (out from under the gripper) is still caught."""
 
     name = "builtin:object_moved"
     kind = AnomalyKind.OBJECT_MOVED
@@ -209,7 +216,11 @@ class ObjectMovedMonitor(_Base):
                     self.grasp_radius:
                 continue  # being grasped and lifted: it moves with the fingers (pick checks)
             moved = math.hypot(obj.position[0] - ref[0], obj.position[1] - ref[1])
-            limit = max(self.threshold, self.size_fraction * min(obj.size[0], obj.size[1]))
+            extent = min(obj.size[0], obj.size[1])
+            limit = max(self.threshold, self.size_fraction * extent)
+            if math.hypot(r.tcp_position[0] - obj.position[0],
+                          r.tcp_position[1] - obj.position[1]) < extent / 2:
+                limit = max(limit, extent / 2)  # the gripper over it hides part of it
             if moved > limit:
                 return self._hit(f"{oid} moved {moved:.3f} m during {ctx.primitive}", (oid,))
         return None

@@ -18,6 +18,7 @@ from scipy.optimize import linear_sum_assignment
 from frankenbot.perception.geometry import Detection
 from frankenbot.state import SceneObject
 
+CONTAINER_SHAPES = ("bowl", "bin", "plate")
 _SHAPE_MISMATCH_COST = 0.08  # metres-equivalent penalty when shapes differ
 _GATED = 1e6
 
@@ -40,6 +41,26 @@ class Track:
         return SceneObject(object_id=self.object_id, label=label, shape=d.shape, colour=d.colour,
                            position=d.position, size=d.size, yaw=d.yaw,
                            confidence=round(d.confidence * fade, 3), last_seen=self.last_seen)
+
+
+def _same_colour_host(det: Detection, detections: list[Detection]) -> Detection | None:
+    """A detected container of ``det``'s colour whose footprint holds ``det``'s centre."""
+    for host in detections:
+        if host.shape not in CONTAINER_SHAPES or host.colour != det.colour or not det.colour:
+            continue
+        dx, dy = det.position[0] - host.position[0], det.position[1] - host.position[1]
+        c, s = math.cos(host.yaw), math.sin(host.yaw)
+        if abs(c * dx + s * dy) <= host.size[0] / 2 and abs(-s * dx + c * dy) <= host.size[1] / 2:
+            return host
+    return None
+
+
+def _resting_in(det: Detection, host: Detection) -> Detection:
+    """``det`` where it can only be now: no higher than resting on ``host``'s bottom (released
+    above a container, it fell in)."""
+    rest_z = host.position[2] - host.size[2] / 2 + det.size[2] / 2
+    x, y, z = det.position
+    return replace(det, position=(x, y, min(z, rest_z)))
 
 
 def base_id(colour: str, shape: str) -> str:
@@ -120,6 +141,17 @@ class Tracker:
                                      hits=tracks[r].hits + 1)
                 matched_t.add(r)
                 matched_d.add(c)
+        # An object inside a container of its own colour (a blue block in the blue bowl) merges
+        # with it into one segment: the container's detection says it may still be there, so
+        # the track is kept (resting in the container) instead of being dropped as vacated. Not
+        # seen itself, its last_seen stays: it fades out after memory_s like any hidden object.
+        for r, t in enumerate(tracks):
+            if r in matched_t or t.detection.shape in CONTAINER_SHAPES:
+                continue
+            host = _same_colour_host(t.detection, detections)
+            if host is not None:
+                updated[r] = replace(t, detection=_resting_in(t.detection, host))
+                matched_t.add(r)
         moved = [i for i, t in enumerate(tracks) if i not in matched_t and t.object_id in vacated]
         for r in sorted(moved, key=lambda i: -tracks[i].hits):
             t = tracks[r]

@@ -1,0 +1,32 @@
+"""Tracker: an object merged with a same-coloured container keeps its id (no sim)."""
+
+from frankenbot.perception.geometry import Detection
+from frankenbot.perception.tracker import Tracker
+
+
+def det(shape, colour, pos, size):
+    return Detection(shape, colour, pos, size, 0.0, 0.9, 500)
+
+
+BOWL = det("bowl", "blue", (0.40, -0.05, 0.025), (0.15, 0.15, 0.05))
+BLOCK_HELD = det("block", "blue", (0.40, -0.04, 0.12), (0.04, 0.04, 0.04))
+
+
+def test_block_released_into_same_colour_bowl_keeps_its_track_resting_inside():
+    tr = Tracker(memory_s=8.0)
+    tr.update([BOWL, BLOCK_HELD], 1.0)
+    # released: the block merges into the bowl's segment; the camera sees past where it was
+    tracks = tr.update([BOWL], 1.2, vacated={"blue_block"})
+    block = next(t for t in tracks if t.object_id == "blue_block")
+    assert block.detection.position[:2] == (0.40, -0.04)
+    assert abs(block.detection.position[2] - 0.02) < 1e-9  # resting on the bowl's bottom
+    assert block.last_seen == 1.0  # not itself seen: it still fades out after memory_s
+    assert not any(t.object_id == "blue_block" for t in tr.update([BOWL], 9.5, {"blue_block"}))
+
+
+def test_vacated_block_beside_a_bowl_of_another_colour_is_forgotten():
+    tr = Tracker()
+    red_bowl = det("bowl", "red", (0.40, -0.05, 0.025), (0.15, 0.15, 0.05))
+    tr.update([red_bowl, BLOCK_HELD], 1.0)
+    tracks = tr.update([red_bowl], 1.2, vacated={"blue_block"})
+    assert [t.object_id for t in tracks] == ["red_bowl"]
