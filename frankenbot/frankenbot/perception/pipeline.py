@@ -29,7 +29,7 @@ from frankenbot.perception.segmentation import (
     foreground,
     segment,
 )
-from frankenbot.perception.self_filter import arm_segments, is_robot
+from frankenbot.perception.self_filter import arm_segments, distance_to_segments, is_robot
 from frankenbot.perception.tracker import Track, Tracker
 from frankenbot.state import SHAPES, Scene, SceneObject
 
@@ -113,7 +113,7 @@ class PerceptionPipeline:
                     for d in split_stack(_named(measure(c, self.shape_rules, viewpoint), n))]
         with self._scene_lock:
             detections = tuple(d for d in measured if self._keep(d, stamp))
-            vacated = self._seen_through(self.tracker.tracks, depth)
+            vacated = self._seen_through(self.tracker.tracks, depth, segments)
             self.tracker.update(list(detections), stamp, vacated)
             objects = self.tracker.scene_objects(stamp)
             fixtures = tuple(replace(f, last_seen=stamp) for f in self.fixtures)
@@ -147,7 +147,8 @@ class PerceptionPipeline:
             names.append(box.label)
         return plane, clusters, names
 
-    def _seen_through(self, tracks: Sequence[Track], depth: np.ndarray) -> set[str]:
+    def _seen_through(self, tracks: Sequence[Track], depth: np.ndarray,
+                      segments: np.ndarray | None = None) -> set[str]:
         """Ids of tracks whose remembered place the camera now sees past (moved or gone).
 
         A remembered object hidden by something in front of it (the gripper) keeps its track;
@@ -158,6 +159,13 @@ class PerceptionPipeline:
         """
         gone: set[str] = set()
         unseen = [t for t in tracks if t.detection.shape not in HOLLOW_SHAPES]
+        if segments is not None and unseen:
+            # Last seen at the arm (in or just released from the gripper): it fell or moved
+            # with the gripper, which may hide where it is now (a block just let go into the
+            # drawer was forgotten before the arm left and showed it); memory_s decides.
+            pos = np.array([t.detection.position for t in unseen])
+            far = distance_to_segments(pos, segments) >= self.config.robot_radius
+            unseen = [t for t, f in zip(unseen, far, strict=True) if f]
         if not unseen:
             return gone
         tops = np.array([(*t.detection.position[:2],
