@@ -61,14 +61,31 @@ def test_grasp_lost_when_fingers_close_on_nothing_while_holding():
                    PICK_CTX) is None
 
 
+def _frame(snap: WorldSnapshot, stamp: float, **robot: object) -> WorldSnapshot:
+    return replace(snap, scene=replace(snap.scene, stamp=stamp),
+                   robot=replace(snap.robot, **robot))
+
+
 def test_grasp_lost_when_camera_sees_held_object_far_from_gripper():
     m = GraspLostMonitor(max_offset=0.12)
     ctx = MonitorContext("place_in", {"obj": "red_block", "container": "green_bowl"})
     snap = world(block("red_block", 0.4, 0.0), held_object="red_block", gripper_closed_cmd=True,
                  gripper_width=0.04, tcp_position=(0.4, 0.2, 0.3))
-    assert m.check(snap, ctx) is not None
-    near = replace(snap, robot=replace(snap.robot, tcp_position=(0.4, 0.0, 0.05)))
+    assert m.check(_frame(snap, 1.0), ctx) is None  # first frame at rest: may predate the stop
+    assert m.check(_frame(snap, 1.1), ctx) is not None
+    near = _frame(snap, 1.2, tcp_position=(0.4, 0.0, 0.05))
     assert m.check(near, ctx) is None
+
+
+def test_grasp_lost_ignores_frames_taken_while_the_arm_moved():
+    m = GraspLostMonitor(max_offset=0.12)
+    ctx = MonitorContext("place_in", {"obj": "red_block", "container": "green_bowl"})
+    snap = world(block("red_block", 0.4, 0.0), held_object="red_block", gripper_closed_cmd=True,
+                 gripper_width=0.04, tcp_position=(0.4, 0.2, 0.3))
+    assert m.check(_frame(snap, 1.0, moving=True), ctx) is None
+    assert m.check(_frame(snap, 1.0), ctx) is None  # stopped, but the frame is from the move
+    assert m.check(_frame(snap, 1.1), ctx) is None  # one frame since the stop
+    assert m.check(_frame(snap, 1.2), ctx) is not None
 
 
 def test_object_moved_compares_with_pose_at_primitive_start():

@@ -137,6 +137,9 @@ class EStopMonitor(_Base):
         return self._hit("e-stop engaged") if snap.robot.estop else None
 
 
+FRAMES_AT_REST = 2  # new scene frames after the arm stops before positions are compared
+
+
 class GraspLostMonitor(_Base):
     """The brain believes it holds an object but the fingers closed on nothing, the fingers opened
     wider than the object, or the camera sees the object far from the gripper (it fell)."""
@@ -149,6 +152,8 @@ class GraspLostMonitor(_Base):
                  fresh_s: float = 0.5) -> None:
         self.fresh_s = fresh_s  # s: older sightings of the held object are not checked
         self.opened_width = opened_width  # m: a finger gap this wide never holds a block
+        self._frames_at_rest = 0  # scene frames seen since the arm stopped moving
+        self._last_stamp = -math.inf
         self.empty_width = empty_width
         self.max_offset = max_offset
         self.open_margin = open_margin
@@ -172,7 +177,15 @@ class GraspLostMonitor(_Base):
                 return self._hit(f"fingers opened to {r.gripper_width * 1000:.0f} mm while "
                                  f"holding {held}", (held,))
         fresh = obj.last_seen <= 0.0 or snap.scene.stamp - obj.last_seen <= self.fresh_s
-        if not snap.scene.stale and not r.moving and fresh and self.max_offset > 0:
+        # frames that arrive right after the arm stops were taken while it still moved
+        if r.moving:
+            self._frames_at_rest = 0
+            self._last_stamp = snap.scene.stamp
+        elif snap.scene.stamp != self._last_stamp:
+            self._last_stamp = snap.scene.stamp
+            self._frames_at_rest += 1
+        at_rest = self._frames_at_rest >= FRAMES_AT_REST
+        if not snap.scene.stale and at_rest and fresh and self.max_offset > 0:
             # only while the arm is still (a moving arm outruns the scene's latency) and only
             # for a fresh sighting: a remembered pose (the object hidden, e.g. merged with a
             # same-coloured bowl below it) says nothing about where the gripper has it now

@@ -73,7 +73,8 @@ def run_demo(*, instruction: str, seed: int, out_dir: Path, timeout: float) -> i
             print(f"all nodes up after {time.monotonic() - t_start:.1f} s")
             client.sim_reset(scenario.family, scenario.seed)
             recorder = FrameRecorder(client)
-            seen = client.wait_for_scene(after=client.sim_time(), timeout=SCENE_WAIT_S)
+            seen = client.wait_for_scene(after=client.sim_time(), required=scenario.objects,
+                                         timeout=SCENE_WAIT_S)
             print(f"perception sees {seen} objects and fixtures")
             printer = ProgressPrinter(write=lambda line: print(line, flush=True))
             events: list = []

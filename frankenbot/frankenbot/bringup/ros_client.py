@@ -188,9 +188,10 @@ class BrainClient:
         return future.result()
 
     def wait_for_scene(self, *, after: float, min_objects: int = 1,
-                       timeout: float = 30.0) -> int:
+                       required: tuple[str, ...] = (), timeout: float = 30.0) -> int:
         """Wait for a fresh (not stale) /frankenbot/scene stamped after ``after`` (seconds, the
-        sim's clock) with at least ``min_objects`` objects; returns how many it has."""
+        sim's clock) with at least ``min_objects`` objects, among them every id in
+        ``required``; returns how many objects it has."""
         from frankenbot_interfaces.msg import SceneObjects
 
         seen = threading.Event()
@@ -198,7 +199,9 @@ class BrainClient:
 
         def on_scene(msg: SceneObjects) -> None:
             stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-            if not msg.stale and stamp > after and len(msg.objects) >= min_objects:
+            ids = {o.id for o in msg.objects}
+            if (not msg.stale and stamp > after and len(msg.objects) >= min_objects
+                    and ids.issuperset(required)):
                 count[0] = len(msg.objects)
                 seen.set()
 
@@ -206,8 +209,9 @@ class BrainClient:
                                             callback_group=self._group)
         try:
             if not seen.wait(timeout):
-                raise FrankenbotError(f"perception published no fresh scene within "
-                                      f"{timeout:.0f} s (is the perception node running?)")
+                raise FrankenbotError(f"perception published no fresh scene with "
+                                      f"{', '.join(required) or 'objects'} within {timeout:.0f} "
+                                      f"s (is the perception node running?)")
             return count[0]
         finally:
             self.node.destroy_subscription(sub)

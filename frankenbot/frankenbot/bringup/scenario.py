@@ -22,6 +22,7 @@ class Scenario:
     family: str
     seed: int
     instruction: str
+    objects: tuple[str, ...] = ()  # the objects the instruction names (perceived ids)
 
 
 def _normalise(text: str) -> str:
@@ -86,6 +87,6 @@ def scenario_for(instruction: str, first_seed: int = 0) -> Scenario:
     for family, roles in matches:
         for seed in range(first_seed, first_seed + MAX_SEED_SEARCH):
             if _fills_roles(dict(sample_task(family, seed).task.params), roles):
-                return Scenario(family, seed, instruction)
+                return Scenario(family, seed, instruction, tuple(roles.values()))
     raise FrankenbotError(f"no sim scene within {MAX_SEED_SEARCH} seeds has the objects of "
                           f"{instruction!r}")

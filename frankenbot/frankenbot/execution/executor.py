@@ -278,6 +278,15 @@ class ProgramExecutor:
             runner, log, escalator = self._runner, self._log, self._escalator
         if runner is None or log is None or escalator is None:
             return
+        if det.kind != AnomalyKind.ESTOP:
+            with self._state_lock:
+                pending = bool(self._awaiting)
+            if pending:
+                # one anomaly at a time: another one's recovery has not started yet (e.g. the
+                # built-in grasp-lost monitor and the program's drop monitor seeing one drop);
+                # the loop re-arms every monitor when that recovery starts, so a condition
+                # that persists fires again then
+                return
         if not det.builtin:
             self._program_fired_at = firing.detected_at
         elif firing.detected_at == self._program_fired_at and det.kind != AnomalyKind.ESTOP:

@@ -185,7 +185,9 @@ class PlannerNode(Node):
         while True:
             with self._state_lock:
                 scene = self._scene
-            if scene is not None or time.monotonic() >= deadline:
+            # a stale scene (perception just started, or the camera paused) is used only when
+            # no fresh one arrives before the deadline
+            if (scene is not None and not scene.stale) or time.monotonic() >= deadline:
                 return scene or Scene()
             time.sleep(0.05)
 

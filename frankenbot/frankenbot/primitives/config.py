@@ -64,6 +64,8 @@ class PrimitiveConfig:
     gripper_timeout: float = 2.0  # s for the fingers to reach or stall
     gripper_settle: float = 0.15  # s the width must stay still to count as settled
     detect_timeout: float = 1.0  # s to wait for the object to appear in the scene
+    look_timeout: float = 0.5  # s above the object to wait for a scene newer than the arrival
+    realign_distance: float = 0.008  # m: the object moved more than this -> re-aim the grasp
     block_symmetry: float = math.pi / 2  # yaw symmetry of blocks (cubes)
     table_z: float = 0.0
     push_height: float = 0.027  # TCP height for pushing (pads cover the lower part of a block)

@@ -170,6 +170,16 @@ class Primitives:
                                                 f"{object_id} has a non-finite pose in the scene"))
         return obj
 
+    def _newer_view(self, object_id: str, cancel: CancelToken) -> SceneObject | None:
+        """The object in the first fresh scene stamped after now (None: none in look_timeout)."""
+        start = self.robot.now()
+        while self.robot.now() - start < self.config.look_timeout and not cancel.cancelled:
+            scene = self.robot.scene()
+            if not scene.stale and scene.stamp > start:
+                return scene.get(object_id)
+            self.robot.sleep(0.02)
+        return None
+
     def _q(self) -> np.ndarray:
         state = self.robot.joint_state()
         if state is None:
@@ -280,6 +290,18 @@ class Primitives:
         yaw = self._best_yaw(x, y, above_z, symmetric_yaws(obj.yaw, sym))
         self._gripper(min(0.085, width + cfg.open_margin), cancel)
         self._to_pose(top_down_pose(x, y, above_z, yaw), cancel, "pre-grasp")
+        # Look before descending: the pose the pick started from may be a frame or two old (an
+        # object that just fell or was nudged). Re-aim when a newer view has it elsewhere.
+        seen = self._newer_view(object_id, cancel)
+        if seen is not None and math.hypot(seen.position[0] - x,
+                                           seen.position[1] - y) > cfg.realign_distance:
+            obj = seen
+            x, y = obj.position[0], obj.position[1]
+            grasp_z = max(obj.top_z - min(cfg.grasp_depth, obj.size[2] / 2), cfg.min_tcp_z)
+            above_z = obj.top_z + cfg.approach_height
+            bottom = obj.position[2] - obj.size[2] / 2
+            yaw = self._best_yaw(x, y, above_z, symmetric_yaws(obj.yaw, sym))
+            self._to_pose(top_down_pose(x, y, above_z, yaw), cancel, "re-aimed pre-grasp")
         self._line(top_down_pose(x, y, grasp_z, yaw), cancel, "approach")
         closed = self._gripper(0.0, cancel)
         if closed < cfg.min_grasp_width:
