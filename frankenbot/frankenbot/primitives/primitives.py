@@ -345,9 +345,14 @@ class Primitives:
         self._line(top_down_pose(x, y, release_z, yaw), cancel, "lower")
         width = min(0.085, min(held.size[0], held.size[1]) + cfg.release_margin)
         self._gripper(width, cancel)
-        with self._beliefs_lock:
-            self._held = None
-        self._line(top_down_pose(x, y, above_z, yaw), cancel, "retreat")
+        # The object counts as held until the gripper has retreated: until the camera shows it
+        # at its new place, a drop monitor (`not holding(x) and not in(x, c) during place_in`)
+        # would otherwise take the intended release for a drop.
+        try:
+            self._line(top_down_pose(x, y, above_z, yaw), cancel, "retreat")
+        finally:
+            with self._beliefs_lock:
+                self._held = None
         return PrimitiveResult.success(f"released {held.object_id}",
                                        position=(x, y, support_z))
 
