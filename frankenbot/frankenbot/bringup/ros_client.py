@@ -196,14 +196,20 @@ class BrainClient:
 
         seen = threading.Event()
         count = [0]
+        good = [0]  # consecutive matching scenes: the brain's nodes get the same messages, and
+        # waiting for a second one gives them time to take in the first
 
         def on_scene(msg: SceneObjects) -> None:
             stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
             ids = {o.id for o in msg.objects}
             if (not msg.stale and stamp > after and len(msg.objects) >= min_objects
                     and ids.issuperset(required)):
+                good[0] += 1
                 count[0] = len(msg.objects)
-                seen.set()
+                if good[0] >= 2:
+                    seen.set()
+            else:
+                good[0] = 0
 
         sub = self.node.create_subscription(SceneObjects, "/frankenbot/scene", on_scene, 10,
                                             callback_group=self._group)
