@@ -70,29 +70,21 @@ class SimHarness:
 
     def __init__(self, *, realtime_factor: float = 2.0,
                  params: ExecutorParams = ExecutorParams(), expert: Any = None) -> None:
-        from frankenbot.motion.config import load_arm_config
-        from frankenbot.motion.jtc_backend import JtcBackend
-        from frankenbot.motion.kinematics import UR5eKinematics
-        from frankenbot.motion.safety import SafetyEnvelope
         from frankenbot.motion.sim_adapter import SimRobot
+        from frankenbot.perception.eval import default_fixtures_path
         from frankenbot.planner.planner import Planner
-        from frankenbot.primitives.config import PrimitiveConfig
+        from frankenbot.primitives.factory import build_primitives
         from frankenbot.primitives.primitives import Primitives
         from frankenbot.sim.world import SimWorld
 
         self.realtime_factor = realtime_factor
         self.world = SimWorld()
         self.scene = pose_feed_scene(self.world)
-        cfg = load_arm_config()
         self.robot = SimRobot(self.world, scene_source=self.scene, physics_thread=True)
-        kin = UR5eKinematics(cfg.kinematics)
-        backend = JtcBackend(self.robot, kinematics=kin,
-                             envelope=SafetyEnvelope(cfg.safety, kin), limits=cfg.limits,
-                             execution=cfg.execution)
+        fixtures = default_fixtures_path()
 
         def fresh() -> Primitives:  # beliefs (held object, drawer state) start empty per task
-            return Primitives(self.robot, kinematics=kin, backend=backend,
-                              config=PrimitiveConfig(), home=cfg.home)
+            return build_primitives(self.robot, fixtures=fixtures)
 
         self._fresh_primitives = fresh
         self.primitives = fresh()

@@ -28,15 +28,11 @@ class SimExecutor:
 
     def __init__(self, *, realtime_factor: float = 3.0, camera_rate: float = 10.0,
                  perception_rate: float = 10.0) -> None:
-        from frankenbot.motion.config import load_arm_config
-        from frankenbot.motion.jtc_backend import JtcBackend
-        from frankenbot.motion.kinematics import UR5eKinematics
-        from frankenbot.motion.safety import SafetyEnvelope
         from frankenbot.motion.sim_adapter import SimRobot
         from frankenbot.perception.eval import camera_of_world, default_fixtures_path
         from frankenbot.perception.fixtures import load_fixture_geometry
         from frankenbot.perception.pipeline import PerceptionPipeline
-        from frankenbot.primitives.config import PrimitiveConfig
+        from frankenbot.primitives.factory import build_primitives
         from frankenbot.primitives.primitives import Primitives
         from frankenbot.sim.world import SimWorld
 
@@ -47,17 +43,13 @@ class SimExecutor:
         self.pipeline = PerceptionPipeline(camera_of_world(self.world),
                                            load_fixture_geometry(default_fixtures_path()))
         self._source: Any = None
-        cfg = load_arm_config()
         self.robot = SimRobot(self.world, scene_source=self._scene, physics_thread=True)
-        kin = UR5eKinematics(cfg.kinematics)
-        backend = JtcBackend(self.robot, kinematics=kin, envelope=SafetyEnvelope(cfg.safety, kin),
-                             limits=cfg.limits, execution=cfg.execution)
+        fixtures = default_fixtures_path()
 
         def fresh_primitives() -> Primitives:
             # New per episode: primitives keep beliefs (held object, drawer states) that must
             # not leak from one task's world into the next.
-            return Primitives(self.robot, kinematics=kin, backend=backend,
-                              config=PrimitiveConfig(), home=cfg.home)
+            return build_primitives(self.robot, fixtures=fixtures)
 
         self._fresh_primitives = fresh_primitives
         self.primitives = fresh_primitives()
