@@ -58,6 +58,7 @@ def test_clean_run_succeeds_without_anomalies():
     assert out.steps >= 3
 
 
+@pytest.mark.wall_clock
 def test_drop_in_transport_is_regrasped_by_tier1_with_no_vlm_call():
     a = arm()
     a.scripts.append(Script("place_in", 0.4, FakeArm.drop))

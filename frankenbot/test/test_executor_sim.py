@@ -47,6 +47,7 @@ def arm_settles(h, seconds: float = 0.5) -> bool:
     return arm_still(h) and float(np.max(np.abs(q1 - q0))) < 0.05
 
 
+@pytest.mark.wall_clock
 @pytest.mark.parametrize("kind", ["drop_in_transport", "nudge_before_grasp",
                                   "displace_before_pick", "abort_trajectory"])
 def test_predictable_anomaly_is_recovered_by_tier1_without_vlm(harness, kind):

@@ -209,6 +209,7 @@ def test_estop_halts_motion_blocks_new_motion_until_released(world) -> None:
     assert prims.execute("home", {}, CancelToken()).ok
 
 
+@pytest.mark.wall_clock
 def test_cancel_from_another_thread_with_physics_on_its_own_thread() -> None:
     """The executor's monitor thread cancels while the sim runs in real time on its thread."""
     world = SimWorld(seed=4, task="pick_up", width=64, height=48)

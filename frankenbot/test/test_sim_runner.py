@@ -21,6 +21,7 @@ def world():
     w.close()
 
 
+@pytest.mark.wall_clock
 def test_runner_keeps_real_time_and_emits_joint_states_above_100hz(world):
     stamps: list[float] = []
     runner = SimRunner(world, realtime_factor=1.0, rate_hz=125.0, render=False)

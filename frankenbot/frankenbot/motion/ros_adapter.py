@@ -229,17 +229,21 @@ class RosRobot:
     def sleep(self, seconds: float) -> None:
         if not math.isfinite(seconds) or seconds <= 0:
             return
-        target = self.now() + seconds
-        last, last_wall = self.now(), time.monotonic()
+        # Integer nanoseconds: a float target (0.548 + 0.2) can land one ulp
+        # past the clock reading it should equal and the wait then returns
+        # a hair short (or a tick late).
+        clock = self.node.get_clock()
+        target_ns = clock.now().nanoseconds + int(round(seconds * 1e9))
+        last, last_wall = clock.now().nanoseconds, time.monotonic()
         while True:
-            now = self.now()
-            if now >= target:
+            now_ns = clock.now().nanoseconds
+            if now_ns >= target_ns:
                 return
-            if now != last:
-                last, last_wall = now, time.monotonic()
+            if now_ns != last:
+                last, last_wall = now_ns, time.monotonic()
             elif time.monotonic() - last_wall > STALL_WALL_TIMEOUT:
                 return
-            time.sleep(min(0.001, max(target - now, 0.0)))
+            time.sleep(min(0.001, (target_ns - now_ns) * 1e-9))
 
     def speed_scaling(self) -> float:
         with self._lock:
