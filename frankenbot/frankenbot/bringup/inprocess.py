@@ -9,6 +9,7 @@ memory store. Success is the sim oracle's verdict; the brain never reads ground 
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +17,6 @@ from typing import Any
 
 from frankenbot.bench.report import EpisodeOutcome
 from frankenbot.errors import FrankenbotError
-
-SCENE_WAIT_S = 30.0  # wall seconds to wait for the first perceived frame after a reset
 
 
 @dataclass(frozen=True)
@@ -27,34 +26,21 @@ class BrainOptions:
     camera_rate: float = 10.0  # Hz of sim time
     perception_rate: float = 10.0  # Hz of wall time
     memory_path: Path | None = None  # None: no memory
-    episode_timeout: float = 240.0  # wall seconds per episode
+    episode_timeout: float = 240.0  # wall seconds of execution before the episode is cancelled
 
 
 class InProcessBrain:
     """Build once, then ``run_episode(family, seed)`` as often as needed; ``close()`` at the end."""
 
     def __init__(self, options: BrainOptions = BrainOptions()) -> None:
-        from frankenbot.execution.executor import ProgramExecutor
-        from frankenbot.motion.sim_adapter import SimRobot
-        from frankenbot.perception.eval import camera_of_world, default_fixtures_path
-        from frankenbot.perception.fixtures import load_fixture_geometry
-        from frankenbot.perception.pipeline import PerceptionPipeline
-        from frankenbot.perception.sim_source import SimSceneSource
         from frankenbot.planner.planner import Planner
-        from frankenbot.primitives.factory import build_primitives
-        from frankenbot.sim.runner import SimRunner
-        from frankenbot.sim.world import SimWorld
+        from frankenbot.sim.stack import SimStack
 
         self.options = options
-        self.world = SimWorld()
-        self._pipeline = PerceptionPipeline(camera_of_world(self.world),
-                                            load_fixture_geometry(default_fixtures_path()))
-        self._runner_type, self._source_type = SimRunner, SimSceneSource
-        self.runner: Any = None  # one runner + perception thread per episode
-        self.scene: Any = None
-        self.robot = SimRobot(self.world, scene_source=self._perceived, physics_thread=True)
-        self._build_primitives = lambda: build_primitives(self.robot,
-                                                          fixtures=default_fixtures_path())
+        self.stack = SimStack(scene="perceived", realtime_factor=options.realtime_factor,
+                              camera_rate=options.camera_rate,
+                              perception_rate=options.perception_rate)
+        self.world, self.robot = self.stack.world, self.stack.robot
         self.planner = Planner(client=_vlm_client() if options.planner == "vlm" else None)
         self.planner_kind = options.planner
         self.memory = None
@@ -62,29 +48,7 @@ class InProcessBrain:
             from frankenbot.memory.store import MemoryStore
 
             self.memory = MemoryStore.open(options.memory_path)
-        self._executor_type = ProgramExecutor
-        self.primitives: Any = None
         self.executor: Any = None
-
-    def _fresh_executor(self) -> None:
-        """New primitives and executor per episode: nothing (held object, drawer facts, escalation
-        budgets) leaks from one episode into the next."""
-        self.primitives = self._build_primitives()
-        self.executor = self._executor_type(self.primitives, self.primitives.snapshot,
-                                            self._perceived, stop_arm=self.robot.stop,
-                                            replanner_for=self._replanner)
-
-    def _perceived(self) -> Any:
-        """The latest perceived scene (stale before the first frame of an episode)."""
-        from frankenbot.state import Scene
-
-        return self.scene.scene() if self.scene is not None else Scene(stale=True)
-
-    def _replanner(self, task_id: str, instruction: str, text: str) -> Any:
-        from frankenbot.execution.replanner import PlannerReplanner
-
-        return PlannerReplanner(self.planner, instruction=instruction, program_text=text,
-                                scene=self._perceived)
 
     def _plan(self, instruction: str) -> Any:
         from frankenbot.planner.request import PlanRequest
@@ -100,7 +64,7 @@ class InProcessBrain:
             skills = tuple(s for s in self.memory.catalog().skills if s.name in wanted)
             exemplars = tuple(Exemplar(e.instruction, e.program) for e in ctx.exemplars)
             experience = tuple(ctx.experience)
-        request = PlanRequest(instruction=instruction, scene=self._perceived(), skills=skills,
+        request = PlanRequest(instruction=instruction, scene=self.stack.scene(), skills=skills,
                               exemplars=exemplars, anomaly_experience=experience,
                               planner=self.planner_kind)
         return self.planner.plan(request)
@@ -108,27 +72,18 @@ class InProcessBrain:
     def run_episode(self, family: str, seed: int, *, inject: tuple[str, str] | None = None
                     ) -> EpisodeOutcome:
         t0 = time.monotonic()
-        self.robot.set_estop(False)
-        instance = self.world.reset(family, seed)
-        self._fresh_executor()
-        self._pipeline.reset()
-        self.runner = self._runner_type(self.world, realtime_factor=self.options.realtime_factor,
-                                        camera_rate=self.options.camera_rate, render=True)
-        self.scene = self._source_type(self.runner, self._pipeline,
-                                       rate_hz=self.options.perception_rate)
-        try:
-            with self.runner, self.scene:
-                return self._episode(family, seed, instance, inject, t0)
-        finally:
-            self.scene = None
-            self.runner = None
+        instance = self.stack.reset(family, seed)
+        # A new executor per episode over the new primitives: nothing (held object, drawer
+        # facts, escalation budgets) leaks from one episode into the next.
+        self.executor = self.stack.executor(self.planner)
+        with self.stack.running():
+            return self._episode(family, seed, instance, inject, t0)
 
     def _episode(self, family: str, seed: int, instance: Any, inject: tuple[str, str] | None,
                  t0: float) -> EpisodeOutcome:
         from frankenbot.program import parse_program
         from frankenbot.program.tree import count_lines
 
-        self.scene.wait_for_scene(timeout=SCENE_WAIT_S)
         planned = self._plan(instance.instruction)
         if not planned.ok:
             return EpisodeOutcome(family, seed, instance.instruction, False, False,
@@ -136,9 +91,19 @@ class InProcessBrain:
                                   detail=f"planner: {planned.message}")
         if inject is not None:
             self.world.inject(inject[0], inject[1], {})
-        outcome = self.executor.run(planned.program_text, task_id=f"{family}-{seed}",
-                                    instruction=instance.instruction)
-        self.robot.stop()
+        # The watchdog: an episode that outlives its wall-clock budget is cancelled (the arm
+        # stops, status CANCELLED) so one stuck episode cannot stall the whole suite.
+        timeout = self.options.episode_timeout
+        watchdog = threading.Timer(timeout, self.executor.cancel,
+                                   args=(f"episode timeout: over {timeout:g} s of wall time",))
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            outcome = self.executor.run(planned.program_text, task_id=f"{family}-{seed}",
+                                        instruction=instance.instruction)
+        finally:
+            watchdog.cancel()
+        self.robot.stop()  # hold the arm before the oracle judges
         verdict = self.world.evaluate()
         tiers = tuple(int(a.tier) for a in outcome.anomalies)
         if self.memory is not None:
@@ -171,7 +136,7 @@ class InProcessBrain:
     def close(self) -> None:
         if self.memory is not None:
             self.memory.close()
-        self.world.close()
+        self.stack.close()
 
 
 def _vlm_client() -> Any:

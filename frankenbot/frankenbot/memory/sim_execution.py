@@ -15,12 +15,9 @@ oracle says the task's goal holds, whatever the program's own exit status.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from frankenbot.program.catalog import Catalog
 from frankenbot.program.tree import Program
-
-SCENE_WAIT_S = 30.0  # wall seconds for the first perceived frame after a reset
 
 
 class SimExecutor:
@@ -28,73 +25,30 @@ class SimExecutor:
 
     def __init__(self, *, realtime_factor: float = 3.0, camera_rate: float = 10.0,
                  perception_rate: float = 10.0) -> None:
-        from frankenbot.motion.sim_adapter import SimRobot
-        from frankenbot.perception.eval import camera_of_world, default_fixtures_path
-        from frankenbot.perception.fixtures import load_fixture_geometry
-        from frankenbot.perception.pipeline import PerceptionPipeline
-        from frankenbot.primitives.factory import build_primitives
-        from frankenbot.primitives.primitives import Primitives
-        from frankenbot.sim.world import SimWorld
+        from frankenbot.sim.stack import SimStack
 
-        self.realtime_factor = realtime_factor
-        self.camera_rate = camera_rate
-        self.perception_rate = perception_rate
-        self.world = SimWorld()
-        self.pipeline = PerceptionPipeline(camera_of_world(self.world),
-                                           load_fixture_geometry(default_fixtures_path()))
-        self._source: Any = None
-        self.robot = SimRobot(self.world, scene_source=self._scene, physics_thread=True)
-        fixtures = default_fixtures_path()
-
-        def fresh_primitives() -> Primitives:
-            # New per episode: primitives keep beliefs (held object, drawer states) that must
-            # not leak from one task's world into the next.
-            return build_primitives(self.robot, fixtures=fixtures)
-
-        self._fresh_primitives = fresh_primitives
-        self.primitives = fresh_primitives()
+        self.stack = SimStack(scene="perceived", realtime_factor=realtime_factor,
+                              camera_rate=camera_rate, perception_rate=perception_rate)
+        self.world, self.robot = self.stack.world, self.stack.robot
         self.wall_time = 0.0
-
-    def _scene(self) -> Any:
-        from frankenbot.state import Scene
-
-        return self._source.scene() if self._source is not None else Scene(stale=True)
 
     def __call__(self, family: str, seed: int, program: Program,
                  catalog: Catalog) -> tuple[bool, str, str]:
-        from frankenbot.perception.sim_source import SimSceneSource
         from frankenbot.program.interpreter import Interpreter
-        from frankenbot.sim.runner import SimRunner
-        from frankenbot.state import WorldSnapshot
+        from frankenbot.program.trace import trace_to_json
 
         t0 = time.monotonic()
-        self.robot.set_estop(False)
-        self.world.reset(family, seed)
-        self.primitives = self._fresh_primitives()
-        self.pipeline.reset()
-        runner = SimRunner(self.world, realtime_factor=self.realtime_factor,
-                           camera_rate=self.camera_rate, render=True)
-        source = SimSceneSource(runner, self.pipeline, rate_hz=self.perception_rate)
+        self.stack.reset(family, seed)
         try:
-            with runner, source:
-                self._source = source
-                source.wait_for_scene(timeout=SCENE_WAIT_S)
-
-                def snapshot() -> WorldSnapshot:
-                    return WorldSnapshot(self.primitives.snapshot(), self._scene(),
-                                         self.primitives.facts(), self.robot.now())
-
-                result = Interpreter(program, catalog, self.primitives, snapshot=snapshot,
-                                     clock=self.robot.now).run()
+            with self.stack.running():
+                result = Interpreter(program, catalog, self.stack.primitives,
+                                     snapshot=self.stack.snapshot, clock=self.robot.now).run()
                 self.robot.stop()
                 verdict = self.world.evaluate()
         finally:
-            self._source = None
             self.wall_time += time.monotonic() - t0
-        from frankenbot.program.trace import trace_to_json
-
         detail = f"program {result.status.value}: {result.reason}; oracle: {verdict.text}"
         return bool(verdict.success), detail.replace("\n", " "), trace_to_json(result.trace)
 
     def close(self) -> None:
-        self.world.close()
+        self.stack.close()

@@ -1,0 +1,47 @@
+"""The task-suite runner and its in-process brain: real sim, perception, executor and offline
+planner."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("mujoco")
+
+pytestmark = pytest.mark.slow
+
+
+def test_suite_runs_an_episode_judged_by_the_oracle_and_writes_its_report(tmp_path) -> None:
+    from frankenbot.bench.suite import SuiteSpec, run_suite
+
+    lines: list[str] = []
+    outcomes, json_path, md_path = run_suite(SuiteSpec(("pick_up",), (0,)), out_dir=tmp_path,
+                                             realtime_factor=3.0, log=lines.append)
+    (o,) = outcomes
+    assert o.success and o.program_ok, o.detail
+    assert o.vlm_calls == 0 and o.program_lines > 0 and o.wall_time > 0
+    data = json.loads(json_path.read_text())
+    assert json.dumps(data).count('"pick_up"') >= 1
+    assert "| pick_up | 1 | 1 |" in md_path.read_text()
+    assert any(line.startswith("  ok   pick_up") for line in lines)
+
+
+def test_brain_cancels_an_episode_past_its_timeout_and_records_into_memory(tmp_path) -> None:
+    from frankenbot.bringup.inprocess import BrainOptions, InProcessBrain
+    from frankenbot.memory.store import MemoryStore
+
+    db = tmp_path / "memory.db"
+    with InProcessBrain(BrainOptions(realtime_factor=1.0, episode_timeout=1.5,
+                                     memory_path=db)) as brain:
+        timed_out = brain.run_episode("put_in_bowl", 0)
+        assert not brain.world.trajectory_active()  # the watchdog's cancel stopped the arm
+    assert not timed_out.success and not timed_out.program_ok
+    assert "episode timeout" in timed_out.detail and "cancelled" in timed_out.detail
+    store = MemoryStore.open(db)
+    try:
+        (episode,) = store.episodes()
+        assert episode.record.instruction == timed_out.instruction
+        assert not episode.record.success and episode.record.outcome == "cancelled"
+    finally:
+        store.close()
