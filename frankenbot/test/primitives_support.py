@@ -7,37 +7,18 @@ These tests isolate the motion stack from perception errors by feeding it the tr
 
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 from frankenbot.motion.sim_adapter import SimRobot
 from frankenbot.primitives.factory import build_primitives
-from frankenbot.state import Scene, SceneObject
-
-
-def _yaw(quat: tuple[float, float, float, float]) -> float:
-    w, x, y, z = quat
-    return math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+from frankenbot.sim.stack import pose_feed_scene
+from frankenbot.state import Scene
 
 
 def ground_truth_scene(world) -> Callable[[], Scene]:  # type: ignore[no-untyped-def]
-    """A scene source reading the sim's true object states (TEST ONLY)."""
-    from frankenbot.sim import layout
-
-    d, zone = layout.DRAWER, layout.ZONE
-
-    def source() -> Scene:
-        objs = [SceneObject(st.name, st.name.replace("_", " "), st.shape, st.colour,
-                            st.position, st.size, _yaw(st.quaternion), last_seen=world.time)
-                for st in world.object_states().values()]
-        objs.append(SceneObject("drawer", "drawer", "drawer", "", d.body_centre, d.body_size,
-                                is_fixture=True))
-        objs.append(SceneObject("zone", "cyan zone", "zone", "cyan",
-                                (zone.centre[0], zone.centre[1], 0.0005),
-                                (zone.size[0], zone.size[1], 0.001), is_fixture=True))
-        return Scene.of(objs, stamp=world.time)
-
-    return source
+    """A scene source reading the sim's true object states (TEST ONLY): the sim stack's
+    ground-truth mode, which the executor's harness uses too."""
+    return pose_feed_scene(world)
 
 
 def make_primitives(world, scene_source=None, physics_thread: bool = False):  # type: ignore[no-untyped-def]
