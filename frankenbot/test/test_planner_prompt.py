@@ -43,7 +43,7 @@ def test_prompt_lists_catalog_objects_skills_exemplars_and_instruction():
     assert "place_in(obj: object, container: object[bowl|bin|plate|drawer|zone])" in prompt.system
     assert "move_above(obj: object, height: number in 0.02..0.4 = 0.1)" in prompt.system
     assert "pick_and_place(obj: object, dest: object)" in prompt.system
-    assert "place_in(obj=obj, container=dest)" in prompt.system  # the skill body
+    assert "place_in(obj=obj, container=dest)" not in prompt.system  # called by signature
     for oid in standard_scene().ids():
         assert oid in prompt.user_text
     assert "put block 0 somewhere" in prompt.user_text
@@ -66,12 +66,21 @@ def test_prompt_is_deterministic():
     assert a == b and a.messages() == b.messages()
 
 
+def test_skill_bodies_are_sent_only_when_asked_for():
+    request = _request(skills=(SKILL,))
+    short = PromptBuilder(default_catalog()).build(request)
+    full = PromptBuilder(default_catalog(), skill_bodies=True).build(request)
+    assert "place_in(obj=obj, container=dest)" in full.system
+    assert "pick_and_place(obj: object, dest: object)" in short.system
+    assert len(short.system) < len(full.system)
+
+
 def test_budget_trims_exemplars_first_then_experience_then_skill_bodies():
-    builder = PromptBuilder(default_catalog())
+    builder = PromptBuilder(default_catalog(), skill_bodies=True)
     full = builder.build(_request(skills=(SKILL,), exemplars=_exemplars(8),
                                   anomaly_experience=("x" * 400,) * 3))
     assert full.chars > 6000
-    small = PromptBuilder(default_catalog(), budget_chars=6000).build(_request(
+    small = PromptBuilder(default_catalog(), budget_chars=6000, skill_bodies=True).build(_request(
         skills=(SKILL,), exemplars=_exemplars(8), anomaly_experience=("x" * 400,) * 3))
     assert small.chars <= 6000
     assert small.trimmed[0] == "exemplar"
@@ -79,7 +88,7 @@ def test_budget_trims_exemplars_first_then_experience_then_skill_bodies():
     # the most relevant exemplar (first) is the last to go
     kept = [i for i in range(8) if f"put block {i} somewhere" in small.user_text]
     assert kept == list(range(len(kept)))
-    tiny = PromptBuilder(default_catalog(), budget_chars=1000).build(_request(
+    tiny = PromptBuilder(default_catalog(), budget_chars=1000, skill_bodies=True).build(_request(
         skills=(SKILL,), exemplars=_exemplars(2), anomaly_experience=("e",)))
     assert tiny.trimmed == ("exemplar", "exemplar", "anomaly_experience", "skill_bodies",
                             "skill_docs")

@@ -555,8 +555,8 @@ class MemoryStore:
         """Skills, exemplars and anomaly experience for a prompt, within ``token_budget``.
 
         Budget (estimated with ``tokens.estimate_tokens``) is spent in priority order: skills
-        (signature line ``name(p: type)  -- description`` plus body, as the planner's prompt
-        lists them; skills whose names or descriptions share words with the instruction first),
+        (signature line ``name(p: type)  -- description``, as the planner's prompt lists them;
+        skills whose names or descriptions share words with the instruction first),
         then exemplars (instruction + program text, most similar first), then experience lines.
         A part that does not fit is skipped and counted in ``dropped``; smaller later parts may
         still fit. ``token_budget`` 0 and ``max_exemplars`` < 0 mean the configured defaults.
@@ -597,12 +597,12 @@ class MemoryStore:
 
 
 def skill_tokens(skill: SkillRecord) -> int:
-    """Prompt cost of a skill: its signature line with description plus its body text.
+    """Prompt cost of a skill: its signature line with description.
 
-    The planner's prompt lists both (it drops bodies only when over its own budget), so both
-    are charged here.
+    The planner lists skills like primitives (bodies only with its ``prompt_skill_bodies``, in
+    which case its own character budget still bounds the prompt), so only that line is charged.
     """
-    return estimate_tokens(skill.signature().render()) + estimate_tokens(skill.body)
+    return estimate_tokens(skill.signature().render())
 
 
 def exemplar_tokens(ex: Exemplar) -> int:

@@ -70,6 +70,7 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "vlm.reasoning_effort": ("", "'' = not sent; minimal | low | medium | high"),
     "vlm.image_detail": ("auto", "image detail for the VLM: low | high | auto"),
     "prompt_budget_chars": (16000, "prompt text budget; exemplars are trimmed first"),
+    "prompt_skill_bodies": (False, "list skill bodies in the prompt, not only signatures"),
     "use_image": (True, "send perception's annotated image with the prompt"),
     "scene_wait": (3.0, "seconds to wait for a first scene before planning"),
     "memory_timeout": (2.0, "seconds to wait for memory's services (planning works without)"),
@@ -128,7 +129,8 @@ class PlannerNode(Node):
                         reasoning_effort=p("vlm.reasoning_effort"),
                         image_detail=p("vlm.image_detail"))
         self.config = PlannerConfig(default_planner=p("planner_mode"), vlm=vlm,
-                                    prompt_budget_chars=int(p("prompt_budget_chars")))
+                                    prompt_budget_chars=int(p("prompt_budget_chars")),
+                                    prompt_skill_bodies=bool(p("prompt_skill_bodies")))
         self.planner = Planner(self.config, make_client(self.config))
         self._state_lock = threading.Lock()  # guards _scene, _image, _current, _tasks
         self._scene: Scene | None = None

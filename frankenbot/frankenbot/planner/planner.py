@@ -37,6 +37,7 @@ class PlannerConfig:
     default_planner: str = "auto"
     max_repairs: int = 1
     prompt_budget_chars: int = DEFAULT_BUDGET_CHARS
+    prompt_skill_bodies: bool = False  # list skill bodies, not only signature + description
     vlm: VlmConfig = field(default_factory=VlmConfig)
 
     def __post_init__(self) -> None:
@@ -137,7 +138,8 @@ class Planner:
 
     def _vlm(self, request: PlanRequest, failure: FailureContext | None,
              client: VlmClient) -> PlanOutcome:
-        builder = PromptBuilder(self.catalog, self.config.prompt_budget_chars)
+        builder = PromptBuilder(self.catalog, self.config.prompt_budget_chars,
+                                skill_bodies=self.config.prompt_skill_bodies)
         prompt = builder.build(request, failure)
         messages: list[dict[str, Any]] = prompt.messages(client.config.image_detail)
         catalog = self._catalog(request)

@@ -3,7 +3,10 @@
 Pure and deterministic: the same request gives byte-identical messages, so answers can be cached
 and tests can pin them. The prompt holds a compact language reference, the catalog (primitives,
 predicates, skills) with one-line docs, the object table, the set-of-mark image as a data URL,
-memory's exemplars and anomaly experience, and the instruction. A character budget keeps it small;
+memory's exemplars and anomaly experience, and the instruction. Skills are listed like primitives,
+by signature and description: the model calls them by name and the interpreter expands them, so
+their bodies are sent only when ``skill_bodies`` is set (a body costs ~5x its signature line and
+buys the model nothing it needs to call the skill). A character budget keeps the prompt small;
 when over budget, sections are trimmed in this order: exemplars (least relevant last, so dropped
 first), anomaly experience, skill bodies (signatures stay), skill descriptions. The rules, the
 primitives, the objects and the instruction are never trimmed.
@@ -168,11 +171,13 @@ def _catalog_text(catalog: Catalog, skill_bodies: bool, skill_docs: bool) -> str
 class PromptBuilder:
     """Builds the planning, repair and replanning prompts within a character budget."""
 
-    def __init__(self, catalog: Catalog, budget_chars: int = DEFAULT_BUDGET_CHARS) -> None:
+    def __init__(self, catalog: Catalog, budget_chars: int = DEFAULT_BUDGET_CHARS, *,
+                 skill_bodies: bool = False) -> None:
         if budget_chars < 1000:
             raise ValueError(f"prompt budget must be at least 1000 characters, got {budget_chars}")
         self.catalog = catalog
         self.budget_chars = budget_chars
+        self.skill_bodies = skill_bodies
 
     def build(self, request: PlanRequest, failure: FailureContext | None = None) -> Prompt:
         """The first-call prompt (or the tier-3 replan prompt when ``failure`` is given)."""
@@ -180,7 +185,7 @@ class PromptBuilder:
         exemplars = list(request.exemplars)
         experience = list(request.anomaly_experience)
         trimmed: list[str] = []
-        skill_bodies = skill_docs = True
+        skill_bodies, skill_docs = self.skill_bodies, True
         while True:
             system = "\n\n".join([
                 "You plan tasks for a UR5e robot arm with a parallel gripper above a table.",
