@@ -51,6 +51,7 @@ def _run(client, group, instruction: str, inject: tuple[str, str] | None = None)
 @pytest.mark.parametrize("instruction", [
     "put the red block in the green bowl",
     "pick up the yellow block",
+    "stack the blue block on the red block",
 ])
 def test_submitted_task_succeeds_by_the_oracle(brain, instruction):
     client, group = brain

@@ -198,10 +198,12 @@ class BrainClient:
         count = [0]
         good = [0]  # consecutive matching scenes: the brain's nodes get the same messages, and
         # waiting for a second one gives them time to take in the first
+        last_ids: list[list[str] | None] = [None]  # the latest scene's ids, for the error
 
         def on_scene(msg: SceneObjects) -> None:
             stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
             ids = {o.id for o in msg.objects}
+            last_ids[0] = sorted(ids)
             if (not msg.stale and stamp > after and len(msg.objects) >= min_objects
                     and ids.issuperset(required)):
                 good[0] += 1
@@ -215,9 +217,11 @@ class BrainClient:
                                             callback_group=self._group)
         try:
             if not seen.wait(timeout):
+                latest = ("no scene arrived" if last_ids[0] is None else
+                          f"the latest had {', '.join(last_ids[0]) or 'no objects'}")
                 raise FrankenbotError(f"perception published no fresh scene with "
                                       f"{', '.join(required) or 'objects'} within {timeout:.0f} "
-                                      f"s (is the perception node running?)")
+                                      f"s ({latest}; is the perception node running?)")
             return count[0]
         finally:
             self.node.destroy_subscription(sub)

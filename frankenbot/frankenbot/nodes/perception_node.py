@@ -10,10 +10,16 @@ Publishes:
       no usable frame arrived within ``stale_timeout`` (the executor treats that as an anomaly)
   /frankenbot/scene_markers (visualization_msgs/MarkerArray)
   /frankenbot/annotated_image (sensor_msgs/Image rgb8, set-of-mark image)
+Services
+  ~/reset (std_srvs/Trigger): forget every tracked object (the table was rearranged by hand);
+      frames stamped up to the latest received one are not used afterwards
+Resets also come from ``reset_topic`` (std_msgs/Header; the sim publishes one when it loads a
+  new scene): tracks are forgotten and frames stamped before header.stamp are skipped, so an
+  object of a vanished scene never lends its id to a new object nearby.
 Parameters (all declared with descriptions): rate, max_latency, stale_timeout, sync_tolerance,
   camera_config, fixtures_path, detector_backend, detector_queries, detector_model,
   detector_threshold, stride, table_height, min_height, max_height, workspace_min,
-  workspace_max, base_frame, publish_annotated, annotated_rate.
+  workspace_max, base_frame, publish_annotated, annotated_rate, reset_topic.
 
 Subscription callbacks only store the latest messages; a timer in its own callback group does the
 processing, so a slow frame never blocks message intake.
@@ -31,8 +37,10 @@ from typing import Any
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image, JointState
+from std_msgs.msg import Header
+from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
 from frankenbot.errors import FrankenbotError, PerceptionError
@@ -94,6 +102,8 @@ class PerceptionNode(Node):
                                         "image"))
         self.annotated_rate = float(p("annotated_rate", 2.0, "Hz: the set-of-mark image is "
                                       "drawn at most this often (drawing costs CPU)"))
+        reset_topic = str(p("reset_topic", "", "std_msgs/Header topic that announces a new "
+                            "scene (the sim's ~/scene_reset); empty: none"))
         self._last_annotated = 0.0
         if self.backend not in ("geometric", "owlv2"):
             raise FrankenbotError(f"detector_backend must be geometric or owlv2, got "
@@ -138,8 +148,10 @@ class PerceptionNode(Node):
         self._last_processed_depth: Image | None = None
         self._last_ok = 0.0  # monotonic time of the last successfully processed frame
         self._last_scene = Scene(stale=True)
+        self._reset_after = -1.0  # s, camera clock: frames stamped up to this predate a reset
         self.frames_processed = 0
         self.frames_rejected = 0
+        self.resets = 0
 
         intake = MutuallyExclusiveCallbackGroup()
         work = MutuallyExclusiveCallbackGroup()
@@ -155,6 +167,13 @@ class PerceptionNode(Node):
         self.marker_pub = self.create_publisher(MarkerArray, "/frankenbot/scene_markers", 10)
         self.image_pub = self.create_publisher(Image, "/frankenbot/annotated_image", 2)
         self.create_timer(1.0 / max(self.rate, 0.1), self.process_callback, callback_group=work)
+        # Resets share the processing group: none can land halfway through a frame.
+        self.create_service(Trigger, "~/reset", self.reset_service_callback, callback_group=work)
+        if reset_topic:
+            latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                                 durability=DurabilityPolicy.TRANSIENT_LOCAL)
+            self.create_subscription(Header, reset_topic, self.reset_topic_callback, latched,
+                                     callback_group=work)
         self.get_logger().info(f"perception up: backend {self.backend}, {self.rate} Hz, "
                                f"camera pose from {camera_config or 'TF'}")
 
@@ -244,6 +263,30 @@ class PerceptionNode(Node):
                           stale=True, frame_id=self.base_frame)
             self.scene_pub.publish(scene_to_msg(stale, 0.0))
 
+    # ------------------------------------------------------------------ resets
+    def reset_topic_callback(self, msg: Header) -> None:
+        self._reset(time_from_msg(msg.stamp), f"new scene {msg.frame_id or '(unnamed)'}")
+
+    def reset_service_callback(self, request: Any, response: Any) -> Any:
+        with self._msgs_lock:
+            latest = self._depth_msg
+        after = time_from_msg(latest.header.stamp) if latest is not None else -1.0
+        forgotten = self._reset(after, "~/reset called")
+        response.success = True
+        response.message = f"forgot {forgotten} tracked objects"
+        return response
+
+    def _reset(self, after: float, why: str) -> int:
+        """Forget every track; frames stamped up to ``after`` are not processed any more."""
+        forgotten = len(self._pipeline.tracker.tracks) if self._pipeline is not None else 0
+        if self._pipeline is not None:
+            self._pipeline.reset()
+        self._reset_after = max(self._reset_after, after)
+        self._last_scene = Scene(stale=True)
+        self.resets += 1
+        self.get_logger().info(f"tracks reset ({why}): {forgotten} forgotten")
+        return forgotten
+
     def _matching_rgb(self, stamp: float) -> Image | None:
         """The buffered colour frame closest in time to ``stamp``, within sync_tolerance."""
         best = min(self._rgb_msgs, default=None,
@@ -259,6 +302,8 @@ class PerceptionNode(Node):
             if info is None:
                 raise PerceptionError(f"no camera_info received on {INFO_TOPIC}")
             stamp = time_from_msg(depth_msg.header.stamp)
+            if stamp <= self._reset_after:
+                return  # taken before the scene was reset: it shows the old scene
             if abs(time_from_msg(rgb_msg.header.stamp) - stamp) > self.sync_tolerance:
                 return  # wait for the matching colour frame
             camera = self._camera(info)

@@ -11,6 +11,8 @@ Publishes
   /camera/camera/color/image_raw (sensor_msgs/Image, rgb8), at camera_rate (sim time)
   /camera/camera/aligned_depth_to_color/image_raw (sensor_msgs/Image, 16UC1 millimetres)
   /camera/camera/color/camera_info (sensor_msgs/CameraInfo, frame camera_color_optical_frame)
+  ~/scene_reset (std_msgs/Header, latched): after every ~/reset, stamped with the sim time of
+      the new scene, frame_id = its task id; perception forgets its tracks on it
 Subscribes
   /scaled_joint_trajectory_controller/joint_trajectory (trajectory_msgs/JointTrajectory);
       starts on receipt (header.stamp is not used), replaces the running one, empty = stop
@@ -39,10 +41,10 @@ from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
-from std_msgs.msg import Float64, Float64MultiArray
+from std_msgs.msg import Float64, Float64MultiArray, Header
 from trajectory_msgs.msg import JointTrajectory
 
 from frankenbot import robotiq
@@ -115,6 +117,9 @@ class SimNode(Node):
         self.color_pub = self.create_publisher(Image, COLOR_TOPIC, sensor_qos)
         self.depth_pub = self.create_publisher(Image, DEPTH_TOPIC, sensor_qos)
         self.info_pub = self.create_publisher(CameraInfo, INFO_TOPIC, sensor_qos)
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.reset_pub = self.create_publisher(Header, "~/scene_reset", latched)
         commands = MutuallyExclusiveCallbackGroup()
         services = MutuallyExclusiveCallbackGroup()
         self.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self.trajectory_callback, 10,
@@ -215,6 +220,8 @@ class SimNode(Node):
         response.instruction = task.instruction
         response.task_id = task.task_id
         response.object_names = list(self.world.object_names())
+        # Frames stamped from now on show the new scene; perception forgets the old one.
+        self.reset_pub.publish(Header(stamp=to_time(self.world.time), frame_id=task.task_id))
         self.get_logger().info(f"reset to {task.task_id}: {task.instruction!r}")
         return response
 
