@@ -146,3 +146,28 @@ def test_drawer_spec_front_grasp_reaches_the_handle(world) -> None:
     assert backend.move_linear(front_pose(handle, into), token).ok
     width = prims._gripper(0.0, token)
     assert 0.010 < width < 0.018  # closed on the bar, not on nothing
+
+
+def test_a_held_belief_the_fingers_contradict_is_dropped_not_obeyed(world) -> None:
+    robot, _, prims = _setup(world, "pick_up", 0)
+    obj = world.task.params["object"]
+    assert _run(prims, [("pick", {"obj": obj})]).ok
+    refused = prims.execute("pick", {"obj": obj}, CancelToken())  # really held: refused
+    assert refused.code == FailureCode.INVALID_ARGUMENT and "already holding" in refused.detail
+    assert prims.held_object == obj
+    # The world is replaced under the arm (a sim reset; on the robot: someone took the block
+    # out of the opened gripper). The fingers open wide, the belief stays until it is checked.
+    world.reset("pick_up", 7)
+    assert prims.held_object == obj and robot.gripper_state().width > 0.07
+    other = world.task.params["object"]
+    result = _run(prims, [("pick", {"obj": other})])
+    assert result.ok, result
+    assert prims.held_object == other and world.evaluate().success
+
+
+def test_reset_beliefs_forgets_the_held_object_and_open_drawers(world) -> None:
+    _, _, prims = _setup(world, "open_drawer", 1)
+    assert _run(prims, [("open_drawer", {"drawer": "drawer"})]).ok
+    assert prims.facts() == {"drawer_open:drawer": True}
+    prims.reset_beliefs()
+    assert prims.facts() == {"drawer_open:drawer": False} and prims.held_object is None

@@ -14,10 +14,13 @@ Uses
   /joint_states, /frankenbot/scene, /frankenbot/estop and the trajectory / gripper command
       topics (through ``frankenbot.motion.ros_adapter.RosRobot``)
   /frankenbot/replan (frankenbot_interfaces/srv/Replan) for tier 3
+  ``reset_topic`` (std_msgs/Header; the sim's ~/scene_reset): a new world, so the beliefs of the
+      primitives (held object, open drawers) are forgotten
 Parameters (see PARAMS below for descriptions and defaults)
   monitor_rate_hz, debounce_ticks, handler_retries, tier2_attempts, replans, tier2_method,
   confidence_threshold, rule_bonus, step_budget, scene_stale_after_s, local_expert_model,
-  local_expert_threads, trajectory_mode, gripper_mode, replan_timeout, feedback_rate_hz
+  local_expert_threads, trajectory_mode, gripper_mode, replan_timeout, feedback_rate_hz,
+  reset_topic
 
 One goal at a time (a second is rejected while one runs). Callbacks that must not block each
 other have their own groups under a MultiThreadedExecutor: the action (reentrant), the replan
@@ -37,6 +40,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Header
 
 from frankenbot.anomaly.candidates import Situation
 from frankenbot.anomaly.escalation import Budgets, ReplanResult
@@ -72,6 +76,8 @@ PARAMS: dict[str, tuple[Any, str]] = {
                               "(MoveItPy collision-aware planning; real ROS install only)"),
     "replan_timeout": (120.0, "seconds to wait for /frankenbot/replan"),
     "feedback_rate_hz": (10.0, "maximum rate of action feedback and tree_state messages"),
+    "reset_topic": ("", "std_msgs/Header topic announcing a new world (the sim's "
+                        "~/scene_reset): held-object and drawer beliefs are dropped; '' = none"),
 }
 
 
@@ -161,6 +167,9 @@ class ExecutorNode(Node):
             self, ExecuteProgram, "/frankenbot/execute_program",
             execute_callback=self.execute_callback, goal_callback=self.goal_callback,
             cancel_callback=self.cancel_callback, callback_group=ReentrantCallbackGroup())
+        if str(p["reset_topic"]):
+            self.create_subscription(Header, str(p["reset_topic"]), self.reset_callback,
+                                     latched, callback_group=MutuallyExclusiveCallbackGroup())
         self._publish_tree()
         self.get_logger().info(f"executor ready (tier 2: {params.tier2_method}, monitors at "
                                f"{params.monitor_rate_hz:g} Hz)")
@@ -199,6 +208,17 @@ class ExecutorNode(Node):
                             program_text=text, timeout=float(self.p["replan_timeout"]))
 
     # ---- action callbacks ---------------------------------------------------------------------
+    def reset_callback(self, msg: Header) -> None:
+        """A new world: what the primitives believed about the old one no longer holds."""
+        held = self.primitives.held_object
+        self.primitives.reset_beliefs()
+        with self._goal_lock:
+            running = self._goal is not None
+        self.get_logger().info(
+            f"world reset ({msg.frame_id or 'unnamed'}): beliefs dropped"
+            + (f" (was holding {held})" if held else "")
+            + (" while a program runs; it will see the new world" if running else ""))
+
     def goal_callback(self, goal_request: Any) -> GoalResponse:
         if self.executor_core.running:
             self.get_logger().warning("rejecting a goal: a program is already running")

@@ -59,6 +59,7 @@ class PrimitiveConfig:
     open_margin: float = 0.03  # open this much wider than the object before closing
     min_grasp_width: float = 0.006  # closing narrower than this means nothing is held
     release_margin: float = 0.02  # when placing, open to object width + this
+    held_slack: float = 0.01  # fingers wider than object + release_margin + this hold nothing
     place_clearance: float = 0.008  # release with the object's bottom this far above support
     container_floor: float = 0.008  # bowl / bin / drawer floor thickness above their bottom
     gripper_timeout: float = 2.0  # s for the fingers to reach or stall

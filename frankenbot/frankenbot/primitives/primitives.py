@@ -121,6 +121,32 @@ class Primitives:
         with self._beliefs_lock:
             self._held = None
 
+    def reset_beliefs(self) -> None:
+        """Forget what is held and which drawers are open (the world was replaced: a sim
+        reset, or the table rearranged by hand)."""
+        with self._beliefs_lock:
+            self._held = None
+            self._drawer_open = {self.config.drawer.name: False}
+
+    def _held_per_fingers(self) -> str | None:
+        """The held object, unless the fingers contradict the belief: closed on nothing, or open
+        wider than the object could be held (someone took it, or the world was reset). A
+        contradicted belief is dropped, so the next pick is not refused for a phantom."""
+        with self._beliefs_lock:
+            held = self._held
+        if held is None:
+            return None
+        grip = self.robot.gripper_state()
+        if grip is not None:
+            cfg = self.config
+            widest = max(held.size[0], held.size[1]) + cfg.release_margin + cfg.held_slack
+            if grip.width < cfg.min_grasp_width or grip.width > widest:
+                with self._beliefs_lock:
+                    if self._held is held:
+                        self._held = None
+                return None
+        return held.object_id
+
     def snapshot(self) -> RobotSnapshot:
         """Robot state plus beliefs for monitors and predicates (cheap: one FK)."""
         state = self.robot.joint_state()
@@ -268,7 +294,7 @@ class Primitives:
     def _pick(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
         cfg = self.config
         object_id = self._obj_arg(args, "obj")
-        held = self.held_object
+        held = self._held_per_fingers()
         if held is not None:
             return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
                                            f"already holding {held}; place it first")
@@ -437,9 +463,10 @@ class Primitives:
         cfg = self.config
         obj = self._find(self._obj_arg(args, "obj"))
         target = self._find(self._obj_arg(args, "target"))
-        if self.held_object is not None:
+        held = self._held_per_fingers()
+        if held is not None:
             return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
-                                           f"holding {self.held_object}; place it first")
+                                           f"holding {held}; place it first")
         d = np.array(target.position[:2]) - np.array(obj.position[:2])
         dist = float(np.linalg.norm(d))
         if dist < 0.01:
@@ -472,9 +499,10 @@ class Primitives:
         if name != drawer.name:
             return PrimitiveResult.failure(FailureCode.NOT_FOUND,
                                            f"no drawer named {name!r} (known: {drawer.name})")
-        if self.held_object is not None:
+        held = self._held_per_fingers()
+        if held is not None:
             return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
-                                           f"holding {self.held_object}; place it first")
+                                           f"holding {held}; place it first")
         if self.drawer_is_open(name) == opening:
             return PrimitiveResult.success(f"{name} is already {'open' if opening else 'closed'}")
         start = np.array(drawer.handle_at(0.0 if opening else drawer.stroke))
