@@ -68,6 +68,7 @@ COLOR_TOPIC = "/camera/camera/color/image_raw"
 DEPTH_TOPIC = "/camera/camera/aligned_depth_to_color/image_raw"
 INFO_TOPIC = "/camera/camera/color/camera_info"
 RGB_HISTORY = 8  # colour frames kept for pairing with depth by stamp
+CLOCK_JUMP_S = 10.0  # a frame this much older than a reset means the camera clock restarted
 
 
 class PerceptionNode(Node):
@@ -148,7 +149,9 @@ class PerceptionNode(Node):
         self._last_processed_depth: Image | None = None
         self._last_ok = 0.0  # monotonic time of the last successfully processed frame
         self._last_scene = Scene(stale=True)
-        self._reset_after = -1.0  # s, camera clock: frames stamped up to this predate a reset
+        # s, camera clock: frames stamped up to this predate the last reset (None: no reset
+        # pending; cleared by the first newer frame)
+        self._reset_after: float | None = None
         self.frames_processed = 0
         self.frames_rejected = 0
         self.resets = 0
@@ -270,18 +273,18 @@ class PerceptionNode(Node):
     def reset_service_callback(self, request: Any, response: Any) -> Any:
         with self._msgs_lock:
             latest = self._depth_msg
-        after = time_from_msg(latest.header.stamp) if latest is not None else -1.0
+        after = time_from_msg(latest.header.stamp) if latest is not None else None
         forgotten = self._reset(after, "~/reset called")
         response.success = True
         response.message = f"forgot {forgotten} tracked objects"
         return response
 
-    def _reset(self, after: float, why: str) -> int:
+    def _reset(self, after: float | None, why: str) -> int:
         """Forget every track; frames stamped up to ``after`` are not processed any more."""
         forgotten = len(self._pipeline.tracker.tracks) if self._pipeline is not None else 0
         if self._pipeline is not None:
             self._pipeline.reset()
-        self._reset_after = max(self._reset_after, after)
+        self._reset_after = after
         self._last_scene = Scene(stale=True)
         self.resets += 1
         self.get_logger().info(f"tracks reset ({why}): {forgotten} forgotten")
@@ -302,8 +305,10 @@ class PerceptionNode(Node):
             if info is None:
                 raise PerceptionError(f"no camera_info received on {INFO_TOPIC}")
             stamp = time_from_msg(depth_msg.header.stamp)
-            if stamp <= self._reset_after:
-                return  # taken before the scene was reset: it shows the old scene
+            if self._reset_after is not None:
+                if self._reset_after - CLOCK_JUMP_S < stamp <= self._reset_after:
+                    return  # taken before the scene was reset: it shows the old scene
+                self._reset_after = None  # the new scene's first frame (or a restarted clock)
             if abs(time_from_msg(rgb_msg.header.stamp) - stamp) > self.sync_tolerance:
                 return  # wait for the matching colour frame
             camera = self._camera(info)
