@@ -39,6 +39,16 @@ class PerceptionConfig:
     height_gap: float = 0.02  # an empty height band this wide splits a component
     min_points: int = 25
     min_extent: float = 0.012
+    # Round containers (bowls) holding or touching a same-coloured object share its component;
+    # they are found by a circle fit to the component's outline (segmentation, containers.py).
+    container_min_diameter: float = 0.09  # m; narrower components are never split this way
+    container_max_diameter: float = 0.30  # m
+    outline_tolerance: float = 0.004  # m; outline samples this close to the circle lie on it
+    outline_min_share: float = 0.6  # share of outline samples on the circle: it is round
+    outline_max_gap: float = 110.0  # degrees of the circle without outline samples, at most
+    container_wall: float = 0.017  # m inwards from the outline: rim and wall (sim bowl 13 mm)
+    container_min_depth: float = 0.02  # m rim above floor, else a plate/solid: no split
+    container_raise: float = 0.012  # m above the floor: something standing in the container
     # Tracker.
     match_distance: float = 0.25  # metres; beyond this a detection is a new object
     memory_s: float = 8.0  # unseen tracks are remembered this long (occlusion, in-gripper)

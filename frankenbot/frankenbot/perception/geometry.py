@@ -27,6 +27,12 @@ class ShapeRules:
     plate_min_footprint: float = 0.09
     bin_min_footprint: float = 0.17  # containers longer than this: bin
     round_fill: float = 0.88  # hull area / rectangle area below this: round (bowl, plate)
+    # Narrower "bowls" are arcs of one cut by the arm in front: measured, they were 3-5 cm off
+    # and the tracker moved the bowl's id onto them or named them as new bowls.
+    bowl_min_width: float = 0.09
+    # A "block" narrower than this is a sliver of a partly hidden one (a held block seen
+    # between the fingers), never a tower of cubes that narrow: split_stack leaves it whole.
+    stack_min_edge: float = 0.025
 
 
 @dataclass(frozen=True)
@@ -123,7 +129,8 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
     elif concave and length >= rules.bin_min_footprint:
         shape = "bin"
     elif concave and fill < rules.round_fill:
-        shape = "bowl"
+        # A bowl's footprint is round; a narrow arc is what the arm left visible of one.
+        shape = "bowl" if width >= rules.bowl_min_width else "unknown"
     elif concave:
         shape = "bin"
     else:
@@ -137,14 +144,19 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
                      size=(length, width, height), yaw=yaw, confidence=confidence, n_points=n)
 
 
-def split_stack(det: Detection, ratio: float = 1.6) -> list[Detection]:
+def split_stack(det: Detection, ratio: float = 1.6,
+                min_edge: float = ShapeRules.stack_min_edge) -> list[Detection]:
     """A same-colour tower looks like one tall block: split it into cube-sized blocks.
 
     Blocks in this cell are cubes, so a "block" much taller than its footprint is a stack; each
-    level gets its own detection (bottom first) so each can be named and picked.
+    level gets its own detection (bottom first) so each can be named and picked. A footprint
+    under ``min_edge`` is a sliver: split, it became four "blocks" in the gripper and the
+    tracker handed the held block's id to one of them.
     """
     length, width, height = det.size
     if det.shape != "block" or det.name or height < ratio * length or width < 0.8 * length:
+        return [det]
+    if length < min_edge:
         return [det]
     n = max(2, round(height / length))
     edge = height / n

@@ -109,8 +109,10 @@ class PerceptionPipeline:
         viewpoint = (float(self.camera.position[0]), float(self.camera.position[1]))
         keep = [segments is None or c.group != ACHROMATIC_GROUP
                 or not is_robot(c.points, segments, self.config.robot_radius) for c in clusters]
+        rules = self.shape_rules
         measured = [d for c, n, k in zip(clusters, names, keep, strict=True) if k
-                    for d in split_stack(_named(measure(c, self.shape_rules, viewpoint), n))]
+                    for d in split_stack(_named(measure(c, rules, viewpoint), n),
+                                         min_edge=rules.stack_min_edge)]
         with self._scene_lock:
             detections = tuple(d for d in measured if self._keep(d, stamp))
             vacated = self._seen_through(self.tracker.tracks, depth, segments)

@@ -3,7 +3,9 @@
 Why this shape: DBSCAN over the full cloud costs ~80 ms on these CPUs, so clusters are instead
 connected components on a top-down occupancy grid of the points above the table, one grid per
 colour group. That is a few milliseconds, keeps touching objects of different colours apart (a
-block in a bowl, a block on a plate) and keeps one object's shaded sides together.
+block in a bowl, a block on a plate) and keeps one object's shaded sides together. Objects of one
+colour that touch share a component: a height gap splits things stacked with air between them,
+and a round container (a bowl) is split from what stands in it or against it (containers.py).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from frankenbot.errors import PerceptionError
 from frankenbot.perception.camera import CameraModel
 from frankenbot.perception.colour import ACHROMATIC_GROUP, rgb_to_hsv, segmentation_groups
 from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.containers import split_round_container
 
 
 @dataclass(frozen=True)
@@ -219,14 +222,22 @@ def _cluster(points: np.ndarray, heights: np.ndarray, hsv: np.ndarray, pixels: n
         bounds = np.searchsorted(lab_sorted, np.arange(1, n + 2))
         for k in range(n):
             members = sel[order[bounds[k]:bounds[k + 1]]]
-            for part in _split_by_height(members, heights, config.height_gap):
-                if part.size < config.min_points:
-                    continue
+            for part in _split_parts(members, points, heights, config):
                 if np.max(np.ptp(points[part, :2], axis=0)) < config.min_extent:
                     continue
                 clusters.append(Cluster(points[part], heights[part], hsv[part], pixels[part],
                                         int(g)))
     return clusters
+
+
+def _split_parts(members: np.ndarray, points: np.ndarray, heights: np.ndarray,
+                 config: PerceptionConfig) -> list[np.ndarray]:
+    """One colour component as its objects: split by height gaps, then bowls from contents."""
+    parts = []
+    for part in _split_by_height(members, heights, config.height_gap):
+        if part.size >= config.min_points:
+            parts += split_round_container(part, points, heights, config)
+    return [p for p in parts if p.size >= config.min_points]
 
 
 def _split_by_height(members: np.ndarray, heights: np.ndarray, gap: float) -> list[np.ndarray]:

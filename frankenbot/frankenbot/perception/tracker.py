@@ -141,10 +141,12 @@ class Tracker:
                                      hits=tracks[r].hits + 1)
                 matched_t.add(r)
                 matched_d.add(c)
-        # An object inside a container of its own colour (a blue block in the blue bowl) merges
-        # with it into one segment: the container's detection says it may still be there, so
-        # the track is kept (resting in the container) instead of being dropped as vacated. Not
-        # seen itself, its last_seen stays: it fades out after memory_s like any hidden object.
+        # An object inside a container of its own colour (a blue block in the blue bowl) is
+        # split from it by segmentation only when enough of it is seen; mostly hidden (the
+        # gripper over it) it is not detected, but the container's detection says it may still
+        # be there, so the track is kept (resting in the container) instead of being dropped as
+        # vacated. Not seen itself, its last_seen stays: it fades out after memory_s like any
+        # hidden object.
         for r, t in enumerate(tracks):
             if r in matched_t or t.detection.shape in CONTAINER_SHAPES:
                 continue
