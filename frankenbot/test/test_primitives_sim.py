@@ -171,3 +171,30 @@ def test_reset_beliefs_forgets_the_held_object_and_open_drawers(world) -> None:
     assert prims.facts() == {"drawer_open:drawer": True}
     prims.reset_beliefs()
     assert prims.facts() == {"drawer_open:drawer": False} and prims.held_object is None
+
+
+def test_pick_waits_briefly_for_an_object_perception_lost_for_a_moment(world) -> None:
+    from primitives_support import ground_truth_scene
+
+    from frankenbot.state import Scene
+
+    world.reset("pick_up", 0)
+    obj = world.task.params["object"]
+    truth = ground_truth_scene(world)
+    hidden_until = [0.0]  # sim time until which perception "lost" the object
+
+    def flickering() -> Scene:
+        scene = truth()
+        if world.time < hidden_until[0]:
+            return Scene.of([o for o in scene.objects if o.object_id != obj], stamp=scene.stamp)
+        return scene
+
+    _, _, prims = make_primitives(world, scene_source=flickering)
+    t0 = world.time
+    gone = prims.execute("pick", {"obj": "unicorn_block"}, CancelToken())
+    assert gone.code == FailureCode.NOT_FOUND  # what never appears is still refused ...
+    assert world.time - t0 >= prims.config.detect_timeout  # ... after the wait
+    hidden_until[0] = world.time + 0.4
+    result = prims.execute("pick", {"obj": obj}, CancelToken())
+    assert result.ok, result
+    assert prims.held_object == obj and world.evaluate().success

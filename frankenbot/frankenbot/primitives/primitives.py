@@ -196,6 +196,17 @@ class Primitives:
                                                 f"{object_id} has a non-finite pose in the scene"))
         return obj
 
+    def _find_soon(self, object_id: str, cancel: CancelToken) -> SceneObject:
+        """``_find``, but an object missing from the scene gets up to ``detect_timeout`` to
+        appear: perception can lose an object for a frame or two (it just fell, the arm hid it,
+        the tracks were reset) and a pick should not fail on that alone."""
+        start = self.robot.now()
+        while self.robot.scene().get(object_id) is None:
+            if self.robot.now() - start >= self.config.detect_timeout or cancel.cancelled:
+                break
+            self.robot.sleep(0.05)
+        return self._find(object_id)
+
     def _newer_view(self, object_id: str, cancel: CancelToken) -> SceneObject | None:
         """The object in the first fresh scene stamped after now (None: none in look_timeout)."""
         start = self.robot.now()
@@ -298,7 +309,7 @@ class Primitives:
         if held is not None:
             return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
                                            f"already holding {held}; place it first")
-        obj = self._find(object_id)
+        obj = self._find_soon(object_id, cancel)
         if obj.is_fixture:
             return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
                                            f"{object_id} is a fixture and cannot be picked")
