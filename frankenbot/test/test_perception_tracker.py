@@ -30,3 +30,16 @@ def test_vacated_block_beside_a_bowl_of_another_colour_is_forgotten():
     tr.update([red_bowl, BLOCK_HELD], 1.0)
     tracks = tr.update([red_bowl], 1.2, vacated={"blue_block"})
     assert [t.object_id for t in tracks] == ["red_bowl"]
+
+
+def test_a_new_block_never_inherits_the_id_of_a_bowl_that_vanished_nearby():
+    tr = Tracker(memory_s=8.0)
+    tr.update([BOWL], 1.0)
+    block = det("block", "blue", (0.45, -0.02, 0.02), (0.04, 0.04, 0.04))  # the bowl is gone
+    tracks = {t.object_id: t for t in tr.update([block], 1.2)}
+    assert tracks["blue_block"].detection.shape == "block"
+    assert tracks["blue_bowl"].detection.shape == "bowl"  # remembered, not taken over
+    half_seen = det("unknown", "blue", (0.41, -0.05, 0.02), (0.08, 0.15, 0.05))
+    tracks = {t.object_id: t for t in tr.update([half_seen, block], 1.4)}
+    assert set(tracks) == {"blue_block", "blue_bowl"}  # an unclear view still matches the bowl
+    assert tracks["blue_bowl"].last_seen == 1.4

@@ -2,8 +2,9 @@
 
 A program says ``pick(obj=red_block_2)`` and expects that name to mean the same block while it
 moves, while the gripper hides it, or while it sits inside a bowl. Detections are matched to
-existing tracks by position with colour as a hard gate and shape as a soft one (a half-hidden
-block can look odd for a frame), using an optimal assignment. Unmatched tracks are remembered for
+existing tracks by position with colour and the container/solid class as hard gates and the
+exact shape as a soft one (a half-hidden block can look odd for a frame), using an optimal
+assignment. Unmatched tracks are remembered for
 ``memory_s`` seconds at their last pose so short occlusions do not rename anything.
 """
 
@@ -63,6 +64,14 @@ def _resting_in(det: Detection, host: Detection) -> Detection:
     return replace(det, position=(x, y, min(z, rest_z)))
 
 
+def _class_changed(old: str, new: str) -> bool:
+    """A container track matched to a solid's detection or the other way round. Within a class
+    the shape may waver (a half-hidden block can measure oddly), and ``unknown`` matches all."""
+    if "unknown" in (old, new):
+        return False
+    return (old in CONTAINER_SHAPES) != (new in CONTAINER_SHAPES)
+
+
 def base_id(colour: str, shape: str) -> str:
     return f"{colour}_{shape}" if colour else shape
 
@@ -86,6 +95,8 @@ class Tracker:
         t = track.detection
         if t.colour != det.colour:
             return _GATED
+        if _class_changed(t.shape, det.shape):
+            return _GATED  # a bowl does not turn into a block (a new one appeared near it)
         dist = math.dist(t.position, det.position)
         if dist > self.match_distance:
             return _GATED
