@@ -53,6 +53,11 @@ class PerceptionConfig:
     match_distance: float = 0.25  # metres; beyond this a detection is a new object
     memory_s: float = 8.0  # unseen tracks are remembered this long (occlusion, in-gripper)
     see_through: float = 0.03  # unseen track dropped when depth there is this much farther
+    # An unseen open container is gone when most of its rim samples see past the rim.
+    rim_inset: float = 0.006  # m inwards from the outer edge: on top of the wall (sim bowl 13 mm)
+    rim_samples: int = 24  # points along the rim
+    rim_gone_share: float = 0.7  # of the rim samples that show the rim or past it
+    rim_gone_frames: int = 3  # consecutive frames the rim must be seen through
     stale_timeout_s: float = 1.0  # scene_at(now) is stale when the last frame is older
     keep_unknown: int = 0  # 1: also report clusters whose shape is "unknown" (obstacles)
     robot_radius: float = 0.09  # self filter: achromatic clusters this close to the arm are it

@@ -66,6 +66,7 @@ class PerceptionPipeline:
         self.fixtures = tuple(replace(g.obj, is_fixture=True) for g in self.geometry)
         self._handles: dict[str, SceneObject] = {}  # measured drawer handles by fixture id
         self.drawer_openings: dict[str, float] = {}  # fixture id -> metres (last measured)
+        self._rim_votes: dict[str, int] = {}  # container id -> frames its rim was seen through
         self.shape_rules = shape_rules or ShapeRules()
         self.tracker = Tracker(self.config.match_distance, self.config.memory_s)
         self._rng = np.random.default_rng(0)
@@ -83,6 +84,7 @@ class PerceptionPipeline:
             self.last_result = None
             self._handles.clear()
             self.drawer_openings.clear()
+            self._rim_votes = {}
 
     def process(self, rgb: np.ndarray, depth: np.ndarray, stamp: float,
                 joint_positions: Sequence[float] | None = None) -> Scene:
@@ -155,37 +157,69 @@ class PerceptionPipeline:
 
         A remembered object hidden by something in front of it (the gripper) keeps its track;
         one whose top centre has a farther surface behind it (the table) is no longer there.
-        Open containers (bins, bowls) are never judged this way: the camera always sees past
-        their top centre down to their floor, so a bin hidden by the arm (or dropped by the
-        self filter) was forgotten mid-place; they keep their track for ``memory_s`` instead.
+        Open containers (bins, bowls) are judged by their rim instead: the camera always sees
+        past their top centre down to their floor, so their rim is sampled and they are gone
+        when most rim samples that are not hidden show a farther surface (a bowl moved out of
+        view is otherwise remembered where it stood, and a block put there reads as "in" it).
         """
-        gone: set[str] = set()
-        unseen = [t for t in tracks if t.detection.shape not in HOLLOW_SHAPES]
+        unseen = list(tracks)
         if segments is not None and unseen:
-            # Last seen at the arm (in or just released from the gripper): it fell or moved
-            # with the gripper, which may hide where it is now (a block just let go into the
-            # drawer was forgotten before the arm left and showed it); memory_s decides.
+            # Last seen at the arm (in or just released from the gripper, or under it while
+            # placing): it fell or moved with the gripper, or the arm hides it; memory_s
+            # decides (a block just let go into the drawer was forgotten before the arm left
+            # and showed it). A container counts as at the arm when its wall is.
             pos = np.array([t.detection.position for t in unseen])
-            far = distance_to_segments(pos, segments) >= self.config.robot_radius
+            reach = np.array([self.config.robot_radius + (
+                max(t.detection.size[0], t.detection.size[1]) / 2
+                if t.detection.shape in HOLLOW_SHAPES else 0.0) for t in unseen])
+            far = distance_to_segments(pos, segments) >= reach
             unseen = [t for t, f in zip(unseen, far, strict=True) if f]
-        if not unseen:
-            return gone
-        tops = np.array([(*t.detection.position[:2],
-                          t.detection.position[2] + 0.3 * t.detection.size[2]) for t in unseen])
-        pix = self.camera.project(tops)
-        cam = (tops - self.camera.matrix[:3, 3]) @ self.camera.matrix[:3, :3]
+        gone: set[str] = set()
+        votes: dict[str, int] = {}
+        for t in unseen:
+            hollow = t.detection.shape in HOLLOW_SHAPES
+            samples = _rim_points(t.detection, self.config) if hollow else np.array(
+                [(*t.detection.position[:2],
+                  t.detection.position[2] + 0.3 * t.detection.size[2])])
+            past, present = self._depth_against(samples, depth)
+            if not hollow:
+                if past:
+                    gone.add(t.object_id)
+                continue
+            if past >= self.config.rim_samples // 3 and \
+                    past >= self.config.rim_gone_share * (past + present):
+                # one odd frame (a rim mismeasured while the arm passed) is not enough
+                votes[t.object_id] = self._rim_votes.get(t.object_id, 0) + 1
+                if votes[t.object_id] >= self.config.rim_gone_frames:
+                    gone.add(t.object_id)
+        self._rim_votes = votes
+        return gone
+
+    def _depth_against(self, points: np.ndarray, depth: np.ndarray) -> tuple[int, int]:
+        """How many of ``points`` the camera sees past (a farther surface where they should be)
+        and how many it sees (about the expected depth); hidden or off-image ones count in
+        neither."""
+        pix = self.camera.project(points)
+        cam = (points - self.camera.matrix[:3, 3]) @ self.camera.matrix[:3, :3]
         h, w = depth.shape
         scale = 1000.0 if depth.dtype == np.uint16 else 1.0
-        for t, (u, v), expected in zip(unseen, pix, cam[:, 2], strict=True):
+        tol = self.config.see_through
+        past = present = 0
+        for (u, v), expected in zip(pix, cam[:, 2], strict=True):
             if not (np.isfinite(u) and np.isfinite(v)) or not (0 <= u < w and 0 <= v < h):
                 continue
             r0, c0 = int(v), int(u)
             win = np.asarray(depth[max(r0 - 2, 0):r0 + 3, max(c0 - 2, 0):c0 + 3],
                              dtype=np.float64) / scale
             win = win[np.isfinite(win) & (win > 0)]
-            if win.size and float(np.median(win)) > expected + self.config.see_through:
-                gone.add(t.object_id)
-        return gone
+            if not win.size:
+                continue
+            measured = float(np.median(win))
+            if measured > expected + tol:
+                past += 1
+            elif measured >= expected - tol:
+                present += 1
+        return past, present
 
     def _keep(self, det: Detection, stamp: float) -> bool:
         """Drop fixture parts (measuring drawer handles on the way) and unknown shapes."""
@@ -242,3 +276,28 @@ def _named(det: Detection, name: str) -> Detection:
     if word in SHAPES:
         return replace(det, shape=word)
     return replace(det, name=word)
+
+
+def _rim_points(det: Detection, config: PerceptionConfig) -> np.ndarray:
+    """Points along the top of an open container's wall, in base_link: a circle for a bowl, the
+    rectangle (turned by the yaw) for a bin."""
+    n = config.rim_samples
+    top = det.position[2] + det.size[2] / 2
+    cx, cy = det.position[0], det.position[1]
+    if det.shape == "bowl":
+        r = max(det.size[0], det.size[1]) / 2 - config.rim_inset
+        a = np.linspace(0.0, 2 * np.pi, n, endpoint=False)
+        xy = np.stack([cx + r * np.cos(a), cy + r * np.sin(a)], axis=1)
+    else:
+        hx, hy = det.size[0] / 2 - config.rim_inset, det.size[1] / 2 - config.rim_inset
+        s = np.linspace(0.0, 4.0, n, endpoint=False)  # walk the 4 sides, s in [0, 4)
+        side, f = np.floor(s).astype(int), s % 1.0
+        local = np.select([side[:, None] == 0, side[:, None] == 1, side[:, None] == 2],
+                          [np.stack([-hx + 2 * hx * f, -hy + 0 * f], axis=1),
+                           np.stack([hx + 0 * f, -hy + 2 * hy * f], axis=1),
+                           np.stack([hx - 2 * hx * f, hy + 0 * f], axis=1)],
+                          np.stack([-hx + 0 * f, hy - 2 * hy * f], axis=1))
+        c, sn = np.cos(det.yaw), np.sin(det.yaw)
+        xy = np.stack([cx + c * local[:, 0] - sn * local[:, 1],
+                       cy + sn * local[:, 0] + c * local[:, 1]], axis=1)
+    return np.column_stack([xy, np.full(n, top)])
