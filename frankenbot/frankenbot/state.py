@@ -46,6 +46,15 @@ class SceneObject:
     def top_z(self) -> float:
         return self.position[2] + self.size[2] / 2.0
 
+    def local_xy(self, x: float, y: float) -> tuple[float, float]:
+        """Base-frame (x, y) in this object's horizontal frame: from its centre, turned by its
+        yaw (so ``size[0]`` runs along the first coordinate)."""
+        dx, dy = x - self.position[0], y - self.position[1]
+        if self.yaw == 0.0:
+            return dx, dy
+        c, s = math.cos(self.yaw), math.sin(self.yaw)
+        return c * dx + s * dy, -s * dx + c * dy
+
     def xy_distance(self, other: "SceneObject") -> float:
         dx = self.position[0] - other.position[0]
         return math.hypot(dx, self.position[1] - other.position[1])

@@ -37,13 +37,6 @@ class Palm:
     rim_clearance: float = 0.02
 
 
-def _local(box: SceneObject, x: float, y: float) -> tuple[float, float]:
-    """(x, y) in the container's frame (its yaw), relative to its centre."""
-    dx, dy = x - box.position[0], y - box.position[1]
-    c, s = math.cos(box.yaw), math.sin(box.yaw)
-    return c * dx + s * dy, -s * dx + c * dy
-
-
 def occupants(box: SceneObject, scene_objects: Iterable[SceneObject],
               exclude: Iterable[str] = ()) -> list[SceneObject]:
     """Perceived movable objects whose centre lies over the container's footprint."""
@@ -52,7 +45,7 @@ def occupants(box: SceneObject, scene_objects: Iterable[SceneObject],
     for o in scene_objects:
         if o.object_id in skip or o.is_fixture:
             continue
-        lx, ly = _local(box, o.position[0], o.position[1])
+        lx, ly = box.local_xy(o.position[0], o.position[1])
         if abs(lx) <= box.size[0] / 2 and abs(ly) <= box.size[1] / 2 \
                 and o.position[2] - o.size[2] / 2 < box.top_z:
             out.append(o)

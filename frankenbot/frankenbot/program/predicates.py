@@ -9,7 +9,6 @@ Tolerances are the named constants below (metres unless noted).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
@@ -44,12 +43,7 @@ def _index(snap: WorldSnapshot) -> dict[str, SceneObject]:
 
 def _local_xy(obj: SceneObject, ref: SceneObject) -> tuple[float, float]:
     """``obj``'s centre in ``ref``'s horizontal frame (rotated by ref.yaw)."""
-    dx = obj.position[0] - ref.position[0]
-    dy = obj.position[1] - ref.position[1]
-    if ref.yaw == 0.0:
-        return dx, dy
-    c, s = math.cos(ref.yaw), math.sin(ref.yaw)
-    return c * dx + s * dy, -s * dx + c * dy
+    return ref.local_xy(obj.position[0], obj.position[1])
 
 
 def _bottom(o: SceneObject) -> float:
