@@ -318,13 +318,9 @@ class Primitives:
             return PrimitiveResult.failure(
                 FailureCode.GRASP_FAILED, f"{object_id} is {width * 1000:.0f} mm wide: too wide "
                 "for the gripper")
-        x, y = obj.position[0], obj.position[1]
-        bottom = obj.position[2] - obj.size[2] / 2
-        grasp_z = max(obj.top_z - min(cfg.grasp_depth, obj.size[2] / 2), cfg.min_tcp_z)
-        above_z = obj.top_z + cfg.approach_height
         # The gripper's own 180-degree symmetry plus the block's 90: choose the least wrist turn.
         sym = cfg.block_symmetry if obj.shape == "block" else math.pi
-        yaw = self._best_yaw(x, y, above_z, symmetric_yaws(obj.yaw, sym))
+        x, y, bottom, grasp_z, above_z, yaw = self._grasp_aim(obj, sym)
         self._gripper(min(0.085, width + cfg.open_margin), cancel)
         self._to_pose(top_down_pose(x, y, above_z, yaw), cancel, "pre-grasp")
         # Look before descending: the pose the pick started from may be a frame or two old (an
@@ -333,11 +329,7 @@ class Primitives:
         if seen is not None and math.hypot(seen.position[0] - x,
                                            seen.position[1] - y) > cfg.realign_distance:
             obj = seen
-            x, y = obj.position[0], obj.position[1]
-            grasp_z = max(obj.top_z - min(cfg.grasp_depth, obj.size[2] / 2), cfg.min_tcp_z)
-            above_z = obj.top_z + cfg.approach_height
-            bottom = obj.position[2] - obj.size[2] / 2
-            yaw = self._best_yaw(x, y, above_z, symmetric_yaws(obj.yaw, sym))
+            x, y, bottom, grasp_z, above_z, yaw = self._grasp_aim(obj, sym)
             self._to_pose(top_down_pose(x, y, above_z, yaw), cancel, "re-aimed pre-grasp")
         self._line(top_down_pose(x, y, grasp_z, yaw), cancel, "approach")
         closed = self._gripper(0.0, cancel)
@@ -357,6 +349,17 @@ class Primitives:
                                            f"{object_id} slipped out while lifting",
                                            grasp_width=grip.width)
         return PrimitiveResult.success(f"holding {object_id}", grasp_width=closed)
+
+    def _grasp_aim(self, obj: SceneObject, sym: float
+                   ) -> tuple[float, float, float, float, float, float]:
+        """(x, y, the object's bottom z, grasp TCP z, pre-grasp TCP z, yaw) of a top-down grasp
+        of ``obj`` whose yaw repeats every ``sym`` radians."""
+        cfg = self.config
+        x, y = obj.position[0], obj.position[1]
+        grasp_z = max(obj.top_z - min(cfg.grasp_depth, obj.size[2] / 2), cfg.min_tcp_z)
+        above_z = obj.top_z + cfg.approach_height
+        yaw = self._best_yaw(x, y, above_z, symmetric_yaws(obj.yaw, sym))
+        return x, y, obj.position[2] - obj.size[2] / 2, grasp_z, above_z, yaw
 
     def _held_or_stop(self, object_id: str) -> _Held:
         with self._beliefs_lock:
