@@ -290,13 +290,10 @@ def _rim_points(det: Detection, config: PerceptionConfig) -> np.ndarray:
         xy = np.stack([cx + r * np.cos(a), cy + r * np.sin(a)], axis=1)
     else:
         hx, hy = det.size[0] / 2 - config.rim_inset, det.size[1] / 2 - config.rim_inset
+        corners = np.array([(-hx, -hy), (hx, -hy), (hx, hy), (-hx, hy), (-hx, -hy)])
         s = np.linspace(0.0, 4.0, n, endpoint=False)  # walk the 4 sides, s in [0, 4)
-        side, f = np.floor(s).astype(int), s % 1.0
-        local = np.select([side[:, None] == 0, side[:, None] == 1, side[:, None] == 2],
-                          [np.stack([-hx + 2 * hx * f, -hy + 0 * f], axis=1),
-                           np.stack([hx + 0 * f, -hy + 2 * hy * f], axis=1),
-                           np.stack([hx - 2 * hx * f, hy + 0 * f], axis=1)],
-                          np.stack([-hx + 0 * f, hy - 2 * hy * f], axis=1))
+        side, f = np.floor(s).astype(int), (s % 1.0)[:, None]
+        local = corners[side] + f * (corners[side + 1] - corners[side])
         c, sn = np.cos(det.yaw), np.sin(det.yaw)
         xy = np.stack([cx + c * local[:, 0] - sn * local[:, 1],
                        cy + sn * local[:, 0] + c * local[:, 1]], axis=1)
