@@ -8,15 +8,15 @@ import pytest
 
 from frankenbot.anomaly.candidates import generate_candidates
 from frankenbot.anomaly.local_expert import LocalExpert
-from frankenbot.anomaly.situation_set import (
+from frankenbot.anomaly.tiny_model import build_tiny_loader
+from frankenbot.errors import ConfigError
+from frankenbot.eval.situations import (
     build_set,
     load_situations,
     situation_from_json,
     situation_to_json,
 )
-from frankenbot.anomaly.tier2_eval import evaluate, random_expected, report
-from frankenbot.anomaly.tiny_model import build_tiny_loader
-from frankenbot.errors import ConfigError
+from frankenbot.eval.tier2_eval import evaluate, random_expected, report
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_suite_runs_an_episode_judged_by_the_oracle_and_writes_its_report(tmp_path) -> None:
-    from frankenbot.bench.suite import SuiteSpec, run_suite
+    from frankenbot.eval.suite import SuiteSpec, run_suite
 
     lines: list[str] = []
     outcomes, json_path, md_path = run_suite(SuiteSpec(("pick_up",), (0,)), out_dir=tmp_path,
@@ -28,7 +28,7 @@ def test_suite_runs_an_episode_judged_by_the_oracle_and_writes_its_report(tmp_pa
 
 
 def test_brain_cancels_an_episode_past_its_timeout_and_records_into_memory(tmp_path) -> None:
-    from frankenbot.bringup.inprocess import BrainOptions, InProcessBrain
+    from frankenbot.eval.inprocess import BrainOptions, InProcessBrain
     from frankenbot.memory.store import MemoryStore
 
     db = tmp_path / "memory.db"

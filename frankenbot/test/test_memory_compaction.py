@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from frankenbot.memory import benchmark
+from frankenbot.eval import memory_bench as benchmark
 from frankenbot.memory.compaction import compact
 from frankenbot.program.catalog import default_catalog
 from frankenbot.program.parser import parse_program, parse_skills

@@ -8,8 +8,8 @@ pytest.importorskip("mujoco")
 
 
 def test_skill_calling_program_succeeds_in_the_sim_by_the_oracle() -> None:
-    from frankenbot.memory.sim_execution import SimExecutor
-    from frankenbot.planner.taskset import scene_of_task
+    from frankenbot.eval.memory_sim_execution import SimExecutor
+    from frankenbot.eval.taskset import scene_of_task
     from frankenbot.program.catalog import default_catalog
     from frankenbot.program.parser import parse_program, parse_skills
     from frankenbot.program.validator import skill_signature

@@ -31,16 +31,16 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg  # noqa: E
 
 from frankenbot.common import FailureCode  # noqa: E402
 from frankenbot.motion.kinematics import JOINT_NAMES  # noqa: E402
-from frankenbot.motion.ros_adapter import (  # noqa: E402
+from frankenbot.motion.trajectory import MotionLimits, joint_move  # noqa: E402
+from frankenbot.nodes.ros_robot import (  # noqa: E402
     RosRobot,
     joint_state_from_msg,
     trajectory_from_msg,
     trajectory_to_msg,
 )
-from frankenbot.motion.trajectory import MotionLimits, joint_move  # noqa: E402
 from frankenbot.nodes.spin import ResponsiveExecutor  # noqa: E402
+from frankenbot.ports import CancelToken  # noqa: E402
 from frankenbot.primitives.factory import build_primitives  # noqa: E402
-from frankenbot.primitives.result import CancelToken  # noqa: E402
 from frankenbot.sim.world import SimWorld  # noqa: E402
 from frankenbot.state import Scene  # noqa: E402
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from frankenbot.perception.eval import camera_of_world, default_fixtures_path
+from frankenbot.eval.perception_eval import camera_of_world, default_fixtures_path
 from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.pipeline import PerceptionPipeline
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import yaml
 
-from frankenbot.perception import synthetic as syn
+from frankenbot.eval import synthetic_frames as syn
 
 pytestmark = pytest.mark.ros
 
@@ -166,7 +166,7 @@ def test_node_against_sim_node_publishes_the_sims_objects(ros_context, spawn_pro
                                                           python_exe, package_root):
     """Two real processes (sim node, perception node) over DDS; truth from an identical world."""
     pytest.importorskip("frankenbot.nodes.sim_node")
-    from frankenbot.perception.eval import match, truth_of_world
+    from frankenbot.eval.perception_eval import match, truth_of_world
     from frankenbot.perception.ros_conversions import scene_from_msg
     from frankenbot.sim.world import SimWorld
 

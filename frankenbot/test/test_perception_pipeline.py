@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from frankenbot.errors import ConfigError, PerceptionError
-from frankenbot.perception import synthetic as syn
+from frankenbot.eval import synthetic_frames as syn
 from frankenbot.perception.annotate import annotate, object_table
 from frankenbot.perception.camera import CameraModel, Intrinsics, camera_from_mapping
 from frankenbot.perception.colour import name_colour, rgb_to_hsv

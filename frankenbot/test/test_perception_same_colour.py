@@ -12,10 +12,10 @@ import math
 import numpy as np
 import pytest
 
+from frankenbot.eval.perception_eval import camera_of_world, default_fixtures_path
 from frankenbot.perception.colour import rgb_to_hsv
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.containers import fit_outline_circle
-from frankenbot.perception.eval import camera_of_world, default_fixtures_path
 from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.geometry import Detection, measure, split_stack
 from frankenbot.perception.pipeline import PerceptionPipeline

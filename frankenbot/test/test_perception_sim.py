@@ -8,8 +8,7 @@ import time
 import pytest
 
 from frankenbot.errors import PerceptionError
-from frankenbot.perception.camera import load_camera
-from frankenbot.perception.eval import (
+from frankenbot.eval.perception_eval import (
     DEFAULT_MATCH_RADIUS,
     camera_of_world,
     default_fixtures_path,
@@ -17,9 +16,10 @@ from frankenbot.perception.eval import (
     match,
     truth_of_world,
 )
+from frankenbot.eval.sim_scene_source import SimSceneSource
+from frankenbot.perception.camera import load_camera
 from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.pipeline import PerceptionPipeline
-from frankenbot.perception.sim_source import SimSceneSource
 
 sim_world = pytest.importorskip("frankenbot.sim.world")
 from frankenbot.sim.controller import TrajectoryPoint  # noqa: E402

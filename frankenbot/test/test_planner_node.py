@@ -46,9 +46,9 @@ class Harness:
         from rclpy.callback_groups import ReentrantCallbackGroup
         from rclpy.qos import QoSProfile, ReliabilityPolicy
 
+        from frankenbot.eval.taskset import standard_scene
         from frankenbot.nodes.spin import ResponsiveExecutor
         from frankenbot.perception.ros_conversions import scene_to_msg
-        from frankenbot.planner.taskset import standard_scene
         from frankenbot_interfaces.action import ExecuteProgram, RunTask
         from frankenbot_interfaces.msg import SceneObjects, TaskStatus
         from frankenbot_interfaces.srv import Replan, SubmitTask

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from frankenbot.planner import language
-from frankenbot.planner.instruction import InstructionNotUnderstood, parse_instruction
-from frankenbot.planner.offline import ObjectNotResolved, plan_offline
-from frankenbot.planner.planner import Planner
-from frankenbot.planner.request import PlanRequest
-from frankenbot.planner.taskset import (
+from frankenbot.eval.taskset import (
     PARAPHRASES,
     REFUSALS,
     paraphrase_cases,
@@ -18,6 +13,11 @@ from frankenbot.planner.taskset import (
     sim_cases,
     standard_scene,
 )
+from frankenbot.planner import language
+from frankenbot.planner.instruction import InstructionNotUnderstood, parse_instruction
+from frankenbot.planner.offline import ObjectNotResolved, plan_offline
+from frankenbot.planner.planner import Planner
+from frankenbot.planner.request import PlanRequest
 from frankenbot.program.catalog import default_catalog
 from frankenbot.program.tree import Call, Monitor
 
@@ -177,7 +177,7 @@ def test_scene_of_task_has_the_fixtures():
 
 def test_benchmark_quick_reports_offline_numbers_and_no_invented_vlm_numbers(monkeypatch,
                                                                              capsys):
-    from frankenbot.planner.benchmark import run_benchmark
+    from frankenbot.eval.planner_bench import run_benchmark
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

@@ -25,9 +25,9 @@ from frankenbot.common import FailureCode
 from frankenbot.errors import MotionError
 from frankenbot.motion.jtc_backend import ExecutionConfig, JtcBackend, PlanningError
 from frankenbot.motion.kinematics import JOINT_NAMES, UR5eKinematics
-from frankenbot.motion.robot_interface import RobotInterface
 from frankenbot.motion.safety import CONFIG_DIR, SafetyEnvelope
 from frankenbot.motion.trajectory import JointTrajectory, MotionLimits, TrajectoryPoint
+from frankenbot.ports import RobotInterface
 
 MOVEIT_CPP_FILE = CONFIG_DIR / "moveit_cpp.yaml"
 PLANNING_GROUP = "ur_manipulator"

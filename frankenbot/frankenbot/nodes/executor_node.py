@@ -12,7 +12,7 @@ Publishes
   /frankenbot/events (AnomalyEvent): every anomaly when detected and when a tier acted
 Uses
   /joint_states, /frankenbot/scene, /frankenbot/estop and the trajectory / gripper command
-      topics (through ``frankenbot.motion.ros_adapter.RosRobot``)
+      topics (through ``frankenbot.nodes.ros_robot.RosRobot``)
   /frankenbot/replan (frankenbot_interfaces/srv/Replan) for tier 3
   ``reset_topic`` (std_msgs/Header; the sim's ~/scene_reset): a new world, so the beliefs of the
       primitives (held object, open drawers) are forgotten
@@ -176,8 +176,8 @@ class ExecutorNode(Node):
 
     # ---- construction -----------------------------------------------------------------------
     def _build_robot(self, trajectory_mode: str, gripper_mode: str) -> tuple[Any, Any]:
-        from frankenbot.motion.ros_adapter import RosRobot
-        from frankenbot.perception.eval import default_fixtures_path
+        from frankenbot.eval.perception_eval import default_fixtures_path
+        from frankenbot.nodes.ros_robot import RosRobot
         from frankenbot.primitives.factory import build_primitives
 
         robot = RosRobot(self, trajectory_mode=trajectory_mode, gripper_mode=gripper_mode)

@@ -15,8 +15,8 @@ from frankenbot.errors import ConfigError
 from frankenbot.motion.config import load_arm_config
 from frankenbot.motion.jtc_backend import JtcBackend
 from frankenbot.motion.kinematics import UR5eKinematics
-from frankenbot.motion.robot_interface import RobotInterface
 from frankenbot.motion.safety import SafetyEnvelope
+from frankenbot.ports import RobotInterface
 from frankenbot.primitives.config import PrimitiveConfig, drawer_from_fixtures
 from frankenbot.primitives.primitives import Primitives
 

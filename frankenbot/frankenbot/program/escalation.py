@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Protocol, Union
 
 from frankenbot.common import AnomalyKind, FailureCode
-from frankenbot.primitives.result import PrimitiveResult
+from frankenbot.ports import PrimitiveResult
 from frankenbot.program.trace import TraceEntry
 from frankenbot.program.tree import Call, Program
 

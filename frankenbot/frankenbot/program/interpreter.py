@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from frankenbot.common import AnomalyKind, ExitStatus, FailureCode, NodeStatus
-from frankenbot.primitives.result import CancelToken, PrimitiveExecutor, PrimitiveResult, Value
+from frankenbot.ports import CancelToken, PrimitiveExecutor, PrimitiveResult, Value
 from frankenbot.program.binding import CallResolver, bind_args, bound_call
 from frankenbot.program.catalog import Catalog, Signature, SignatureKind
 from frankenbot.program.escalation import (

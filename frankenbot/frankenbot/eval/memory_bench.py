@@ -83,7 +83,7 @@ class TaskRow:
 def task_sequence(n: int) -> list[tuple[str, int, str, object]]:
     """``n`` sim tasks: families interleaved, seeds counting up, unsamplable seeds skipped."""
     from frankenbot.errors import SimError
-    from frankenbot.planner.taskset import scene_of_task
+    from frankenbot.eval.taskset import scene_of_task
     from frankenbot.sim.tasks import TASK_FAMILIES
 
     out: list[tuple[str, int, str, object]] = []
@@ -276,7 +276,7 @@ def run_benchmark(quick: bool = False, execute: bool = False,
         embedder = None
     sim = None
     if execute:
-        from frankenbot.memory.sim_execution import SimExecutor
+        from frankenbot.eval.memory_sim_execution import SimExecutor
 
         sim = SimExecutor()
     how = ("sim oracle after running each arm's program in MuJoCo (interpreter + primitives,"

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from frankenbot.bench.report import EpisodeOutcome, markdown_table, summarise, write_results
 from frankenbot.errors import ConfigError
+from frankenbot.eval.tables import EpisodeOutcome, markdown_table, summarise, write_results
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def resolve_families(requested: Sequence[str]) -> tuple[str, ...]:
 def run_suite(spec: SuiteSpec, *, out_dir: Path, realtime_factor: float = 2.0,
               log: Callable[[str], None] = print) -> tuple[list[EpisodeOutcome], Path, Path]:
     """Run every (family, seed) in one in-process brain; write JSON + Markdown to ``out_dir``."""
-    from frankenbot.bringup.inprocess import BrainOptions, InProcessBrain
+    from frankenbot.eval.inprocess import BrainOptions, InProcessBrain
 
     outcomes: list[EpisodeOutcome] = []
     t0 = time.monotonic()

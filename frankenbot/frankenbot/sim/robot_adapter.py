@@ -24,7 +24,8 @@ import numpy as np
 
 from frankenbot import robotiq
 from frankenbot.errors import SimError
-from frankenbot.motion.robot_interface import (
+from frankenbot.motion.trajectory import JointTrajectory
+from frankenbot.ports import (
     ControllerRejected,
     EstopEngaged,
     GripperState,
@@ -32,7 +33,6 @@ from frankenbot.motion.robot_interface import (
     SceneSource,
     TrajectoryState,
 )
-from frankenbot.motion.trajectory import JointTrajectory
 from frankenbot.state import Scene
 
 STALL_WALL_TIMEOUT = 5.0  # s of wall time without sim progress before a threaded sleep gives up

@@ -69,8 +69,8 @@ def passed(report: dict[str, Any]) -> bool:
 
 
 def run_eval(args: argparse.Namespace) -> int:
+    from frankenbot.eval.perception_eval import evaluate_sim
     from frankenbot.perception.config import PerceptionConfig
-    from frankenbot.perception.eval import evaluate_sim
 
     if args.scenes < 1:
         raise FrankenbotError(f"--scenes must be >= 1, got {args.scenes}")
@@ -89,8 +89,8 @@ def run_eval(args: argparse.Namespace) -> int:
 def run_annotate(args: argparse.Namespace) -> int:
     from PIL import Image
 
+    from frankenbot.eval.perception_eval import camera_of_world, default_fixtures_path
     from frankenbot.perception.annotate import annotate
-    from frankenbot.perception.eval import camera_of_world, default_fixtures_path
     from frankenbot.perception.fixtures import load_fixture_geometry
     from frankenbot.perception.pipeline import PerceptionPipeline
     from frankenbot.sim.world import SimWorld

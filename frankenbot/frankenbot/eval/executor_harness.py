@@ -1,6 +1,6 @@
 """Run the executor in-process against the MuJoCo sim: for the executor's tests and benchmark.
 
-Over a ``frankenbot.sim.stack.SimStack`` (SimWorld stepped by a SimRunner thread, the SimRobot
+Over a ``frankenbot.eval.stack.SimStack`` (SimWorld stepped by a SimRunner thread, the SimRobot
 adapter, the JTC backend with the safety envelope, the real Primitives), with the offline planner
 for the first program and for tier-3 replans and a ``ProgramExecutor`` over them. Anomalies are
 injected through the sim's own ``inject`` and judged by the sim's oracle.
@@ -41,8 +41,8 @@ class SimHarness:
     def __init__(self, *, realtime_factor: float = 2.0,
                  params: ExecutorParams = ExecutorParams(), expert: Any = None,
                  scene: str = "ground_truth") -> None:
+        from frankenbot.eval.stack import SimStack
         from frankenbot.planner.planner import Planner
-        from frankenbot.sim.stack import SimStack
 
         self.realtime_factor = realtime_factor
         self.stack = SimStack(scene=scene, realtime_factor=realtime_factor)

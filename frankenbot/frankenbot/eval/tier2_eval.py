@@ -17,7 +17,7 @@ from typing import Callable, Mapping, Sequence
 from frankenbot.anomaly.candidates import generate_candidates
 from frankenbot.anomaly.local_expert import LocalExpert, softmax
 from frankenbot.anomaly.repair_rules import rule_choice
-from frankenbot.anomaly.situation_set import LabelledSituation
+from frankenbot.eval.situations import LabelledSituation
 
 
 @dataclass(frozen=True)

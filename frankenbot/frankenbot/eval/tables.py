@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from frankenbot.bench.stats import wilson_interval
+from frankenbot.eval.stats import wilson_interval
 
 
 @dataclass(frozen=True)

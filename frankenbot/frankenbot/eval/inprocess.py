@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from frankenbot.bench.report import EpisodeOutcome
 from frankenbot.errors import FrankenbotError
+from frankenbot.eval.tables import EpisodeOutcome
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,8 @@ class InProcessBrain:
     """Build once, then ``run_episode(family, seed)`` as often as needed; ``close()`` at the end."""
 
     def __init__(self, options: BrainOptions = BrainOptions()) -> None:
+        from frankenbot.eval.stack import SimStack
         from frankenbot.planner.planner import Planner
-        from frankenbot.sim.stack import SimStack
 
         self.options = options
         self.stack = SimStack(scene="perceived", realtime_factor=options.realtime_factor,

@@ -9,7 +9,7 @@
    whole path from the Bool publish to the empty JointTrajectory arriving at a listener (two DDS
    hops). Target: one control cycle of the UR5e controller (500 Hz: 2 ms).
 
-Run: ``python -c "from frankenbot.motion.benchmark import run_benchmark; run_benchmark()"``.
+Run: ``python -c "from frankenbot.eval.motion_bench import run_benchmark; run_benchmark()"``.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def bench_estop_ros(n: int) -> dict[str, float]:
     from std_msgs.msg import Bool
     from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
-    from frankenbot.motion.ros_adapter import TRAJECTORY_TOPIC, RosRobot
+    from frankenbot.nodes.ros_robot import TRAJECTORY_TOPIC, RosRobot
     from frankenbot.nodes.spin import ResponsiveExecutor
     from frankenbot.state import Scene
 

@@ -65,8 +65,8 @@ class SimStack:
 
     def __init__(self, *, scene: str = "perceived", realtime_factor: float = 2.0,
                  camera_rate: float = 10.0, perception_rate: float = 10.0) -> None:
-        from frankenbot.motion.sim_adapter import SimRobot
-        from frankenbot.perception.eval import default_fixtures_path
+        from frankenbot.eval.perception_eval import default_fixtures_path
+        from frankenbot.sim.robot_adapter import SimRobot
         from frankenbot.sim.world import SimWorld
 
         if scene not in SCENE_MODES:
@@ -80,7 +80,7 @@ class SimStack:
         self._pipeline: Any = None
         self._pose_feed: Callable[[], Scene] | None = None
         if self.perceived:
-            from frankenbot.perception.eval import camera_of_world
+            from frankenbot.eval.perception_eval import camera_of_world
             from frankenbot.perception.fixtures import load_fixture_geometry
             from frankenbot.perception.pipeline import PerceptionPipeline
 
@@ -140,7 +140,7 @@ class SimStack:
                 finally:
                     self.robot.stop()
             return
-        from frankenbot.perception.sim_source import SimSceneSource
+        from frankenbot.eval.sim_scene_source import SimSceneSource
 
         source = SimSceneSource(runner, self._pipeline, rate_hz=self.perception_rate)
         with runner, source:

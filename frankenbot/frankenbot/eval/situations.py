@@ -8,7 +8,7 @@ the world (a block placed on the stacking target stays there, so waiting does no
 drawer frees itself, so waiting does), NOT derived from ``repair_rules``; where the rule table
 disagrees, the rule baseline scores that situation wrong.
 
-``python -m frankenbot.anomaly.situation_set OUT.json`` regenerates the fixture file.
+``python -m frankenbot.eval.situations OUT.json`` regenerates the fixture file.
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def build_set(per_family: int = 2, max_seed: int = 20) -> list[dict[str, object]
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1:
-        print("usage: python -m frankenbot.anomaly.situation_set OUT.json", file=sys.stderr)
+        print("usage: python -m frankenbot.eval.situations OUT.json", file=sys.stderr)
         return 2
     recs = build_set()
     Path(args[0]).write_text(json.dumps({"version": 1, "situations": recs}, indent=1) + "\n")

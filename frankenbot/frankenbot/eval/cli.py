@@ -7,7 +7,18 @@ import importlib
 import json
 from pathlib import Path
 
-COMPONENTS = ("program", "sim", "motion", "perception", "planner", "anomaly", "memory")
+from frankenbot.eval.seeds import EVALUATION_FIRST_SEED, evaluation_seeds
+
+# component name -> the eval module whose run_benchmark(quick=...) measures it
+COMPONENTS: dict[str, str] = {
+    "program": "frankenbot.eval.program_bench",
+    "sim": "frankenbot.eval.sim_bench",
+    "motion": "frankenbot.eval.motion_bench",
+    "perception": "frankenbot.eval.perception_bench",
+    "planner": "frankenbot.eval.planner_bench",
+    "anomaly": "frankenbot.eval.anomaly_bench",
+    "memory": "frankenbot.eval.memory_bench",
+}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,8 +28,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "the sim's oracle, Wilson 95%% intervals), or a component's benchmark with --component.")
     p.add_argument("--tasks", nargs="*", default=[], metavar="FAMILY",
                    help="task families (default: all)")
-    p.add_argument("--seeds", type=int, default=5, help="seeds per family (0..N-1)")
-    p.add_argument("--first-seed", type=int, default=0)
+    p.add_argument("--seeds", type=int, default=5, help="seeds per family")
+    p.add_argument("--first-seed", type=int, default=EVALUATION_FIRST_SEED,
+                   help=f"first scene seed (default: evaluation seeds, {EVALUATION_FIRST_SEED}+; "
+                   "development seeds are below it)")
+    p.add_argument("--dev-seeds", action="store_true",
+                   help="allow development seeds (below the evaluation range) for --first-seed")
     p.add_argument("--planner", choices=("offline", "vlm"), default="offline")
     p.add_argument("--inject", default="", metavar="KIND[:PHASE]",
                    help="inject this sim anomaly in every episode")
@@ -26,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="sim seconds per wall second")
     p.add_argument("--out", type=Path, default=Path("results"), help="results folder")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
-    p.add_argument("--component", choices=COMPONENTS, action="append", default=[],
+    p.add_argument("--component", choices=tuple(COMPONENTS), action="append", default=[],
                    help="run this component's benchmark instead of the suite (repeatable)")
     p.add_argument("--all-benchmarks", action="store_true",
                    help="every component benchmark, then the suite")
@@ -35,13 +50,24 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _component(name: str, quick: bool) -> dict:
-    module = importlib.import_module(f"frankenbot.{name}.benchmark")
+    module = importlib.import_module(COMPONENTS[name])
     print(f"\n=== {name} benchmark ===", flush=True)
     return module.run_benchmark(quick=quick)
 
 
+def _seeds(args: argparse.Namespace) -> tuple[int, ...]:
+    """Evaluation seeds unless development seeds are asked for explicitly."""
+    if args.first_seed < EVALUATION_FIRST_SEED and not args.dev_seeds:
+        from frankenbot.errors import ConfigError
+
+        raise ConfigError(f"--first-seed {args.first_seed} is a development seed; benchmarks "
+                          "report evaluation seeds (pass --dev-seeds to run development seeds)")
+    return tuple(range(args.first_seed, args.first_seed + args.seeds)) if args.dev_seeds \
+        else evaluation_seeds(args.seeds, args.first_seed)
+
+
 def _bench(args: argparse.Namespace) -> int:
-    from frankenbot.bench.suite import SuiteSpec, resolve_families, run_suite
+    from frankenbot.eval.suite import SuiteSpec, resolve_families, run_suite
 
     results: dict[str, object] = {}
     components = list(COMPONENTS) if args.all_benchmarks else args.component
@@ -53,7 +79,7 @@ def _bench(args: argparse.Namespace) -> int:
         return 0
     kind, _, phase = args.inject.partition(":")
     spec = SuiteSpec(families=resolve_families(args.tasks),
-                     seeds=tuple(range(args.first_seed, args.first_seed + args.seeds)),
+                     seeds=_seeds(args),
                      planner=args.planner, inject=(kind, phase) if kind else None)
     print(f"\n=== task suite: {len(spec.families)} families x {len(spec.seeds)} seeds, "
           f"{spec.planner} planner ===", flush=True)

@@ -25,7 +25,7 @@ class SimExecutor:
 
     def __init__(self, *, realtime_factor: float = 3.0, camera_rate: float = 10.0,
                  perception_rate: float = 10.0) -> None:
-        from frankenbot.sim.stack import SimStack
+        from frankenbot.eval.stack import SimStack
 
         self.stack = SimStack(scene="perceived", realtime_factor=realtime_factor,
                               camera_rate=camera_rate, perception_rate=perception_rate)

@@ -8,7 +8,7 @@ Each number is a median of wall-clock time and of this thread's CPU time. On a s
 (the load average is printed) wall time includes waiting for a core; CPU time is the cost of the
 code itself, and the targets are judged on it, with wall time reported beside it.
 
-    python -c "from frankenbot.program.benchmark import run_benchmark; run_benchmark()"
+    python -c "from frankenbot.eval.program_bench import run_benchmark; run_benchmark()"
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import statistics
 import time
 from typing import Callable, Mapping
 
-from frankenbot.primitives.result import CancelToken, PrimitiveResult, Value
+from frankenbot.ports import CancelToken, PrimitiveResult, Value
 from frankenbot.program.catalog import default_catalog
 from frankenbot.program.check import check_text
 from frankenbot.program.interpreter import Interpreter

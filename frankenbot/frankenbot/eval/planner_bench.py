@@ -8,7 +8,7 @@ and the report gives its first-call validity, validity after the single repair, 
 per task, tokens and latency beside the offline baseline. Without an endpoint those numbers are
 reported as not measured, never invented.
 
-Run: ``python -c "from frankenbot.planner.benchmark import run_benchmark; run_benchmark()"``.
+Run: ``python -c "from frankenbot.eval.planner_bench import run_benchmark; run_benchmark()"``.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import statistics
 import time
 from typing import Any
 
+from frankenbot.eval.taskset import PlanCase, paraphrase_cases, refusal_cases, sim_cases
 from frankenbot.planner.planner import Planner, PlannerConfig, make_client
 from frankenbot.planner.prompt import PromptBuilder
 from frankenbot.planner.request import PlanOutcome, PlanRequest
-from frankenbot.planner.taskset import PlanCase, paraphrase_cases, refusal_cases, sim_cases
 from frankenbot.program.catalog import default_catalog
 from frankenbot.program.tree import count_lines
 
@@ -39,7 +39,7 @@ def _run(planner: Planner, cases: list[PlanCase]) -> list[tuple[PlanCase, PlanOu
 
 def perceived_cases(seeds: int) -> list[PlanCase]:
     """Sim tasks as the brain sees them: MuJoCo render -> perception pipeline -> scene."""
-    from frankenbot.planner.cli import _sim_scene
+    from frankenbot.bringup.plan_cli import _sim_scene
     from frankenbot.sim.tasks import TASK_FAMILIES
 
     cases = []

@@ -6,7 +6,7 @@ texts. For each input, ``check_text`` and ``parse_program`` must either succeed 
 ``ProgramSyntaxError``; a parsed program must validate without raising and survive a print/parse
 round trip; and no input may take longer than ``MAX_SECONDS``.
 
-    python -m frankenbot.program.fuzz --n 100000 --seed 1
+    python -m frankenbot.eval.fuzz --n 100000 --seed 1
 """
 
 from __future__ import annotations

@@ -41,8 +41,8 @@ def register(subparsers: Any) -> None:
 
 def _sim_scene(task: str, seed: int) -> tuple[str, Scene, PlanImage | None, str]:
     """(task instruction, perceived scene, annotated image, object table) from a SimWorld."""
+    from frankenbot.eval.perception_eval import camera_of_world, default_fixtures_path
     from frankenbot.perception.annotate import annotate
-    from frankenbot.perception.eval import camera_of_world, default_fixtures_path
     from frankenbot.perception.fixtures import load_fixtures
     from frankenbot.perception.pipeline import PerceptionPipeline
     from frankenbot.planner.prompt import encode_png
@@ -92,7 +92,7 @@ def run_plan(args: argparse.Namespace) -> int:
     if args.ros:
         instruction, scene = "", _ros_scene()
     elif args.task and args.no_perception:
-        from frankenbot.planner.taskset import scene_of_task
+        from frankenbot.eval.taskset import scene_of_task
 
         instruction, scene = scene_of_task(args.task, args.seed)
     else:

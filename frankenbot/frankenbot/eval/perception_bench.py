@@ -12,13 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from frankenbot.perception.config import PerceptionConfig
-from frankenbot.perception.eval import (
+from frankenbot.eval.perception_eval import (
     camera_of_world,
     default_fixtures_path,
     evaluate_sim,
     scenes,
 )
+from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.geometry import measure
 from frankenbot.perception.pipeline import PerceptionPipeline

@@ -97,7 +97,7 @@ def bench_monitor_loop(seconds: float = 5.0, rate_hz: float = 200.0) -> dict[str
 def bench_tier1(seeds: Sequence[int], realtime_factor: float) -> dict[str, Any]:
     from frankenbot.common import Tier
     from frankenbot.errors import FrankenbotError
-    from frankenbot.execution.sim_harness import SimHarness
+    from frankenbot.eval.executor_harness import SimHarness
 
     harness = SimHarness(realtime_factor=realtime_factor)
     detect_ms: list[float] = []
@@ -138,9 +138,9 @@ def bench_tier1(seeds: Sequence[int], realtime_factor: float) -> dict[str, Any]:
 
 def bench_tier2(quick: bool, threads: int = 2) -> dict[str, Any]:
     from frankenbot.anomaly.local_expert import LocalExpert, gemma_loader
-    from frankenbot.anomaly.situation_set import load_situations
-    from frankenbot.anomaly.tier2_eval import evaluate, random_expected, report
     from frankenbot.anomaly.tiny_model import build_tiny_loader
+    from frankenbot.eval.situations import load_situations
+    from frankenbot.eval.tier2_eval import evaluate, random_expected, report
 
     items = load_situations(SITUATIONS)
     loader = build_tiny_loader() if quick else gemma_loader()

@@ -39,7 +39,8 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 
 from frankenbot import robotiq
 from frankenbot.motion.kinematics import JOINT_NAMES
-from frankenbot.motion.robot_interface import (
+from frankenbot.motion.trajectory import JointTrajectory
+from frankenbot.ports import (
     ControllerRejected,
     EstopEngaged,
     GripperState,
@@ -47,7 +48,6 @@ from frankenbot.motion.robot_interface import (
     SceneSource,
     TrajectoryState,
 )
-from frankenbot.motion.trajectory import JointTrajectory
 from frankenbot.state import Scene
 
 TRAJECTORY_TOPIC = "/scaled_joint_trajectory_controller/joint_trajectory"
