@@ -67,10 +67,10 @@ def test_camera_freeze_stops_frames_but_not_physics(world):
 
 def test_render_process_draws_the_same_frame_as_in_process(world):
     world.reset("put_in_bowl", seed=2)
-    rgb, depth = world.render_rgbd()
+    rgb, depth = world.render_clean()
     _, qpos = world.render_state()
     with RenderProcess(world.model_xml, world.width, world.height) as proc:
-        rgb2, depth2 = proc.render(qpos)
+        rgb2, depth2 = proc.render(qpos, world.render_settings())
     assert np.mean(np.abs(rgb.astype(int) - rgb2)) < 1.0
     assert np.mean(np.abs(depth.astype(int) - depth2)) < 1.0
 

@@ -46,6 +46,58 @@ def camera_info_for(model: mujoco.MjModel, width: int, height: int) -> CameraInf
     return CameraInfo(width, height, f, f, (width - 1) / 2, (height - 1) / 2)
 
 
+@dataclass(frozen=True)
+class RenderSettings:
+    """What the sensor model changes in the scene itself: the true camera pose and the lights.
+
+    Sent to a render process as a flat float64 vector after qpos (``vector``/``apply``), so the
+    in-thread renderer and the child draw the same thing.
+    """
+
+    cam_pos: tuple[float, float, float]
+    cam_quat: tuple[float, float, float, float]  # MuJoCo (w, x, y, z) of the MuJoCo camera
+    light_dir: tuple[float, ...]  # n_lights * 3
+    light_diffuse: tuple[float, ...]  # n_lights * 3
+    headlight: tuple[float, ...]  # ambient rgb + diffuse rgb
+
+    def vector(self) -> np.ndarray:
+        return np.array([*self.cam_pos, *self.cam_quat, *self.light_dir, *self.light_diffuse,
+                         *self.headlight], dtype=np.float64)
+
+    @staticmethod
+    def size(model: mujoco.MjModel) -> int:
+        return 7 + 6 * model.nlight + 6
+
+    @classmethod
+    def of_model(cls, model: mujoco.MjModel) -> "RenderSettings":
+        cid = model.camera(model_mod.CAMERA_NAME).id
+        hl = model.vis.headlight
+        return cls(tuple(map(float, model.cam_pos[cid])), tuple(map(float, model.cam_quat[cid])),
+                   tuple(map(float, model.light_dir.reshape(-1))),
+                   tuple(map(float, model.light_diffuse.reshape(-1))),
+                   (*map(float, hl.ambient), *map(float, hl.diffuse)))
+
+    @staticmethod
+    def apply(model: mujoco.MjModel, vec: np.ndarray) -> None:
+        """Write a ``vector()`` into ``model`` (camera and lights only; physics is untouched)."""
+        n = model.nlight
+        cid = model.camera(model_mod.CAMERA_NAME).id
+        model.cam_pos[cid] = vec[0:3]
+        model.cam_quat[cid] = vec[3:7]
+        model.light_dir[:] = vec[7:7 + 3 * n].reshape(n, 3)
+        model.light_diffuse[:] = vec[7 + 3 * n:7 + 6 * n].reshape(n, 3)
+        model.vis.headlight.ambient[:] = vec[7 + 6 * n:10 + 6 * n]
+        model.vis.headlight.diffuse[:] = vec[10 + 6 * n:13 + 6 * n]
+
+
+def mujoco_camera_quat(T_base_optical: np.ndarray) -> tuple[float, float, float, float]:
+    """(w, x, y, z) of the MuJoCo camera (x right, y up, looking along -z) for an optical pose."""
+    R = np.asarray(T_base_optical, dtype=float)[:3, :3] @ np.diag([1.0, -1.0, -1.0])
+    q = np.zeros(4)
+    mujoco.mju_mat2Quat(q, R.reshape(-1))
+    return (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+
+
 class CameraRenderer:
     """Offscreen renderer of one camera; ``render(data)`` -> (rgb HxWx3 uint8, depth HxW uint16)."""
 

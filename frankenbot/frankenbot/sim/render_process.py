@@ -4,7 +4,7 @@ Why: MuJoCo's Python bindings hold the GIL inside ``mjr_render`` and ``mjr_readP
 at 640x480 on CPU). In one process that stalls the physics thread and makes joint states late.
 The child (``python -m frankenbot.sim.render_process``) compiles its own model from the same MJCF
 and owns its GL context; per frame the parent writes the joint positions (``qpos``, raw float64)
-to its stdin, the child draws, writes colour and depth into shared memory and answers one byte.
+and the camera-and-lights settings of the sensor model (``RenderSettings``) to its stdin, the child draws, writes colour and depth into shared memory and answers one byte.
 Only qpos matters for drawing: unused objects wait out of view, under the floor.
 """
 
@@ -41,7 +41,7 @@ def _child(xml_path: str, width: int, height: int, rgb_name: str,
            depth_name: str) -> None:  # pragma: no cover - runs in the child process
     import mujoco
 
-    from frankenbot.sim.camera import CameraRenderer
+    from frankenbot.sim.camera import CameraRenderer, RenderSettings
 
     rgb_shm = shared_memory.SharedMemory(name=rgb_name)
     depth_shm = shared_memory.SharedMemory(name=depth_name)
@@ -50,6 +50,7 @@ def _child(xml_path: str, width: int, height: int, rgb_name: str,
     resource_tracker.unregister(depth_shm._name, "shared_memory")  # type: ignore[attr-defined]
     model = mujoco.MjModel.from_xml_string(Path(xml_path).read_text())
     data = mujoco.MjData(model)
+    n_settings = RenderSettings.size(model)
     renderer = CameraRenderer(model, width, height)
     rgb = np.ndarray((height, width, 3), np.uint8, buffer=rgb_shm.buf)
     depth = np.ndarray((height, width), np.uint16, buffer=depth_shm.buf)
@@ -57,7 +58,9 @@ def _child(xml_path: str, width: int, height: int, rgb_name: str,
     os.write(fout, READY)
     try:
         while True:
-            data.qpos[:] = np.frombuffer(_read_exact(fin, model.nq * 8), np.float64)
+            msg = np.frombuffer(_read_exact(fin, (model.nq + n_settings) * 8), np.float64)
+            data.qpos[:] = msg[:model.nq]
+            RenderSettings.apply(model, msg[model.nq:])
             mujoco.mj_kinematics(model, data)
             mujoco.mj_camlight(model, data)
             rgb[...], depth[...] = renderer.render(data)
@@ -106,12 +109,15 @@ class RenderProcess:
         if got != token:
             raise SimError(f"render process failed ({what}); exit code {self._proc.poll()}")
 
-    def render(self, qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Colour and depth (copies) of the scene at ``qpos``."""
+    def render(self, qpos: np.ndarray, settings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Colour and depth (copies) of the scene at ``qpos`` with the camera and lights of
+        ``settings`` (``SimWorld.render_settings()``)."""
         if self._proc is None or self._proc.stdin is None:
             raise SimError("render process is closed")
+        msg = np.concatenate([np.asarray(qpos, np.float64).reshape(-1),
+                              np.asarray(settings, np.float64).reshape(-1)])
         try:
-            self._proc.stdin.write(np.ascontiguousarray(qpos, np.float64).tobytes())
+            self._proc.stdin.write(msg.tobytes())
         except BrokenPipeError as e:
             raise SimError("render process exited") from e
         self._expect(DONE, FRAME_TIMEOUT, "frame")

@@ -236,9 +236,10 @@ class SimRunner:
                 if w.camera_frozen():
                     continue
                 if worker is not None:
-                    rgb, depth = worker.render(qpos)
+                    clean = worker.render(qpos, w.render_settings())
                 else:
-                    rgb, depth = w.render_qpos(qpos)
+                    clean = w.render_qpos(qpos)
+                rgb, depth = w.sense(*clean, stamp)  # the sensor model: what leaves the sim
                 frame = Frame(stamp, rgb, depth)
                 with self._cb_lock:
                     self._latest_frame = frame

@@ -23,13 +23,20 @@ from frankenbot.errors import SimError
 from frankenbot.sim import layout, tasks
 from frankenbot.sim import model as model_mod
 from frankenbot.sim.anomalies import AnomalyEngine, AnomalyRecord
-from frankenbot.sim.camera import CameraInfo, CameraRenderer, camera_info_for
+from frankenbot.sim.camera import (
+    CameraInfo,
+    CameraRenderer,
+    RenderSettings,
+    camera_info_for,
+    mujoco_camera_quat,
+)
 from frankenbot.sim.controller import (
     JointTrajectoryController,
     TrajectoryPoint,
     TrajectoryStatus,
 )
 from frankenbot.sim.kinematics import HOME
+from frankenbot.sim.sensor import SensorModel
 from frankenbot.sim.tasks import ObjectState, OracleView, TaskInstance
 
 _log = logging.getLogger(__name__)
@@ -78,7 +85,7 @@ class SimWorld:
     JOINT_NAMES: tuple[str, ...] = model_mod.JOINT_NAMES
 
     def __init__(self, *, seed: int = 0, task: str | None = None, width: int = 640,
-                 height: int = 480) -> None:
+                 height: int = 480, sensor: SensorModel | None = None) -> None:
         self._renderers: dict[int, CameraRenderer] = {}
         if not (16 <= width <= 1280 and 16 <= height <= 960):
             raise SimError(f"camera size must be within 16x16 .. 1280x960, got {width}x{height}")
@@ -89,6 +96,19 @@ class SimWorld:
         self.model = m
         self.data = mujoco.MjData(m)
         self._render_data = mujoco.MjData(m)
+        # The nominal camera (what config/camera.yaml and camera_pose() tell the brain) and the
+        # scene's own lights, before the sensor model moves the true camera and the lights.
+        mujoco.mj_kinematics(m, self._render_data)
+        mujoco.mj_camlight(m, self._render_data)
+        cid = m.camera(model_mod.CAMERA_NAME).id
+        nominal = np.eye(4)
+        nominal[:3, :3] = self._render_data.cam_xmat[cid].reshape(3, 3) @ np.diag([1, -1, -1])
+        nominal[:3, 3] = self._render_data.cam_xpos[cid]
+        self._nominal_camera = nominal
+        self._base_render = RenderSettings.of_model(m)
+        self._sensor_lock = threading.Lock()  # the sensor's drift state
+        self._sensor = sensor or SensorModel()
+        self._render_vec = self._base_render.vector()
         qadr = [int(m.joint(n).qposadr[0]) for n in self.JOINT_NAMES]
         vadr = [int(m.joint(n).dofadr[0]) for n in self.JOINT_NAMES]
         # the arm comes first in the model: slices are views, cheaper than index arrays per step
@@ -159,6 +179,7 @@ class SimWorld:
                 self._set_pose(p.name, (p.x, p.y, z), p.yaw)
             self._task, self._family, self._seed = sampled.task, family, int(seed)
             self._anomalies.reset()
+            self._new_sensor_episode()
             mujoco.mj_forward(m, d)
             self._bad_warnings = self._bad_count()
             self._last_good_time = float(d.time)
@@ -376,15 +397,60 @@ class SimWorld:
         return camera_info_for(self.model, self.width, self.height)
 
     def camera_pose(self) -> np.ndarray:
-        """4x4 T_base_optical (x right, y down, z forward)."""
+        """4x4 T_base_optical (x right, y down, z forward) the brain is given: the nominal pose
+        of config/camera.yaml. With a sensor pose error the true camera differs (see
+        ``true_camera_pose``), as an imperfect calibration does on a robot."""
+        return self._nominal_camera.copy()
+
+    def true_camera_pose(self) -> np.ndarray:
+        """The pose the camera really renders from (scoring and calibration tests ONLY)."""
+        with self._sensor_lock:
+            return self._sensor.true_camera_pose(self._nominal_camera)
+
+    @property
+    def sensor(self) -> SensorModel:
+        return self._sensor
+
+    def set_sensor(self, sensor: SensorModel) -> None:
+        """Swap the sensor model (noise profile, pose error); the episode seed is kept."""
         with self._lock:
-            cid = self.model.camera(model_mod.CAMERA_NAME).id
-            mujoco.mj_kinematics(self.model, self._render_data)
-            mujoco.mj_camlight(self.model, self._render_data)
-            T = np.eye(4)
-            T[:3, :3] = self._render_data.cam_xmat[cid].reshape(3, 3) @ np.diag([1, -1, -1])
-            T[:3, 3] = self._render_data.cam_xpos[cid]
-            return T
+            with self._sensor_lock:
+                self._sensor = sensor
+            self._new_sensor_episode()
+
+    def _new_sensor_episode(self) -> None:
+        """Reseed the sensor for this episode and place the true camera and lights."""
+        with self._sensor_lock:
+            s = self._sensor
+            s.reset_episode(self._seed)
+            true = s.true_camera_pose(self._nominal_camera)
+            base = self._base_render
+            n = self.model.nlight
+            dirs = np.array(base.light_dir).reshape(n, 3)
+            if n:
+                dirs[0] = s.key_light_rotation @ dirs[0]
+            gain = s.light_intensity
+            settings = RenderSettings(
+                tuple(map(float, true[:3, 3])), mujoco_camera_quat(true),
+                tuple(map(float, dirs.reshape(-1))),
+                tuple(float(v) * gain for v in base.light_diffuse),
+                tuple(float(v) * gain for v in base.headlight))
+            vec = settings.vector()
+        with self._render_lock:
+            self._render_vec = vec
+            RenderSettings.apply(self.model, vec)
+
+    def render_settings(self) -> np.ndarray:
+        """The camera-and-lights vector a render process applies before drawing."""
+        with self._render_lock:
+            return self._render_vec.copy()
+
+    def sense(self, rgb: np.ndarray, depth: np.ndarray, stamp: float
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """The sensor model over a clean render taken at sim time ``stamp``: what the camera
+        delivers. Every frame that leaves the sim goes through here."""
+        with self._sensor_lock:
+            return self._sensor.apply(rgb, depth, stamp, self.camera_info().fx)
 
     def camera_frozen(self) -> bool:
         """True while a camera_freeze anomaly holds: front ends stop publishing frames."""
@@ -402,11 +468,19 @@ class SimWorld:
             return float(self.data.time), self.data.qpos.copy()
 
     def render_rgbd(self) -> tuple[np.ndarray, np.ndarray]:
-        """(rgb uint8 HxWx3, depth uint16 HxW mm, 0 = no return) of the current state."""
+        """(rgb uint8 HxWx3, depth uint16 HxW mm, 0 = no return) of the current state, as the
+        sensor delivers it (noise model applied)."""
+        stamp, qpos = self.render_state()
+        return self.sense(*self.render_qpos(qpos), stamp)
+
+    def render_clean(self) -> tuple[np.ndarray, np.ndarray]:
+        """The noiseless render of the current state (scoring ONLY: the brain gets
+        ``render_rgbd``)."""
         return self.render_qpos(self.render_state()[1])
 
     def render_qpos(self, qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Render the scene at joint/object positions ``qpos`` (see ``render_state``)."""
+        """Clean render of the scene at joint/object positions ``qpos`` (see ``render_state``);
+        pass it through ``sense`` before anyone but the scorer sees it."""
         with self._render_lock:
             self._render_data.qpos[:] = qpos
             mujoco.mj_kinematics(self.model, self._render_data)

@@ -1,0 +1,337 @@
+"""A RealSense D435-like sensor model applied to the sim's clean renders.
+
+Why: MuJoCo renders perfect depth and colour; a real D435 at 0.5-1.2 m does not. The sim applies
+this model where frames leave it (``SimWorld.sense``: the in-process stack and the sim node's
+topics alike), so the brain sees the same kind of data it would see on the robot and cannot tell
+which it runs on. What it models (parameter values and their D435 sources: docs/CAMERA.md):
+
+- depth: axial noise with RMS ∝ z² (stereo: sigma = z² * subpixel / (f * baseline)), part of it
+  spatially correlated (a smooth field, like the D435's low-frequency "wobble" on a flat wall);
+  holes at depth discontinuities and in IR shadows (background next to the left side of a near
+  object that the right imager cannot see); flying pixels (depths between foreground and
+  background) at discontinuities; speckle dropouts; the minimum range; 1 mm quantisation.
+- colour: read and shot noise, exposure and white-balance gains that drift slowly over time
+  (Ornstein-Uhlenbeck processes, started at a random point each episode).
+- per episode, optionally: light intensity and key-light direction.
+- a camera-pose error: the sim draws the true camera a few millimetres and a fraction of a degree
+  away from the nominal pose it tells the brain (config/camera.yaml, ``SimWorld.camera_pose``),
+  like an imperfect hand-eye calibration. It is a property of the installation (``sensor_seed``),
+  not of an episode: a real camera does not move between tasks, and calibration can recover it.
+
+Everything is seeded: the pose error by the sensor seed, the noise streams, drifts and lights by
+(sensor seed, episode seed), so one seed gives the same frames every run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+from scipy import ndimage
+
+from frankenbot.errors import ConfigError
+
+NOISE_PROFILES = ("none", "realistic", "harsh")
+
+
+@dataclass(frozen=True)
+class SensorParams:
+    """Sensor-model settings (metres, seconds, 8-bit colour units). Zero turns a part off."""
+
+    # depth
+    depth_sigma_1m: float = 0.0  # m RMS axial noise at 1 m; scales with z²
+    depth_correlated_share: float = 0.5  # share of the noise variance in the smooth field
+    depth_correlation_px: int = 12  # size of the smooth field's cells (pixels)
+    discontinuity_m: float = 0.025  # neighbour depth step that counts as an edge
+    edge_hole_rate: float = 0.0  # share of edge pixels that return no depth
+    flying_pixel_rate: float = 0.0  # share of edge pixels with a depth between the two sides
+    ir_shadow: bool = False  # holes where the right imager cannot see (left of near objects)
+    baseline_m: float = 0.050  # D435 stereo baseline
+    speckle_rate: float = 0.0  # random isolated dropouts
+    min_range_m: float = 0.28  # D435 minimum depth at 1280x720 (closer: no return)
+    depth_unit_m: float = 0.001  # quantisation (the RealSense default depth unit)
+    # colour
+    colour_sigma: float = 0.0  # read noise, 8-bit units
+    shot_noise: float = 0.0  # extra sigma at full brightness (sigma² grows with intensity)
+    exposure_sigma: float = 0.0  # stationary std of the log exposure gain
+    white_balance_sigma: float = 0.0  # stationary std of the log red and blue gains
+    drift_time_s: float = 20.0  # time constant of the exposure / white-balance drift
+    # lights, drawn per episode
+    light_intensity_sigma: float = 0.0  # std of the log light intensity
+    light_direction_deg: float = 0.0  # key-light direction tilt, at most this
+    # camera pose error, drawn per sensor seed
+    pose_error_m: float = 0.0  # translation error magnitude
+    pose_error_deg: float = 0.0  # rotation error magnitude
+
+    @property
+    def active(self) -> bool:
+        return any(getattr(self, f.name) not in (0, 0.0, False) for f in dataclasses.fields(self)
+                   if f.name in _EFFECT_FIELDS)
+
+    def validate(self) -> None:
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, bool):
+                continue
+            if not math.isfinite(float(v)) or float(v) < 0:
+                raise ConfigError(f"sensor parameter {f.name} must be finite and >= 0, got {v}")
+        for name in ("depth_correlated_share", "edge_hole_rate", "flying_pixel_rate",
+                     "speckle_rate"):
+            if getattr(self, name) > 1.0:
+                raise ConfigError(f"sensor parameter {name} is a share, got {getattr(self, name)}")
+        if self.edge_hole_rate + self.flying_pixel_rate > 1.0:
+            raise ConfigError("edge_hole_rate + flying_pixel_rate must be <= 1")
+        if self.depth_correlation_px < 1 or self.depth_unit_m <= 0 or self.drift_time_s <= 0:
+            raise ConfigError("depth_correlation_px >= 1, depth_unit_m > 0 and "
+                              "drift_time_s > 0 are required")
+
+
+_EFFECT_FIELDS = ("depth_sigma_1m", "edge_hole_rate", "flying_pixel_rate", "ir_shadow",
+                  "speckle_rate", "colour_sigma", "shot_noise", "exposure_sigma",
+                  "white_balance_sigma", "light_intensity_sigma", "light_direction_deg",
+                  "pose_error_m", "pose_error_deg")
+
+PROFILES: dict[str, SensorParams] = {
+    "none": SensorParams(),
+    # A D435 at 848x480 in a lit lab, 0.9-1.4 m away (numbers and sources: docs/CAMERA.md).
+    "realistic": SensorParams(
+        depth_sigma_1m=0.0025, depth_correlated_share=0.5, depth_correlation_px=12,
+        edge_hole_rate=0.3, flying_pixel_rate=0.25, ir_shadow=True, speckle_rate=0.003,
+        colour_sigma=2.0, shot_noise=2.5, exposure_sigma=0.08, white_balance_sigma=0.04,
+        drift_time_s=20.0, light_intensity_sigma=0.12, light_direction_deg=15.0,
+        pose_error_m=0.005, pose_error_deg=0.5),
+    # A badly set-up camera: default preset, dim or uneven light, auto white balance wandering.
+    "harsh": SensorParams(
+        depth_sigma_1m=0.005, depth_correlated_share=0.6, depth_correlation_px=16,
+        edge_hole_rate=0.45, flying_pixel_rate=0.4, ir_shadow=True, speckle_rate=0.02,
+        colour_sigma=5.0, shot_noise=6.0, exposure_sigma=0.18, white_balance_sigma=0.10,
+        drift_time_s=8.0, light_intensity_sigma=0.25, light_direction_deg=30.0,
+        pose_error_m=0.010, pose_error_deg=1.0),
+}
+
+
+def sensor_params(profile: str, overrides: Mapping[str, Any] | None = None) -> SensorParams:
+    """The named profile with ``overrides`` (field -> value) applied; ConfigError names bad keys."""
+    if profile not in PROFILES:
+        raise ConfigError(f"unknown sensor_noise {profile!r}; valid: {', '.join(NOISE_PROFILES)}")
+    base = PROFILES[profile]
+    if not overrides:
+        return base
+    fields = {f.name: f for f in dataclasses.fields(SensorParams)}
+    unknown = sorted(set(overrides) - set(fields))
+    if unknown:
+        raise ConfigError(f"unknown sensor parameter(s) {unknown}; known: {sorted(fields)}")
+    values: dict[str, Any] = {}
+    for key, raw in overrides.items():
+        default = getattr(base, key)
+        try:
+            if isinstance(default, bool):
+                values[key] = raw if isinstance(raw, bool) else str(raw).lower() in (
+                    "1", "true", "yes", "on")
+            elif isinstance(default, int):
+                values[key] = int(raw)
+            else:
+                values[key] = float(raw)
+        except (TypeError, ValueError) as e:
+            raise ConfigError(f"sensor parameter {key}={raw!r}: {e}") from e
+    params = dataclasses.replace(base, **values)
+    params.validate()
+    return params
+
+
+def parse_overrides(text: str) -> dict[str, str]:
+    """``"a=1, b=0.2"`` -> {"a": "1", "b": "0.2"} (the sim node's ``sensor_overrides``)."""
+    out: dict[str, str] = {}
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "=" not in part:
+            raise ConfigError(f"sensor override {part!r} is not key=value")
+        k, v = part.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _rotation(axis: np.ndarray, angle: float) -> np.ndarray:
+    a = axis / np.linalg.norm(axis)
+    k = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+    return np.eye(3) + math.sin(angle) * k + (1 - math.cos(angle)) * (k @ k)
+
+
+def _unit(rng: np.random.Generator) -> np.ndarray:
+    v = rng.standard_normal(3)
+    return v / np.linalg.norm(v)
+
+
+class SensorModel:
+    """Turns clean renders into D435-like frames; see the module docstring.
+
+    Not thread-safe by itself (drift state); ``SimWorld.sense`` serialises calls.
+    """
+
+    def __init__(self, params: SensorParams | None = None, sensor_seed: int = 0) -> None:
+        self.params = params or SensorParams()
+        self.params.validate()
+        self.sensor_seed = int(sensor_seed)
+        rng = np.random.default_rng([self.sensor_seed, 0x5E45])
+        p = self.params
+        # true camera = nominal camera composed with this (in the optical frame)
+        self.pose_error = np.eye(4)
+        if p.pose_error_m > 0 or p.pose_error_deg > 0:
+            self.pose_error[:3, :3] = _rotation(_unit(rng), math.radians(p.pose_error_deg))
+            self.pose_error[:3, 3] = _unit(rng) * p.pose_error_m
+        self._field_norm: dict[tuple[int, int], float] = {}
+        self.reset_episode(0)
+
+    @property
+    def active(self) -> bool:
+        return self.params.active
+
+    def reset_episode(self, episode_seed: int) -> None:
+        """New noise streams, drift start and lights for an episode (same seed, same frames)."""
+        p = self.params
+        self._rng = np.random.default_rng([self.sensor_seed, int(episode_seed) & 0xFFFFFFFF, 7])
+        rng = self._rng
+        self._exposure = float(rng.normal(0.0, p.exposure_sigma)) if p.exposure_sigma else 0.0
+        self._wb = (rng.normal(0.0, p.white_balance_sigma, 2) if p.white_balance_sigma
+                    else np.zeros(2))
+        self._last_stamp: float | None = None
+        intensity = math.exp(rng.normal(0.0, p.light_intensity_sigma)) if (
+            p.light_intensity_sigma) else 1.0
+        self.light_intensity = float(np.clip(intensity, 0.5, 1.6))
+        tilt = math.radians(p.light_direction_deg) * float(rng.uniform(0.0, 1.0))
+        axis = np.array([*rng.standard_normal(2), 0.0])
+        self.key_light_rotation = (_rotation(axis, tilt) if tilt > 0 and np.linalg.norm(axis)
+                                   else np.eye(3))
+
+    def true_camera_pose(self, nominal: np.ndarray) -> np.ndarray:
+        """T_base_optical of the camera that really renders, given the nominal one."""
+        return np.asarray(nominal, dtype=float) @ self.pose_error
+
+    # ------------------------------------------------------------------ frames
+    def apply(self, rgb: np.ndarray, depth_mm: np.ndarray, stamp: float,
+              fx: float) -> tuple[np.ndarray, np.ndarray]:
+        """(rgb uint8, depth uint16 mm) of the clean render -> what the sensor delivers.
+
+        ``fx``: focal length in pixels (disparity for the IR shadow and the noise formula).
+        Returns new arrays; the inputs are not changed.
+        """
+        p = self.params
+        if not p.active:
+            return rgb, depth_mm
+        self._drift(stamp)
+        return self._colour(rgb), self._depth(depth_mm, fx)
+
+    def _drift(self, stamp: float) -> None:
+        p = self.params
+        if self._last_stamp is not None and stamp > self._last_stamp:
+            dt = stamp - self._last_stamp
+            a = math.exp(-dt / p.drift_time_s)
+            b = math.sqrt(max(0.0, 1.0 - a * a))
+            self._exposure = a * self._exposure + b * p.exposure_sigma * float(
+                self._rng.standard_normal())
+            self._wb = a * self._wb + b * p.white_balance_sigma * self._rng.standard_normal(2)
+        self._last_stamp = stamp
+
+    @property
+    def colour_gains(self) -> np.ndarray:
+        """Current (r, g, b) gains: exposure times white balance (green is the reference)."""
+        e = math.exp(self._exposure)
+        return np.array([e * math.exp(self._wb[0]), e, e * math.exp(self._wb[1])], np.float32)
+
+    def _colour(self, rgb: np.ndarray) -> np.ndarray:
+        p = self.params
+        img = rgb.astype(np.float32)
+        img *= self.colour_gains
+        if p.colour_sigma > 0 or p.shot_noise > 0:
+            noise = self._rng.standard_normal(img.shape, dtype=np.float32)
+            if p.shot_noise > 0:
+                sigma = np.sqrt(p.colour_sigma ** 2 + (p.shot_noise ** 2 / 255.0) * img)
+                noise *= sigma
+            else:
+                noise *= p.colour_sigma
+            img += noise
+        np.clip(img, 0.0, 255.0, out=img)
+        return (img + 0.5).astype(np.uint8)
+
+    def _smooth_field(self, shape: tuple[int, int]) -> np.ndarray:
+        """Unit-variance, spatially smooth noise (bilinear upsampling of a coarse grid)."""
+        cell = self.params.depth_correlation_px
+        gh, gw = shape[0] // cell + 2, shape[1] // cell + 2
+        coarse = self._rng.standard_normal((gh, gw), dtype=np.float32)
+        fine = ndimage.zoom(coarse, cell, order=1, prefilter=False)[:shape[0], :shape[1]]
+        key = shape
+        if key not in self._field_norm:  # bilinear interpolation shrinks the variance
+            probe = np.random.default_rng(1).standard_normal((gh, gw)).astype(np.float32)
+            z = ndimage.zoom(probe, cell, order=1, prefilter=False)[:shape[0], :shape[1]]
+            self._field_norm[key] = float(1.0 / max(np.std(z), 1e-6))
+        fine *= self._field_norm[key]
+        return fine
+
+    def _depth(self, depth_mm: np.ndarray, fx: float) -> np.ndarray:
+        p = self.params
+        rng = self._rng
+        z = depth_mm.astype(np.float32) * 0.001
+        valid = z > 0
+        holes = ~valid
+        if p.ir_shadow:
+            holes |= self._ir_shadow(z, valid, fx)
+        if p.edge_hole_rate > 0 or p.flying_pixel_rate > 0:
+            z, edge_holes = self._edges(z, valid)
+            holes |= edge_holes
+        if p.depth_sigma_1m > 0:
+            c = p.depth_correlated_share
+            n = rng.standard_normal(z.shape, dtype=np.float32)
+            n *= math.sqrt(1.0 - c)
+            if c > 0:
+                n += math.sqrt(c) * self._smooth_field(z.shape)
+            z += (p.depth_sigma_1m * z * z) * n
+        if p.speckle_rate > 0:
+            holes |= rng.random(z.shape, dtype=np.float32) < p.speckle_rate
+        holes |= z < p.min_range_m
+        unit = p.depth_unit_m
+        out = np.clip(np.round(z / unit) * (unit * 1000.0), 0, 65535).astype(np.uint16)
+        out[holes] = 0
+        return out
+
+    def _ir_shadow(self, z: np.ndarray, valid: np.ndarray, fx: float) -> np.ndarray:
+        """Pixels the right imager cannot see: a nearer surface within the disparity step to
+        their right hides them from it (the D435's invalid band left of near objects)."""
+        disp = np.zeros_like(z)
+        np.divide(fx * self.params.baseline_m, z, out=disp, where=valid)
+        shadow = np.zeros(z.shape, dtype=bool)
+        span = int(min(32, math.ceil(float(disp.max()) - float(disp[valid].min())))) if (
+            valid.any()) else 0
+        for k in range(1, span + 1):
+            step = disp[:, k:] - disp[:, :-k]
+            shadow[:, :-k] |= step >= k
+        return shadow & valid
+
+    def _edges(self, z: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Holes and flying pixels along depth discontinuities (both sides of the step)."""
+        p = self.params
+        other = z.copy()
+        best = np.zeros_like(z)
+        for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0)):
+            nb = np.roll(z, (dr, dc), axis=(0, 1))
+            diff = np.abs(nb - z)
+            diff[~valid | (nb <= 0)] = 0.0
+            take = diff > best
+            best[take] = diff[take]
+            other[take] = nb[take]
+        edge = best > p.discontinuity_m
+        edge[0, :] = edge[-1, :] = edge[:, 0] = edge[:, -1] = False
+        idx = np.flatnonzero(edge)
+        u = self._rng.random(idx.size)
+        hole_idx = idx[u < p.edge_hole_rate]
+        fly = idx[(u >= p.edge_hole_rate) & (u < p.edge_hole_rate + p.flying_pixel_rate)]
+        zf = z.reshape(-1).copy()
+        t = self._rng.uniform(0.15, 0.85, fly.size).astype(np.float32)
+        zf[fly] = zf[fly] + t * (other.reshape(-1)[fly] - zf[fly])
+        holes = np.zeros(z.size, dtype=bool)
+        holes[hole_idx] = True
+        return zf.reshape(z.shape), holes.reshape(z.shape)
