@@ -41,6 +41,9 @@ class SceneObject:
     confidence: float = 1.0
     is_fixture: bool = False  # from config (drawer, zone), not from the camera
     last_seen: float = 0.0  # seconds (clock of the scene's source)
+    # Remembered but not seen lately: hidden under a block stacked on it, by the gripper or the
+    # arm. It keeps its last pose (so on(a, b) still holds); visible() is false for it.
+    occluded: bool = False
 
     @property
     def top_z(self) -> float:

@@ -17,6 +17,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from frankenbot.errors import ConfigError, SimError
+from frankenbot.eval.seeds import EVALUATION_FIRST_SEED
 from frankenbot.perception.camera import CameraModel, Intrinsics
 from frankenbot.perception.config import PerceptionConfig, resolve_config_path
 from frankenbot.perception.fixtures import load_fixture_geometry
@@ -79,12 +80,14 @@ class EvalTotals:
     false_positives: list[str] = field(default_factory=list)
     wrong_colour: list[str] = field(default_factory=list)
 
-    def add(self, scene: Scene, truth: Sequence[TruthObject], latency_s: float, tag: str = "",
+    def add(self, scene: Scene, truth: Sequence[TruthObject], latency_s: float | None,
+            tag: str = "",
             match_radius: float = DEFAULT_MATCH_RADIUS) -> None:
         dets = [o for o in scene.objects if not o.is_fixture]
         self.truths += len(truth)
         self.detections += len(dets)
-        self.latencies_s.append(latency_s)
+        if latency_s is not None:
+            self.latencies_s.append(latency_s)
         pairs = match(dets, truth, match_radius)
         self.matched += len(pairs)
         self.visible_truths += sum(t.visible >= VISIBLE_SHARE for t in truth)
@@ -178,46 +181,107 @@ def default_fixtures_path() -> Path | None:
         return None
 
 
-def scenes() -> Iterable[tuple[str, int]]:
-    """(task family or "" for the full free scene, seed): every family in turn, fixed seeds."""
+def scenes(first_seed: int = EVALUATION_FIRST_SEED) -> Iterable[tuple[str, int]]:
+    """(task family or "" for the full free scene, seed): every family in turn, consecutive
+    seeds from ``first_seed`` (evaluation seeds by default)."""
     from frankenbot.sim.tasks import TASK_FAMILIES
 
     families = ("", *TASK_FAMILIES)
     k = 0
     while True:
-        yield families[k % len(families)], 1000 + k
+        yield families[k % len(families)], first_seed + k
         k += 1
+
+
+def sensed_and_clean(world: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """(rgb, depth) as the sensor delivers them, the clean depth of the same instant (for the
+    scorer's visibility test only) and the sim time."""
+    stamp, qpos = world.render_state()
+    rgb_clean, depth_clean = world.render_qpos(qpos)
+    rgb, depth = world.sense(rgb_clean, depth_clean, stamp)
+    return rgb, depth, depth_clean, stamp
 
 
 def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
                  fixtures_path: str | Path | None = None, width: int = 640, height: int = 480,
-                 progress: bool = False) -> dict[str, Any]:
-    """Render ``n_scenes`` sim scenes, perceive each with a fresh tracker, score against truth."""
+                 progress: bool = False, noise: str = "none",
+                 first_seed: int = EVALUATION_FIRST_SEED, frames: int = 3,
+                 calibrate: bool = True) -> dict[str, Any]:
+    """Render ``n_scenes`` sim scenes, perceive each with a fresh tracker over ``frames``
+    frames (0.1 s apart, as the camera streams), score the last scene against truth.
+
+    ``noise`` picks the sensor profile (sim/sensor.py); every scene gets its own sensor seed,
+    so its own camera-pose error. With ``calibrate`` the brain's camera pose comes from
+    ``calibrate_camera`` on that scene's frames first, as on the robot (the real-robot quick
+    start calibrates before work); without it the brain uses the nominal pose.
+    """
+    from frankenbot.perception.calibration import calibrate_camera
+    from frankenbot.sim.sensor import SensorModel, sensor_params
     from frankenbot.sim.world import SimWorld
 
+    if frames < 1:
+        raise ConfigError(f"frames must be >= 1, got {frames}")
+    params = sensor_params(noise)
     fixtures = load_fixture_geometry(fixtures_path or default_fixtures_path())
     totals = EvalTotals()
+    calib_errors: list[tuple[float, float]] = []
     t_start = time.perf_counter()
     with SimWorld(seed=0, width=width, height=height) as world:
-        pipeline = PerceptionPipeline(camera_of_world(world), fixtures, config)
+        nominal = camera_of_world(world)
         done = 0
-        for family, seed in scenes():
+        for family, seed in scenes(first_seed):
             if done >= n_scenes:
                 break
+            world.set_sensor(SensorModel(params, sensor_seed=seed))
             try:
                 world.reset(family or None, seed)
             except SimError:  # the sampler could not lay out this seed: take the next one
                 continue
             done += 1
-            rgb, depth = world.render_rgbd()
-            pipeline.reset()
-            result = pipeline.process_frame(rgb, depth, stamp=world.time,
-                                            joint_positions=world.joint_positions())
-            totals.add(result.scene, truth_of_world(world, depth=depth), result.latency_s,
+            camera = nominal
+            if calibrate and params.active:
+                shots = []
+                for _ in range(3):
+                    rgb, depth, _, _ = sensed_and_clean(world)
+                    shots.append((rgb, depth))
+                    world.advance(0.1)
+                calib = calibrate_camera(shots, nominal, fixtures, config)
+                camera = calib.camera
+                calib_errors.append(pose_error(camera.matrix, world.true_camera_pose()))
+            pipeline = PerceptionPipeline(camera, fixtures, config)
+            for k in range(frames):
+                if k:
+                    world.advance(0.1)
+                rgb, depth, depth_clean, stamp = sensed_and_clean(world)
+                result = pipeline.process_frame(rgb, depth, stamp=stamp,
+                                                joint_positions=world.joint_positions())
+                totals.latencies_s.append(result.latency_s)
+            totals.add(result.scene, truth_of_world(world, depth=depth_clean), None,
                        tag=f"{family or 'free'}/{seed}")
             if progress:
                 print(f"  {family or 'free':>15}/{seed}: {len(result.scene.objects)} objects, "
                       f"{result.latency_s * 1000:.0f} ms", flush=True)
     out = totals.summary()
+    out["frames"] = done
+    out["frames_per_scene"] = frames
+    out["noise"] = noise
+    out["first_seed"] = first_seed
+    out["calibrated"] = bool(calibrate and params.active)
+    if calib_errors:
+        mm = np.array([e[0] for e in calib_errors]) * 1000
+        deg = np.array([e[1] for e in calib_errors])
+        out["calibration_error_median_mm"] = float(np.median(mm))
+        out["calibration_error_max_mm"] = float(np.max(mm))
+        out["calibration_error_median_deg"] = float(np.median(deg))
+        out["calibration_error_max_deg"] = float(np.max(deg))
     out["wall_s"] = time.perf_counter() - t_start
     return out
+
+
+def pose_error(estimated: np.ndarray, true: np.ndarray) -> tuple[float, float]:
+    """(translation error m, rotation error degrees) between two 4x4 poses."""
+    e, t = np.asarray(estimated, float), np.asarray(true, float)
+    dt = float(np.linalg.norm(e[:3, 3] - t[:3, 3]))
+    r = e[:3, :3].T @ t[:3, :3]
+    ang = math.degrees(math.acos(float(np.clip((np.trace(r) - 1) / 2, -1.0, 1.0))))
+    return dt, ang

@@ -51,6 +51,7 @@ def object_to_msg(obj: SceneObject) -> Any:
     msg.confidence = float(obj.confidence)
     msg.is_fixture = bool(obj.is_fixture)
     msg.last_seen = time_to_msg(obj.last_seen)
+    msg.occluded = bool(obj.occluded)
     return msg
 
 
@@ -60,7 +61,8 @@ def object_from_msg(msg: Any) -> SceneObject:
                        position=(p.x, p.y, p.z), size=(msg.size.x, msg.size.y, msg.size.z),
                        yaw=quaternion_to_yaw(o.x, o.y, o.z, o.w),
                        confidence=float(msg.confidence), is_fixture=bool(msg.is_fixture),
-                       last_seen=time_from_msg(msg.last_seen))
+                       last_seen=time_from_msg(msg.last_seen),
+                       occluded=bool(getattr(msg, "occluded", False)))
 
 
 def scene_to_msg(scene: Scene, latency_s: float = 0.0) -> Any:

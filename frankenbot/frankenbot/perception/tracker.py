@@ -6,6 +6,19 @@ existing tracks by position with colour and the container/solid class as hard ga
 exact shape as a soft one (a half-hidden block can look odd for a frame), using an optimal
 assignment. Unmatched tracks are remembered for
 ``memory_s`` seconds at their last pose so short occlusions do not rename anything.
+
+Object permanence: an established track (seen in ``PERMANENT_HITS`` frames) that is not
+detected any more (a block stacked on it, the gripper or the arm in front, its visible sides
+too small to measure) is kept however long, at its last pose and marked occluded; only
+evidence that it is gone (the camera sees past its place: ``vacated``) or that it moved (a
+detection of its colour and shape elsewhere takes it) ends it. A bottom block in a tower stays
+in the scene, so ``on(middle, bottom)`` keeps working. Tracks seen in fewer frames (a phantom
+from a noisy frame) are forgotten after ``memory_s``: permanence never keeps what was never
+really there.
+
+Temporal fusion: a static object's pose is the running mean of its last ``fuse_frames``
+detections (depth noise averages out); a detection farther than ``fuse_jump`` from the mean
+means it moved, and the mean restarts there.
 """
 
 from __future__ import annotations
@@ -22,6 +35,28 @@ from frankenbot.state import SceneObject
 CONTAINER_SHAPES = ("bowl", "bin", "plate")
 _SHAPE_MISMATCH_COST = 0.08  # metres-equivalent penalty when shapes differ
 _GATED = 1e6
+PERMANENT_HITS = 3  # frames a track must be seen in before a hidden one is kept indefinitely
+FUSE_FRAMES = 8  # running mean over at most this many detections
+FUSE_JUMP = 0.012  # m: a detection this far from the mean is a move, not noise
+OCCLUDED_AFTER_S = 0.35  # s unseen: the object is reported occluded
+
+
+def _wrap(a: float, period: float) -> float:
+    """``a`` wrapped to [-period/2, period/2)."""
+    return (a + period / 2) % period - period / 2
+
+
+def fuse(old: Detection, new: Detection, n: int) -> Detection:
+    """``new`` folded into the running mean ``old`` of ``n`` detections (same object, static).
+
+    Yaw is averaged modulo the shape's symmetry (a block's a quarter turn, others a half)."""
+    w = 1.0 / (n + 1)
+    pos = tuple(o + w * (v - o) for o, v in zip(old.position, new.position, strict=True))
+    size = tuple(o + w * (v - o) for o, v in zip(old.size, new.size, strict=True))
+    period = math.pi / 2 if new.shape == "block" else math.pi
+    yaw = old.yaw + w * _wrap(new.yaw - old.yaw, period)
+    return replace(new, position=pos, size=size, yaw=yaw,  # type: ignore[arg-type]
+                   confidence=max(new.confidence, old.confidence))
 
 
 @dataclass(frozen=True)
@@ -29,19 +64,34 @@ class Track:
     """One remembered object."""
 
     object_id: str
-    detection: Detection
+    detection: Detection  # the fused pose (running mean while static)
     first_seen: float
     last_seen: float
     hits: int
+    fused: int = 1  # detections in the running mean
 
     def to_scene_object(self, now: float, memory_s: float) -> SceneObject:
+        """The track as a scene object. Confidence grows with the frames it was seen in (one
+        frame: a third) and fades while unseen, never below 0.1 for a remembered one."""
         d = self.detection
         age = max(0.0, now - self.last_seen)
         fade = 1.0 if age <= 0.0 or memory_s <= 0 else max(0.1, 1.0 - age / memory_s)
+        support = min(1.0, self.hits / PERMANENT_HITS)
         label = f"{d.colour} {d.name or d.shape}".strip()
         return SceneObject(object_id=self.object_id, label=label, shape=d.shape, colour=d.colour,
                            position=d.position, size=d.size, yaw=d.yaw,
-                           confidence=round(d.confidence * fade, 3), last_seen=self.last_seen)
+                           confidence=round(d.confidence * fade * support, 3),
+                           last_seen=self.last_seen, occluded=age > OCCLUDED_AFTER_S)
+
+    def seen(self, det: Detection, stamp: float) -> "Track":
+        """This track matched to ``det`` at ``stamp``: fused when it stayed, restarted when
+        it moved."""
+        if math.dist(det.position, self.detection.position) <= FUSE_JUMP and (
+                det.shape == self.detection.shape):
+            n = min(self.fused, FUSE_FRAMES - 1)
+            return replace(self, detection=fuse(self.detection, det, n), last_seen=stamp,
+                           hits=self.hits + 1, fused=n + 1)
+        return replace(self, detection=det, last_seen=stamp, hits=self.hits + 1, fused=1)
 
 
 def _same_colour_host(det: Detection, detections: list[Detection]) -> Detection | None:
@@ -117,9 +167,10 @@ class Tracker:
 
         ``vacated``: ids whose remembered place the camera now sees empty. Such a track takes
         the nearest unmatched detection of its colour and shape (it moved, however far), or
-        is forgotten (it is gone).
+        is forgotten (it is gone). Established tracks outlive ``memory_s`` (permanence).
         """
-        self._tracks = [t for t in self._tracks if stamp - t.last_seen <= self.memory_s]
+        self._tracks = [t for t in self._tracks
+                        if stamp - t.last_seen <= self.memory_s or t.hits >= PERMANENT_HITS]
         tracks = self._tracks
         matched_t: set[int] = set()
         matched_d: set[int] = set()
@@ -135,8 +186,7 @@ class Tracker:
                 shape = det.shape
                 if shape != t.detection.shape and t.hits > 2 and det.shape == "unknown":
                     shape = t.detection.shape  # keep a well-established class through a bad frame
-                updated[r] = replace(t, detection=replace(det, shape=shape), last_seen=stamp,
-                                     hits=t.hits + 1)
+                updated[r] = t.seen(replace(det, shape=shape), stamp)
                 matched_t.add(r)
                 matched_d.add(c)
         # Far moves (an object carried faster than the frame rate): when exactly one unmatched
@@ -148,8 +198,7 @@ class Tracker:
                     if i not in matched_t and (t.detection.colour, t.detection.shape) == key]
             if len(dets) == 1 and len(trks) == 1:
                 r, c = trks[0], dets[0]
-                updated[r] = replace(tracks[r], detection=detections[c], last_seen=stamp,
-                                     hits=tracks[r].hits + 1)
+                updated[r] = tracks[r].seen(detections[c], stamp)
                 matched_t.add(r)
                 matched_d.add(c)
         # An object inside a container of its own colour (a blue block in the blue bowl) is
@@ -173,7 +222,7 @@ class Tracker:
             if cands:
                 c = min(cands, key=lambda i: math.dist(detections[i].position,
                                                        t.detection.position))
-                updated[r] = replace(t, detection=detections[c], last_seen=stamp, hits=t.hits + 1)
+                updated[r] = t.seen(detections[c], stamp)
                 matched_t.add(r)
                 matched_d.add(c)
         result = [updated.get(i, t) for i, t in enumerate(tracks)

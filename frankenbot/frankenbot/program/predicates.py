@@ -108,7 +108,7 @@ def near(snap: WorldSnapshot, objs: Mapping[str, SceneObject], a: str, b: str,
 
 def visible(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str) -> bool:
     o = objs.get(x)
-    if o is None or snap.scene.stale:
+    if o is None or snap.scene.stale or o.occluded:
         return False
     if o.last_seen > 0.0 and snap.scene.stamp > 0.0:
         return snap.scene.stamp - o.last_seen <= VISIBLE_MAX_AGE

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
-from scipy import ndimage
 
 from frankenbot.errors import ConfigError
 
@@ -260,6 +259,8 @@ class SensorModel:
 
     def _smooth_field(self, shape: tuple[int, int]) -> np.ndarray:
         """Unit-variance, spatially smooth noise (bilinear upsampling of a coarse grid)."""
+        from scipy import ndimage
+
         cell = self.params.depth_correlation_px
         gh, gw = shape[0] // cell + 2, shape[1] // cell + 2
         coarse = self._rng.standard_normal((gh, gw), dtype=np.float32)
