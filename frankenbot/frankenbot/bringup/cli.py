@@ -18,6 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--task", default="put_in_bowl", help="sim task family at start")
     up.add_argument("--seed", type=int, default=0, help="sim scene seed")
     up.add_argument("--planner", choices=("auto", "offline", "vlm"), default="auto")
+    up.add_argument("--noise", choices=("none", "realistic", "harsh"), default="realistic",
+                    help="sim camera sensor model (default realistic: the sim looks like the "
+                         "robot; docs/CAMERA.md)")
     up.add_argument("--log-dir", type=Path, default=None, help="where node logs go")
     up.set_defaults(func=_up)
 
@@ -44,6 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo.add_argument("--seed", type=int, default=1)
     demo.add_argument("--out", type=Path, default=Path("artifacts") / "demo")
     demo.add_argument("--timeout", type=float, default=600.0)
+    demo.add_argument("--noise", choices=("none", "realistic", "harsh"), default="realistic",
+                      help="sim camera sensor model (default realistic)")
     demo.set_defaults(func=_demo)
 
 
@@ -54,7 +59,7 @@ def _up(args: argparse.Namespace) -> int:
     setup = args.setup or ("sim" if args.sim else "real_ur5e")
     executables = [e for e in NODE_EXECUTABLES if args.sim or e != "sim"]
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="frankenbot-up-"))
-    params = {"sim": {"task": args.task, "seed": args.seed},
+    params = {"sim": {"task": args.task, "seed": args.seed, "sensor_noise": args.noise},
               "planner": {"planner_mode": args.planner}}
     with NodeGroup(setup=setup, log_dir=log_dir, parameters=params) as group:
         group.start(executables)
@@ -140,4 +145,4 @@ def _demo(args: argparse.Namespace) -> int:
 
     terminate_on_sigterm()
     return run_demo(instruction=args.instruction, seed=args.seed, out_dir=args.out,
-                    timeout=args.timeout)
+                    timeout=args.timeout, noise=args.noise)

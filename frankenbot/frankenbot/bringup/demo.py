@@ -45,7 +45,8 @@ def _save_gif(path: Path, frames: list[np.ndarray], fps: float = 4.0) -> None:
                    duration=int(1000 / fps), loop=0, optimize=True)
 
 
-def run_demo(*, instruction: str, seed: int, out_dir: Path, timeout: float) -> int:
+def run_demo(*, instruction: str, seed: int, out_dir: Path, timeout: float,
+             noise: str = "realistic") -> int:
     from frankenbot.bringup.processes import NODE_EXECUTABLES, NodeGroup
     from frankenbot.bringup.progress import EventView, ProgressPrinter
     from frankenbot.bringup.ros_client import BrainClient, FrameRecorder
@@ -57,7 +58,8 @@ def run_demo(*, instruction: str, seed: int, out_dir: Path, timeout: float) -> i
     print(planner_banner())
     scenario = scenario_for(instruction, first_seed=seed)
     print(f"scene: sim task family {scenario.family}, seed {scenario.seed}")
-    params = {"sim": {"task": scenario.family, "seed": scenario.seed},
+    print(f"sim camera: sensor noise {noise}")
+    params = {"sim": {"task": scenario.family, "seed": scenario.seed, "sensor_noise": noise},
               "memory": {"db_path": str(run_dir / "memory.sqlite3")}}
     t_start = time.monotonic()
     with NodeGroup(setup="sim", log_dir=run_dir / "logs", parameters=params) as group:

@@ -25,6 +25,7 @@ from frankenbot.perception.pipeline import PerceptionPipeline
 from frankenbot.state import Scene, SceneObject
 
 DEFAULT_MATCH_RADIUS = 0.05  # metres
+SCENES_PER_INSTALL = 10  # scenes per sensor seed (camera-pose error) in evaluate_sim
 VISIBLE_SHARE = 0.25  # an object with less of its top outline in view counts as occluded
 
 
@@ -210,10 +211,11 @@ def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
     """Render ``n_scenes`` sim scenes, perceive each with a fresh tracker over ``frames``
     frames (0.1 s apart, as the camera streams), score the last scene against truth.
 
-    ``noise`` picks the sensor profile (sim/sensor.py); every scene gets its own sensor seed,
-    so its own camera-pose error. With ``calibrate`` the brain's camera pose comes from
-    ``calibrate_camera`` on that scene's frames first, as on the robot (the real-robot quick
-    start calibrates before work); without it the brain uses the nominal pose.
+    ``noise`` picks the sensor profile (sim/sensor.py). Every ``SCENES_PER_INSTALL`` scenes
+    get a new sensor seed, so a new camera-pose error (an installation); with ``calibrate``
+    the brain's camera pose then comes from ``calibrate_camera`` on the first of those scenes,
+    as on the robot (the quick start calibrates before work); without it the brain keeps the
+    nominal pose.
     """
     from frankenbot.perception.calibration import calibrate_camera
     from frankenbot.sim.sensor import SensorModel, sensor_params
@@ -232,16 +234,19 @@ def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
         for family, seed in scenes(first_seed):
             if done >= n_scenes:
                 break
-            world.set_sensor(SensorModel(params, sensor_seed=seed))
+            install = first_seed + done // SCENES_PER_INSTALL
+            new_install = world.sensor.sensor_seed != install or done == 0
+            if new_install:
+                world.set_sensor(SensorModel(params, sensor_seed=install))
+                camera = nominal
             try:
                 world.reset(family or None, seed)
             except SimError:  # the sampler could not lay out this seed: take the next one
                 continue
             done += 1
-            camera = nominal
-            if calibrate and params.active:
+            if new_install and calibrate and params.active:
                 shots = []
-                for _ in range(3):
+                for _ in range(6):
                     rgb, depth, _, _ = sensed_and_clean(world)
                     shots.append((rgb, depth))
                     world.advance(0.1)

@@ -22,7 +22,8 @@ Services
   ~/evaluate (EvaluateTask)
 Parameters
   task, seed, realtime_factor, joint_state_rate, camera_rate, camera_width, camera_height,
-  render, render_process, realtime_priority (see PARAMS below for descriptions and defaults)
+  render, render_process, realtime_priority, sensor_noise, sensor_seed, sensor_overrides (see
+  PARAMS below for descriptions and defaults)
 
 Bad input (unknown joint names, NaN, targets beyond limits, unknown tasks or anomalies) is
 rejected with a logged message and nothing moves. Messages are stamped with sim time.
@@ -51,6 +52,7 @@ from frankenbot import robotiq
 from frankenbot.errors import FrankenbotError, SimError
 from frankenbot.nodes.spin import run_node
 from frankenbot.sim.runner import Frame, JointStateSample, SimRunner
+from frankenbot.sim.sensor import SensorModel, parse_overrides, sensor_params
 from frankenbot.sim.world import SimWorld, TrajectoryPoint
 from frankenbot_interfaces.srv import EvaluateTask, InjectAnomaly, ResetScene
 
@@ -70,6 +72,12 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "camera_height": (480, "image height in pixels"),
     "render": (True, "publish camera topics (false: joint states and clock only)"),
     "render_process": (True, "render in a child process so GL work never delays joint states"),
+    "sensor_noise": ("none", "camera sensor model: none | realistic | harsh (D435-like depth "
+                             "and colour noise, drift, lights, camera-pose error; docs/CAMERA.md)"),
+    "sensor_seed": (0, "seed of the sensor model: the camera-pose error (an installation's "
+                       "miscalibration) and, with each scene seed, the noise streams"),
+    "sensor_overrides": ("", "sensor parameters over the profile, 'name=value,...' "
+                             "(e.g. 'pose_error_m=0,light_direction_deg=0')"),
     "realtime_priority": (0, "SCHED_FIFO priority of the physics thread, like ros2_control's "
                              "control loop (0 = normal scheduling, the default: on a 2-core "
                              "machine a FIFO thread starves the brain's nodes; needs "
@@ -104,8 +112,11 @@ class SimNode(Node):
             description=doc)).value for name, (default, doc) in PARAMS.items()}
         if float(v["joint_state_rate"]) < 100.0:
             self.get_logger().warning("joint_state_rate below 100 Hz; the UR driver gives 500")
+        params = sensor_params(str(v["sensor_noise"]),
+                               parse_overrides(str(v["sensor_overrides"])))
         self.world = SimWorld(seed=int(v["seed"]), task=str(v["task"]) or None,
-                              width=int(v["camera_width"]), height=int(v["camera_height"]))
+                              width=int(v["camera_width"]), height=int(v["camera_height"]),
+                              sensor=SensorModel(params, int(v["sensor_seed"])))
         self._info = self.world.camera_info()
         self._instabilities_seen = 0
         self._ticks = 0

@@ -38,6 +38,12 @@ class PerceptionConfig:
     grid_closing: int = 1
     height_gap: float = 0.02  # an empty height band this wide splits a component
     min_points: int = 25
+    # Depth noise (a real D435): flying pixels at steps dropped, and thresholds that follow
+    # the noise measured on the table each frame (sigma = a * range², segmentation.py).
+    flying_filter: int = 1  # 1: drop pixels between a near and a far neighbour
+    noise_adaptive: int = 1  # 1: estimate the table's depth noise and use it below
+    noise_point_sigmas: float = 2.5  # a point is foreground above this many sigma
+    noise_cluster_sigmas: float = 3.0  # a cluster's median height must clear this many sigma
     min_extent: float = 0.012
     # Round containers (bowls) holding or touching a same-coloured object share its component;
     # they are found by a circle fit to the component's outline (segmentation, containers.py).

@@ -79,6 +79,23 @@ def min_area_rect(xy: np.ndarray) -> tuple[np.ndarray, float, float, float]:
     return centre, e0, e1, yaw
 
 
+def _robust_rect(xy: np.ndarray, yaw: float) -> tuple[np.ndarray, float, float]:
+    """Centre, length and width of the rectangle at ``yaw`` (the long axis) from the 1st to
+    99th percentile along each axis: flying pixels and noise outside an object's outline do
+    not move its centre the way the extreme points of a minimum-area rectangle do."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    u = xy @ np.array([c, s])
+    v = xy @ np.array([-s, c])
+    u0, u1 = np.percentile(u, [1, 99])
+    v0, v1 = np.percentile(v, [1, 99])
+    mu, mv = (u0 + u1) / 2, (v0 + v1) / 2
+    centre = np.array([mu * c - mv * s, mu * s + mv * c])
+    length, width = float(u1 - u0), float(v1 - v0)
+    if width > length:
+        length, width = width, length
+    return centre, length, width
+
+
 def hull_area(xy: np.ndarray) -> float:
     try:
         return float(ConvexHull(xy).volume)
@@ -104,13 +121,23 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
     """
     xy = cluster.points[:, :2]
     centre, length, width, yaw = min_area_rect(xy)
+    rect_area = max(length * width, 1e-9)  # the outline's own rectangle (fill test below)
+    sigma = float(getattr(cluster, "sigma", 0.0))
+    if xy.shape[0] >= 50:
+        centre, length, width = _robust_rect(xy, yaw)
     h = cluster.heights
     top = float(np.percentile(h, 98))
+    if sigma > 0:
+        # Noisy depth: the 98th percentile sits ~2 sigma above the top face; the median of the
+        # band from there down to 4 sigma below is the face itself.
+        band = h[h >= top - 4.0 * sigma - 0.002]
+        if band.size >= 5:
+            top = float(np.median(band))
     bottom_visible = float(np.percentile(h, 2))
     plane_z = float(np.median(cluster.points[:, 2] - h))  # table z under the object
     rest = bottom_visible if bottom_visible > 0.015 else 0.0  # lifted / on top of something
     height = max(top - rest, 0.005)
-    fill = hull_area(xy) / max(length * width, 1e-9)
+    fill = hull_area(xy) / rect_area
     concave = _concave(cluster, centre, width, top, height) if length > 0.05 else False
     if length <= rules.block_max_footprint and not concave:
         shape = "block"

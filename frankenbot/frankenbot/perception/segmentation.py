@@ -17,10 +17,13 @@ import open3d as o3d
 from scipy import ndimage
 
 from frankenbot.errors import PerceptionError
-from frankenbot.perception.camera import CameraModel
+from frankenbot.perception.camera import CameraModel, Intrinsics
 from frankenbot.perception.colour import ACHROMATIC_GROUP, rgb_to_hsv, segmentation_groups
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.containers import split_round_container
+
+
+FLYING_STEP_MM = 12  # a pixel this far from both its nearest and farthest neighbour is flying
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,7 @@ class Cluster:
     hsv: np.ndarray  # (N, 3)
     pixels: np.ndarray  # (N, 2) row, col in the full-resolution image
     group: int  # colour group index (colour.SEG_NAMES)
+    sigma: float = 0.0  # depth noise (m, RMS) at the cluster's range, estimated on the table
 
 
 def check_frame(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel) -> None:
@@ -116,13 +120,52 @@ def fit_table(points: np.ndarray, config: PerceptionConfig, rng: np.random.Gener
 
 @dataclass(frozen=True)
 class Foreground:
-    """Sampled pixels standing above the table: base xyz, height, HSV, (row, col), colour group."""
+    """Sampled pixels standing above the table: base xyz, height, HSV, (row, col), colour group,
+    and the depth noise model ``sigma = noise_a * range²`` measured on the table."""
 
     points: np.ndarray
     heights: np.ndarray
     hsv: np.ndarray
     pixels: np.ndarray
     groups: np.ndarray
+    ranges: np.ndarray | None = None  # (N,) optical-axis depth, m
+    noise_a: float = 0.0  # m⁻¹: RMS height noise of the table at range r is noise_a * r²
+
+
+def noise_coefficient(heights: np.ndarray, ranges: np.ndarray) -> float:
+    """``a`` of the stereo noise law sigma = a * z², from table points' heights (robust: the
+    MAD of the points within a few sigma of the plane; 0 for a clean render)."""
+    near = np.abs(heights) < 0.02
+    if np.count_nonzero(near) < 200:
+        return 0.0
+    ratio = np.abs(heights[near]) / np.maximum(ranges[near], 0.1) ** 2
+    a = 1.4826 * float(np.median(ratio))
+    for _ in range(2):  # trim what is not table (object bottoms, edges) and re-estimate
+        keep = ratio < 3.0 * a + 1e-9
+        if np.count_nonzero(keep) < 200:
+            break
+        a = 1.4826 * float(np.median(ratio[keep])) / 0.8  # MAD of a 3-sigma-trimmed normal
+    return a
+
+
+def _strided_depth(depth_mm: np.ndarray, stride: int, flying_filter: bool) -> np.ndarray:
+    """Every ``stride``-th pixel of the depth image; with ``flying_filter``, pixels whose depth
+    lies between a nearer and a farther neighbour across a step (flying pixels: a stereo
+    camera's mix of foreground and background at an edge) become holes."""
+    d = np.ascontiguousarray(depth_mm[::stride, ::stride])
+    if not flying_filter:
+        return d
+    valid = d > 0
+    big = np.where(valid, d, np.uint16(65535))
+    lo = ndimage.minimum_filter(big, size=3, mode="nearest").astype(np.int32)
+    hi = ndimage.maximum_filter(d, size=3, mode="nearest").astype(np.int32)
+    di = d.astype(np.int32)
+    step = FLYING_STEP_MM
+    flying = valid & (hi - lo > 2 * step) & (di - lo > step) & (hi - di > step)
+    if flying.any():
+        d = d.copy()
+        d[flying] = 0
+    return d
 
 
 def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: PerceptionConfig,
@@ -133,8 +176,12 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
     if not np.any(depth_mm):
         raise PerceptionError("depth image has no valid pixel (all zero/NaN)")
     s = config.stride
-    pts = backproject(depth_mm, camera, s)
-    rows_n, cols_n = (depth_mm.shape[0] + s - 1) // s, (depth_mm.shape[1] + s - 1) // s
+    small = _strided_depth(depth_mm, s, bool(config.flying_filter))
+    rows_n, cols_n = small.shape
+    k = camera.intrinsics
+    scaled = CameraModel(Intrinsics(k.fx / s, k.fy / s, k.cx / s, k.cy / s, cols_n, rows_n),
+                         camera.T_base_optical)
+    pts = backproject(small, scaled, 1)
     if pts.shape[0] != rows_n * cols_n:
         raise PerceptionError(f"unexpected point count {pts.shape[0]} for stride {s}")
     lo, hi = np.asarray(config.workspace_min), np.asarray(config.workspace_max)
@@ -146,13 +193,19 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
     p_in = pts[idx]
     plane = fit_table(p_in, config, rng or np.random.default_rng(0))
     h = plane.heights(p_in)
-    fg = (h > config.min_height) & (h < config.max_height)
-    idx, p_fg, h_fg = idx[fg], p_in[fg], h[fg]
+    ranges = small.reshape(-1)[idx].astype(np.float64) / 1000.0
+    noise_a = noise_coefficient(h, ranges) if config.noise_adaptive else 0.0
+    # A point is above the table when it clears the noise there, not just min_height: at
+    # 1.2 m a D435's table is a few millimetres thick in noise.
+    floor = np.maximum(config.min_height, config.noise_point_sigmas * noise_a * ranges ** 2)
+    fg = (h > floor) & (h < config.max_height)
+    idx, p_fg, h_fg, r_fg = idx[fg], p_in[fg], h[fg], ranges[fg]
     rows = (idx // cols_n) * s
     cols = (idx % cols_n) * s
     hsv = rgb_to_hsv(rgb[rows, cols]) if idx.size else np.zeros((0, 3), np.float32)
     groups = segmentation_groups(hsv) if idx.size else np.zeros(0, np.int16)
-    return plane, Foreground(p_fg, h_fg, hsv, np.stack([rows, cols], axis=1), groups)
+    return plane, Foreground(p_fg, h_fg, hsv, np.stack([rows, cols], axis=1), groups, r_fg,
+                             noise_a)
 
 
 def segment(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: PerceptionConfig,
@@ -161,7 +214,30 @@ def segment(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: Per
     plane, fg = foreground(rgb, depth, camera, config, rng)
     if fg.points.shape[0] == 0:
         return plane, []
-    return plane, _cluster(fg.points, fg.heights, fg.hsv, fg.pixels, fg.groups, config)
+    clusters = _cluster(fg.points, fg.heights, fg.hsv, fg.pixels, fg.groups, config)
+    if fg.noise_a <= 0 or fg.ranges is None:
+        return plane, clusters
+    return plane, _stand_out(clusters, fg.noise_a, camera, config)
+
+
+def _stand_out(clusters: list[Cluster], noise_a: float, camera: CameraModel,
+               config: PerceptionConfig) -> list[Cluster]:
+    """Clusters that stand clearly out of the table's noise, each with its noise level.
+
+    Precision first: a patch of table lifted by correlated depth noise (or a skirt of flying
+    pixels) is a few sigma high at most, a real object is higher over most of its points, so a
+    cluster whose median height does not clear ``noise_cluster_sigmas`` sigma is dropped.
+    """
+    out = []
+    t = camera.matrix
+    for c in clusters:
+        rng_m = float((np.median(c.points, axis=0) - t[:3, 3]) @ t[:3, 2])
+        sigma = noise_a * rng_m ** 2
+        if float(np.median(c.heights)) < max(config.min_height,
+                                             config.noise_cluster_sigmas * sigma):
+            continue
+        out.append(Cluster(c.points, c.heights, c.hsv, c.pixels, c.group, sigma))
+    return out
 
 
 def cluster_in_box(fg: Foreground, box: tuple[float, float, float, float],
