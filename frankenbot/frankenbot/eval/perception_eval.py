@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -238,7 +238,7 @@ def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
             new_install = world.sensor.sensor_seed != install or done == 0
             if new_install:
                 world.set_sensor(SensorModel(params, sensor_seed=install))
-                camera = nominal
+                camera, pconfig = nominal, config
             try:
                 world.reset(family or None, seed)
             except SimError:  # the sampler could not lay out this seed: take the next one
@@ -252,8 +252,10 @@ def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
                     world.advance(0.1)
                 calib = calibrate_camera(shots, nominal, fixtures, config)
                 camera = calib.camera
+                if calib.table_rgb is not None:
+                    pconfig = replace(config or PerceptionConfig(), table_rgb=calib.table_rgb)
                 calib_errors.append(pose_error(camera.matrix, world.true_camera_pose()))
-            pipeline = PerceptionPipeline(camera, fixtures, config)
+            pipeline = PerceptionPipeline(camera, fixtures, pconfig)
             for k in range(frames):
                 if k:
                     world.advance(0.1)

@@ -40,6 +40,7 @@ class CalibrationResult:
     rmse_m: float  # point-to-model RMS over the inlier correspondences
     inliers: int
     face_points: tuple[int, int]  # vertical-face correspondences along the two weakest axes
+    table_rgb: tuple[float, float, float] | None = None  # the table's median colour (0-255)
 
     @property
     def translation_change_m(self) -> float:
@@ -166,17 +167,47 @@ def calibrate_camera(frames: Sequence[tuple[np.ndarray, np.ndarray]], initial: C
     camera = CameraModel.from_matrix(initial.intrinsics, T)
     correction = T @ np.linalg.inv(initial.matrix)
     return CalibrationResult(camera, correction, float(result.inlier_rmse), len(corr),
-                             (int(eig[0]), int(eig[1])))
+                             (int(eig[0]), int(eig[1])), _table_rgb(frames, camera, config))
+
+
+def _table_rgb(frames: Sequence[tuple[np.ndarray, np.ndarray]], camera: CameraModel,
+               config: PerceptionConfig) -> tuple[float, float, float] | None:
+    """The table's median colour over the frames, seen through the calibrated camera: the
+    reference perception normalises later frames to (``PerceptionConfig.table_rgb``)."""
+    from frankenbot.perception.segmentation import table_colour
+
+    seen = []
+    s = config.stride
+    for rgb, depth in frames:
+        d = np.ascontiguousarray(depth_to_mm(depth)[::s, ::s])
+        k = camera.intrinsics
+        small = CameraModel(type(k)(k.fx / s, k.fy / s, k.cx / s, k.cy / s, d.shape[1],
+                                    d.shape[0]), camera.T_base_optical)
+        pts = backproject(d, small, 1)
+        lo, hi = np.asarray(config.workspace_min), np.asarray(config.workspace_max)
+        with np.errstate(invalid="ignore"):
+            idx = np.flatnonzero(np.all((pts >= lo) & (pts <= hi), axis=1))
+        c = table_colour(rgb, idx, pts[idx, 2] - config.table_height, d.shape[1], s)
+        if c is not None:
+            seen.append(c)
+    if not seen:
+        return None
+    m = np.median(np.array(seen), axis=0)
+    return (float(m[0]), float(m[1]), float(m[2]))
 
 
 def camera_yaml(camera: CameraModel, frame: str = "camera_color_optical_frame",
-                parent: str = "base_link") -> dict[str, object]:
+                parent: str = "base_link",
+                table_rgb: tuple[float, float, float] | None = None) -> dict[str, object]:
     """The mapping written to config/camera.yaml: translation [x, y, z] m and quaternion
-    [x, y, z, w] of the colour optical frame in ``parent``, plus the intrinsics. One pose key
-    only, so nothing overrides it."""
+    [x, y, z, w] of the colour optical frame in ``parent``, plus the intrinsics (and the
+    table's colour when measured). One pose key only, so nothing overrides it."""
     t = camera.matrix
     k = camera.intrinsics
-    return {
+    extra: dict[str, object] = {}
+    if table_rgb is not None:
+        extra["table_rgb"] = [round(float(v), 1) for v in table_rgb]
+    return {**extra,
         "frame": frame, "parent": parent,
         "translation": [round(float(v), 6) for v in t[:3, 3]],
         "quaternion": [round(float(v), 9) for v in quat_xyzw(t[:3, :3])],

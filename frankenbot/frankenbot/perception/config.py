@@ -41,6 +41,9 @@ class PerceptionConfig:
     # Depth noise (a real D435): flying pixels at steps dropped, and thresholds that follow
     # the noise measured on the table each frame (sigma = a * range², segmentation.py).
     flying_filter: int = 1  # 1: drop pixels between a near and a far neighbour
+    # The table's colour (median RGB, 0-255) when calibrated; each frame's colours are scaled
+    # so the table matches it again (exposure / white-balance drift). (0, 0, 0) = off.
+    table_rgb: tuple[float, float, float] = (0.0, 0.0, 0.0)
     noise_adaptive: int = 1  # 1: estimate the table's depth noise and use it below
     noise_point_sigmas: float = 2.5  # a point is foreground above this many sigma
     noise_cluster_sigmas: float = 3.0  # a cluster's median height must clear this many sigma

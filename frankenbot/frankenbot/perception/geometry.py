@@ -79,6 +79,20 @@ def min_area_rect(xy: np.ndarray) -> tuple[np.ndarray, float, float, float]:
     return centre, e0, e1, yaw
 
 
+def _far_edge_shift(centre: np.ndarray, top_z: float, eye: tuple[float, float, float],
+                    sample_angle: float) -> np.ndarray:
+    """Half the far edge's expected shortfall (a quarter of the sample spacing on the top
+    face along the view direction), pointing away from the camera."""
+    d = centre - np.asarray(eye[:2], dtype=float)
+    horiz = float(np.linalg.norm(d))
+    drop = float(eye[2]) - top_z
+    if horiz < 1e-6 or drop <= 0.05:
+        return np.zeros(2)
+    rng = math.hypot(horiz, drop)
+    spacing = sample_angle * rng / (drop / rng)  # along the table, in the view direction
+    return d / horiz * (0.25 * spacing)
+
+
 def _robust_rect(xy: np.ndarray, yaw: float) -> tuple[np.ndarray, float, float]:
     """Centre, length and width of the rectangle at ``yaw`` (the long axis) from the 1st to
     99th percentile along each axis: flying pixels and noise outside an object's outline do
@@ -113,11 +127,17 @@ def _concave(cluster: Cluster, centre: np.ndarray, width: float, top: float, hei
 
 
 def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
-            viewpoint: tuple[float, float] | None = None) -> Detection:
+            viewpoint: tuple[float, float] | None = None,
+            eye: tuple[float, float, float] | None = None,
+            sample_angle: float = 0.0) -> Detection:
     """Turn one cluster into a Detection (shape, colour, centre, size, yaw, confidence).
 
     ``viewpoint`` (camera x, y in base) lets a block seen only by one face be completed: its
-    hidden depth lies away from the camera.
+    hidden depth lies away from the camera. ``eye`` (camera position) and ``sample_angle``
+    (radians between neighbouring depth samples: stride / fx) correct the far outline: seen
+    from above at an angle, the last sample on a top face lies on average half a sample
+    spacing short of its far edge (the near edge is exact: a vertical face ends there), which
+    put every object a few millimetres towards the camera.
     """
     xy = cluster.points[:, :2]
     centre, length, width, yaw = min_area_rect(xy)
@@ -163,6 +183,8 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
     else:
         shape = "unknown"
     z = plane_z + top - height / 2.0
+    if eye is not None and sample_angle > 0:
+        centre = centre + _far_edge_shift(centre, plane_z + top, eye, sample_angle)
     colour = name_colour(cluster.hsv)
     n = cluster.points.shape[0]
     confidence = float(min(1.0, 0.5 + n / 400.0)) * (1.0 if shape != "unknown" else 0.5)

@@ -109,11 +109,13 @@ class PerceptionPipeline:
         else:
             plane, clusters, names = self._detector_clusters(rgb, depth)
         viewpoint = (float(self.camera.position[0]), float(self.camera.position[1]))
+        eye = tuple(float(v) for v in self.camera.position)
+        sample_angle = self.config.stride / self.camera.intrinsics.fx
         keep = [segments is None or c.group != ACHROMATIC_GROUP
                 or not is_robot(c.points, segments, self.config.robot_radius) for c in clusters]
         rules = self.shape_rules
         measured = [d for c, n, k in zip(clusters, names, keep, strict=True) if k
-                    for d in split_stack(_named(measure(c, rules, viewpoint), n),
+                    for d in split_stack(_named(measure(c, rules, viewpoint, eye, sample_angle), n),
                                          min_edge=rules.stack_min_edge)]
         with self._scene_lock:
             detections = tuple(d for d in measured if self._keep(d, stamp))
@@ -232,6 +234,9 @@ class PerceptionPipeline:
                     return False
             if _is_fixture_itself(det, g.obj):
                 return False
+            if (g.obj.shape == "drawer" and det.size[2] < 0.02 and g.footprint_contains(x, y)
+                    and abs(det.position[2] + det.size[2] / 2 - g.obj.top_z) < 0.015):
+                return False  # a patch of the cabinet's top (its colour wanders with exposure)
             if (g.handle is None and g.obj.shape == "drawer" and det.colour in ("black", "gray")
                     and max(det.size[:2]) < 0.15 and g.footprint_contains(x, y, margin=0.06)):
                 return False  # a drawer configured without handle geometry: still its handle

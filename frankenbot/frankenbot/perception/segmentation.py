@@ -199,13 +199,43 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
     # 1.2 m a D435's table is a few millimetres thick in noise.
     floor = np.maximum(config.min_height, config.noise_point_sigmas * noise_a * ranges ** 2)
     fg = (h > floor) & (h < config.max_height)
+    gains = _white_balance(rgb, idx, h, cols_n, s, config)
     idx, p_fg, h_fg, r_fg = idx[fg], p_in[fg], h[fg], ranges[fg]
     rows = (idx // cols_n) * s
     cols = (idx % cols_n) * s
-    hsv = rgb_to_hsv(rgb[rows, cols]) if idx.size else np.zeros((0, 3), np.float32)
+    px = rgb[rows, cols]
+    if gains is not None:
+        px = np.clip(px.astype(np.float32) * (gains / 255.0), 0.0, 1.0)
+    hsv = rgb_to_hsv(px) if idx.size else np.zeros((0, 3), np.float32)
     groups = segmentation_groups(hsv) if idx.size else np.zeros(0, np.int16)
     return plane, Foreground(p_fg, h_fg, hsv, np.stack([rows, cols], axis=1), groups, r_fg,
                              noise_a)
+
+
+def table_colour(rgb: np.ndarray, idx: np.ndarray, heights: np.ndarray, cols_n: int,
+                 stride: int) -> np.ndarray | None:
+    """Median RGB (0-255) of the table: sampled pixels within 3 mm of the fitted plane."""
+    on = np.flatnonzero(np.abs(heights) < 0.003)
+    if on.size < 200:
+        return None
+    on = on[:: max(1, on.size // 4000)]
+    pix = idx[on]
+    return np.median(rgb[(pix // cols_n) * stride, (pix % cols_n) * stride].astype(np.float32),
+                     axis=0)
+
+
+def _white_balance(rgb: np.ndarray, idx: np.ndarray, heights: np.ndarray, cols_n: int,
+                   stride: int, config: PerceptionConfig) -> np.ndarray | None:
+    """Per-channel gains that bring the table back to ``config.table_rgb`` (its colour at
+    calibration), so exposure and white-balance drift do not move object hues; None when off
+    or the table is not seen well enough."""
+    ref = np.asarray(config.table_rgb, dtype=np.float32)
+    if not np.all(ref > 0):
+        return None
+    seen = table_colour(rgb, idx, heights, cols_n, stride)
+    if seen is None or not np.all(seen > 5):
+        return None
+    return np.clip(ref / seen, 0.5, 2.0).astype(np.float32)
 
 
 def segment(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: PerceptionConfig,
