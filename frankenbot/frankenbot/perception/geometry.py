@@ -79,6 +79,9 @@ def min_area_rect(xy: np.ndarray) -> tuple[np.ndarray, float, float, float]:
     return centre, e0, e1, yaw
 
 
+OUTLINE_SLACK = 0.006  # m beyond the 1st/99th percentile an outline point may still lie
+
+
 def _far_edge_shift(centre: np.ndarray, top_z: float, eye: tuple[float, float, float],
                     sample_angle: float) -> np.ndarray:
     """Half the far edge's expected shortfall (a quarter of the sample spacing on the top
@@ -94,14 +97,19 @@ def _far_edge_shift(centre: np.ndarray, top_z: float, eye: tuple[float, float, f
 
 
 def _robust_rect(xy: np.ndarray, yaw: float) -> tuple[np.ndarray, float, float]:
-    """Centre, length and width of the rectangle at ``yaw`` (the long axis) from the 1st to
-    99th percentile along each axis: flying pixels and noise outside an object's outline do
-    not move its centre the way the extreme points of a minimum-area rectangle do."""
+    """Centre, length and width of the rectangle at ``yaw`` (the long axis) spanned by the
+    points, ignoring stragglers more than ``OUTLINE_SLACK`` outside the 1st-99th percentile
+    span: flying pixels and noise beyond an object's outline no longer move its centre the way
+    they moved a minimum-area rectangle's, while a clean outline keeps its full extent."""
     c, s = math.cos(yaw), math.sin(yaw)
     u = xy @ np.array([c, s])
     v = xy @ np.array([-s, c])
-    u0, u1 = np.percentile(u, [1, 99])
-    v0, v1 = np.percentile(v, [1, 99])
+
+    def span(w: np.ndarray) -> tuple[float, float]:
+        p1, p99 = np.percentile(w, [1, 99])
+        return max(float(w.min()), p1 - OUTLINE_SLACK), min(float(w.max()), p99 + OUTLINE_SLACK)
+
+    (u0, u1), (v0, v1) = span(u), span(v)
     mu, mv = (u0 + u1) / 2, (v0 + v1) / 2
     centre = np.array([mu * c - mv * s, mu * s + mv * c])
     length, width = float(u1 - u0), float(v1 - v0)
