@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "frankenbot.memory.cli",  # skills
     "frankenbot.eval.cli",  # bench
     "frankenbot.bringup.cli",  # up, submit, status, demo
+    "frankenbot.bringup.calibrate_cli",  # calibrate camera
 )
 
 

@@ -106,13 +106,13 @@ def test_render_process_draws_the_perturbed_camera_and_lights(world):
     _, qpos = world.render_state()
     with RenderProcess(world.model_xml, world.width, world.height) as proc:
         rgb2, depth2 = proc.render(qpos, world.render_settings())
-        rgb_nominal, _ = proc.render(qpos, SimWorld_settings_nominal(world))
+        rgb_nominal, _ = proc.render(qpos, nominal_settings(world))
     assert np.mean(np.abs(rgb.astype(int) - rgb2)) < 1.0
     assert np.mean(np.abs(depth.astype(int) - depth2)) < 1.0
     assert np.mean(np.abs(rgb.astype(int) - rgb_nominal)) > 1.0  # the settings matter
 
 
-def SimWorld_settings_nominal(world) -> np.ndarray:  # noqa: N802 - reads like the call
+def nominal_settings(world) -> np.ndarray:
     from frankenbot.sim.camera import RenderSettings
 
     fresh = SimWorld(seed=0)

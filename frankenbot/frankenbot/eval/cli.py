@@ -39,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="inject this sim anomaly in every episode")
     p.add_argument("--realtime-factor", type=float, default=2.0,
                    help="sim seconds per wall second")
+    p.add_argument("--noise", choices=("none", "realistic", "harsh"), default="none",
+                   help="sim camera sensor model (docs/CAMERA.md); default none")
     p.add_argument("--out", type=Path, default=Path("results"), help="results folder")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--component", choices=tuple(COMPONENTS), action="append", default=[],
@@ -85,6 +87,7 @@ def _bench(args: argparse.Namespace) -> int:
           f"{spec.planner} planner ===", flush=True)
     outcomes, json_path, md_path = run_suite(spec, out_dir=args.out,
                                              realtime_factor=args.realtime_factor,
+                                             noise=args.noise,
                                              log=lambda s: print(s, flush=True))
     print(f"results: {json_path} and {md_path}")
     if args.json:

@@ -27,6 +27,7 @@ class BrainOptions:
     perception_rate: float = 10.0  # Hz of wall time
     memory_path: Path | None = None  # None: no memory
     episode_timeout: float = 240.0  # wall seconds of execution before the episode is cancelled
+    noise: str = "none"  # sim camera sensor model: none | realistic | harsh
 
 
 class InProcessBrain:
@@ -39,7 +40,7 @@ class InProcessBrain:
         self.options = options
         self.stack = SimStack(scene="perceived", realtime_factor=options.realtime_factor,
                               camera_rate=options.camera_rate,
-                              perception_rate=options.perception_rate)
+                              perception_rate=options.perception_rate, noise=options.noise)
         self.world, self.robot = self.stack.world, self.stack.robot
         self.planner = Planner(client=_vlm_client() if options.planner == "vlm" else None)
         self.planner_kind = options.planner

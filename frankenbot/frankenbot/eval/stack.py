@@ -29,6 +29,7 @@ from frankenbot.state import Scene, SceneObject
 
 SCENE_WAIT_S = 30.0  # wall seconds for the first perceived frame after a reset
 SCENE_MODES = ("perceived", "ground_truth")
+CALIBRATION_FRAMES = 6  # frames pooled to calibrate the camera of a noisy sim
 
 
 def _yaw(q: tuple[float, float, float, float]) -> float:
@@ -64,9 +65,11 @@ class SimStack:
     """World + robot adapter + per-episode primitives + the scene the brain sees."""
 
     def __init__(self, *, scene: str = "perceived", realtime_factor: float = 2.0,
-                 camera_rate: float = 10.0, perception_rate: float = 10.0) -> None:
+                 camera_rate: float = 10.0, perception_rate: float = 10.0,
+                 noise: str = "none", sensor_seed: int = 0) -> None:
         from frankenbot.eval.perception_eval import default_fixtures_path
         from frankenbot.sim.robot_adapter import SimRobot
+        from frankenbot.sim.sensor import SensorModel, sensor_params
         from frankenbot.sim.world import SimWorld
 
         if scene not in SCENE_MODES:
@@ -76,7 +79,8 @@ class SimStack:
         self.camera_rate = camera_rate
         self.perception_rate = perception_rate
         self.fixtures = default_fixtures_path()
-        self.world = SimWorld()
+        self.noise = noise
+        self.world = SimWorld(sensor=SensorModel(sensor_params(noise), sensor_seed))
         self._pipeline: Any = None
         self._pose_feed: Callable[[], Scene] | None = None
         if self.perceived:
@@ -84,13 +88,34 @@ class SimStack:
             from frankenbot.perception.fixtures import load_fixture_geometry
             from frankenbot.perception.pipeline import PerceptionPipeline
 
-            self._pipeline = PerceptionPipeline(camera_of_world(self.world),
-                                                load_fixture_geometry(self.fixtures))
+            fixtures = load_fixture_geometry(self.fixtures)
+            camera, config = camera_of_world(self.world), None
+            if self.world.sensor.active:
+                camera, config = self._calibrated(camera, fixtures)
+            self._pipeline = PerceptionPipeline(camera, fixtures, config)
         else:
             self._pose_feed = pose_feed_scene(self.world)
         self._source: Any = None  # the perception thread of the running episode
         self.robot = SimRobot(self.world, scene_source=self.scene, physics_thread=True)
         self.primitives = self._build_primitives()
+
+    def _calibrated(self, nominal: Any, fixtures: Any) -> tuple[Any, Any]:
+        """Calibrate the camera once, as the real-robot quick start does before any task: the
+        sensor model's camera-pose error would otherwise cost centimetres at the table."""
+        from dataclasses import replace
+
+        from frankenbot.perception.calibration import calibrate_camera
+        from frankenbot.perception.config import PerceptionConfig
+
+        shots = []
+        for _ in range(CALIBRATION_FRAMES):
+            shots.append(self.world.render_rgbd())
+            self.world.advance(0.1)
+        result = calibrate_camera(shots, nominal, fixtures)
+        config = PerceptionConfig()
+        if result.table_rgb is not None:
+            config = replace(config, table_rgb=result.table_rgb)
+        return result.camera, config
 
     def _build_primitives(self) -> Any:
         from frankenbot.primitives.factory import build_primitives

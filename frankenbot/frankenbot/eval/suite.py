@@ -33,13 +33,14 @@ def resolve_families(requested: Sequence[str]) -> tuple[str, ...]:
 
 
 def run_suite(spec: SuiteSpec, *, out_dir: Path, realtime_factor: float = 2.0,
-              log: Callable[[str], None] = print) -> tuple[list[EpisodeOutcome], Path, Path]:
+              log: Callable[[str], None] = print,
+              noise: str = "none") -> tuple[list[EpisodeOutcome], Path, Path]:
     """Run every (family, seed) in one in-process brain; write JSON + Markdown to ``out_dir``."""
     from frankenbot.eval.inprocess import BrainOptions, InProcessBrain
 
     outcomes: list[EpisodeOutcome] = []
     t0 = time.monotonic()
-    options = BrainOptions(planner=spec.planner, realtime_factor=realtime_factor)
+    options = BrainOptions(planner=spec.planner, realtime_factor=realtime_factor, noise=noise)
     with InProcessBrain(options) as brain:
         for family in spec.families:
             for seed in spec.seeds:
@@ -49,11 +50,12 @@ def run_suite(spec: SuiteSpec, *, out_dir: Path, realtime_factor: float = 2.0,
                 log(f"  {mark} {family:15s} seed {seed:3d}  {o.wall_time:6.1f} s  "
                     f"VLM {o.vlm_calls}  anomalies {o.anomalies}  {o.instruction!r}"
                     + ("" if o.success else f"\n         {o.detail.splitlines()[0][:160]}"))
-    meta = {"title": f"Task suite, {spec.planner} planner"
+    meta = {"title": f"Task suite, {spec.planner} planner, sensor noise {noise}"
                      + (f", injected {spec.inject[0]}" if spec.inject else ""),
             "planner": spec.planner, "seeds": list(spec.seeds), "families": list(spec.families),
             "inject": list(spec.inject) if spec.inject else None,
-            "realtime_factor": realtime_factor, "wall_time_s": round(time.monotonic() - t0, 1),
+            "realtime_factor": realtime_factor, "sensor_noise": noise,
+            "wall_time_s": round(time.monotonic() - t0, 1),
             "machine": f"{platform.machine()}, {platform.python_version()}"}
     name = f"suite-{spec.planner}" + (f"-{spec.inject[0]}" if spec.inject else "")
     json_path, md_path = write_results(out_dir, name, outcomes, meta)

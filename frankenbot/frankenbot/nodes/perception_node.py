@@ -18,7 +18,7 @@ Resets also come from ``reset_topic`` (std_msgs/Header; the sim publishes one wh
   object of a vanished scene never lends its id to a new object nearby.
 Parameters (all declared with descriptions): rate, max_latency, stale_timeout, sync_tolerance,
   camera_config, fixtures_path, detector_backend, detector_queries, detector_model,
-  detector_threshold, stride, table_height, min_height, max_height, workspace_min,
+  detector_threshold, stride, table_height, table_rgb, min_height, max_height, workspace_min,
   workspace_max, base_frame, publish_annotated, annotated_rate, reset_topic.
 
 Subscription callbacks only store the latest messages; a timer in its own callback group does the
@@ -71,6 +71,16 @@ RGB_HISTORY = 8  # colour frames kept for pairing with depth by stamp
 CLOCK_JUMP_S = 10.0  # a frame this much older than a reset means the camera clock restarted
 
 
+def _calibrated_table_rgb(path: Any) -> list[float] | None:
+    """``table_rgb`` written by ``frankenbot calibrate camera`` into camera.yaml, if any."""
+    import yaml
+
+    data = yaml.safe_load(open(path).read()) or {}
+    cam = data.get("camera", data) if isinstance(data, dict) else {}
+    rgb = cam.get("table_rgb") if isinstance(cam, dict) else None
+    return [float(v) for v in rgb] if rgb and len(rgb) == 3 else None
+
+
 class PerceptionNode(Node):
     """Thin ROS adapter around ``PerceptionPipeline`` (see the module docstring)."""
 
@@ -118,10 +128,16 @@ class PerceptionNode(Node):
                                       "workspace box corner [x, y, z] in base_link, m")]
         ws_max = [float(v) for v in p("workspace_max", list(defaults.workspace_max),
                                       "workspace box corner [x, y, z] in base_link, m")]
+        table_rgb = [float(v) for v in p("table_rgb", [0.0, 0.0, 0.0], "the table's colour "
+                                          "(RGB 0-255) frames are white-balanced to; zeros: "
+                                          "camera.yaml's table_rgb (from calibration) or off")]
+        if not all(v > 0 for v in table_rgb) and camera_config:
+            table_rgb = _calibrated_table_rgb(resolve_config_path(camera_config)) or table_rgb
         self.config = PerceptionConfig.from_mapping({
             "stride": stride, "table_height": table_height,
             "stale_timeout_s": self.stale_timeout, "min_height": min_height,
-            "max_height": max_height, "workspace_min": ws_min, "workspace_max": ws_max})
+            "max_height": max_height, "workspace_min": ws_min, "workspace_max": ws_max,
+            "table_rgb": table_rgb})
         self._detector = None
         self._queries = tuple(q.strip() for q in queries.split(",") if q.strip())
         if self.backend == "owlv2":

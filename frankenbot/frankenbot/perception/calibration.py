@@ -44,7 +44,11 @@ class CalibrationResult:
 
     @property
     def translation_change_m(self) -> float:
-        return float(np.linalg.norm(self.correction[:3, 3]))
+        """How far the camera's origin moved (not the correction's own translation, which
+        also carries its rotation about the base origin)."""
+        t = self.camera.matrix
+        before = np.linalg.inv(self.correction) @ t
+        return float(np.linalg.norm(t[:3, 3] - before[:3, 3]))
 
     @property
     def rotation_change_deg(self) -> float:

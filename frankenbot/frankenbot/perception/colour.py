@@ -63,6 +63,27 @@ def rgb_to_hsv(rgb: np.ndarray) -> np.ndarray:
     return np.stack([h % 360.0, s, mx], axis=-1)
 
 
+CLIP_LEVEL = 250  # 8-bit value at which a channel counts as saturated
+
+
+def unclip_red_hue(hsv: np.ndarray, raw_rgb: np.ndarray) -> None:
+    """Fix in place the hue of pixels whose red channel clipped (a lit orange top, a bright
+    exposure): with red capped, the measured hue is too far towards yellow, so the true hue is
+    at most the measured one. Such a pixel between the red, orange and yellow centres gets the
+    highest of those centres not above its hue (+4 degrees): a clipped orange reads orange, not
+    yellow. A yellow pixel clips green too and is left alone."""
+    rgb = np.asarray(raw_rgb)
+    sel = (rgb[:, 0] >= CLIP_LEVEL) & (rgb[:, 1] < CLIP_LEVEL) & (hsv[:, 0] < 60.0)
+    if not sel.any():
+        return
+    warm = sorted(HUE_CENTRES[n] for n in ("red", "orange", "yellow"))
+    h = hsv[sel, 0]
+    fixed = np.full(h.shape, warm[0], dtype=np.float32)
+    for c in warm[1:]:
+        fixed = np.where(h + 4.0 >= c, c, fixed)
+    hsv[sel, 0] = np.minimum(h, fixed)
+
+
 def _hue_index(h: np.ndarray) -> np.ndarray:
     centres = np.array(list(HUE_CENTRES.values()), dtype=np.float32)
     diff = np.abs(h[..., None] - centres)

@@ -18,10 +18,14 @@ from scipy import ndimage
 
 from frankenbot.errors import PerceptionError
 from frankenbot.perception.camera import CameraModel, Intrinsics
-from frankenbot.perception.colour import ACHROMATIC_GROUP, rgb_to_hsv, segmentation_groups
+from frankenbot.perception.colour import (
+    ACHROMATIC_GROUP,
+    rgb_to_hsv,
+    segmentation_groups,
+    unclip_red_hue,
+)
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.containers import split_round_container
-
 
 FLYING_STEP_MM = 12  # a pixel this far from both its nearest and farthest neighbour is flying
 
@@ -203,10 +207,13 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
     idx, p_fg, h_fg, r_fg = idx[fg], p_in[fg], h[fg], ranges[fg]
     rows = (idx // cols_n) * s
     cols = (idx % cols_n) * s
-    px = rgb[rows, cols]
+    raw = rgb[rows, cols]
+    px = raw
     if gains is not None:
-        px = np.clip(px.astype(np.float32) * (gains / 255.0), 0.0, 1.0)
+        px = np.clip(raw.astype(np.float32) * (gains / 255.0), 0.0, 1.0)
     hsv = rgb_to_hsv(px) if idx.size else np.zeros((0, 3), np.float32)
+    if idx.size:
+        unclip_red_hue(hsv, raw)
     groups = segmentation_groups(hsv) if idx.size else np.zeros(0, np.int16)
     return plane, Foreground(p_fg, h_fg, hsv, np.stack([rows, cols], axis=1), groups, r_fg,
                              noise_a)

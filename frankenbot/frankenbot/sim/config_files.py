@@ -41,7 +41,9 @@ def _quat_xyzw(R: np.ndarray) -> list[float]:
 
 def camera_config(width: int = model_mod.CAMERA_WIDTH,
                   height: int = model_mod.CAMERA_HEIGHT) -> dict[str, Any]:
-    """The simulated D435's intrinsics and T_base_optical as written to config/camera.yaml."""
+    """The simulated D435's intrinsics and nominal pose as written to config/camera.yaml:
+    translation and quaternion [x, y, z, w] of the colour optical frame in base_link (the
+    layout ``frankenbot calibrate camera`` writes, and the real-robot launch publishes)."""
     import math
 
     T = model_mod.optical_pose(model_mod.CAMERA_POSITION, model_mod.CAMERA_TARGET)
@@ -51,11 +53,10 @@ def camera_config(width: int = model_mod.CAMERA_WIDTH,
         "frame": "camera_color_optical_frame",
         "parent": "base_link",
         "translation": [round(float(v), 9) for v in T[:3, 3]],
-        "rotation": _quat_xyzw(T[:3, :3]),
+        "quaternion": _quat_xyzw(T[:3, :3]),  # [x, y, z, w]; the one pose key
         "width": int(width), "height": int(height),
         "fx": round(f, 6), "fy": round(f, 6),
         "cx": (width - 1) / 2, "cy": (height - 1) / 2,
-        "T_base_optical": [[round(float(v), 9) for v in row] for row in T],
     }
 
 

@@ -4,8 +4,9 @@ Why: MuJoCo's Python bindings hold the GIL inside ``mjr_render`` and ``mjr_readP
 at 640x480 on CPU). In one process that stalls the physics thread and makes joint states late.
 The child (``python -m frankenbot.sim.render_process``) compiles its own model from the same MJCF
 and owns its GL context; per frame the parent writes the joint positions (``qpos``, raw float64)
-and the camera-and-lights settings of the sensor model (``RenderSettings``) to its stdin, the child draws, writes colour and depth into shared memory and answers one byte.
-Only qpos matters for drawing: unused objects wait out of view, under the floor.
+and the camera-and-lights settings of the sensor model (``RenderSettings``) to its stdin; the
+child draws, writes colour and depth into shared memory and answers one byte. Only qpos and
+those settings matter for drawing: unused objects wait out of view, under the floor.
 """
 
 from __future__ import annotations

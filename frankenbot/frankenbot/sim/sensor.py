@@ -58,6 +58,7 @@ class SensorParams:
     exposure_sigma: float = 0.0  # stationary std of the log exposure gain
     white_balance_sigma: float = 0.0  # stationary std of the log red and blue gains
     drift_time_s: float = 20.0  # time constant of the exposure / white-balance drift
+    auto_exposure: bool = True  # exposure follows the light level (the D435 default: on)
     # lights, drawn per episode
     light_intensity_sigma: float = 0.0  # std of the log light intensity
     light_direction_deg: float = 0.0  # key-light direction tilt, at most this
@@ -240,6 +241,8 @@ class SensorModel:
     def colour_gains(self) -> np.ndarray:
         """Current (r, g, b) gains: exposure times white balance (green is the reference)."""
         e = math.exp(self._exposure)
+        if self.params.auto_exposure:
+            e /= self.light_intensity  # auto exposure undoes the light level, not the drift
         return np.array([e * math.exp(self._wb[0]), e, e * math.exp(self._wb[1])], np.float32)
 
     def _colour(self, rgb: np.ndarray) -> np.ndarray:
