@@ -53,6 +53,7 @@ test-fast: setup
 
 lint: venv
 	@$(ENV) ruff check frankenbot && echo "lint: ruff clean"
+	@$(ENV) lint-imports --config .importlinter --no-cache && echo "lint: import contracts kept"
 
 demo: setup
 	@$(ENV) frankenbot demo --instruction "$(INSTRUCTION)"

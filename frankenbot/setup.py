@@ -11,7 +11,7 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*"]),
-    package_data={PACKAGE: ["program/*.lark", "py.typed"]},
+    package_data={PACKAGE: ["program/*.lark", "py.typed", "eval/data/*.json"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),

@@ -23,8 +23,7 @@ from typing import Any, Sequence
 
 TIER1_KINDS = ("drop_in_transport", "nudge_before_grasp", "displace_before_pick",
                "abort_trajectory")
-SITUATIONS = (Path(__file__).resolve().parents[2] / "test" / "fixtures" / "anomaly"
-              / "tier2_situations.json")
+SITUATIONS = Path(__file__).resolve().parent / "data" / "tier2_situations.json"
 
 _PROGRAM_MONITORS = """task "bench" {
   main { exit success }

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from frankenbot import resources
 from frankenbot.eval.perception_eval import (
     camera_of_world,
-    default_fixtures_path,
     evaluate_sim,
     scenes,
 )
@@ -34,7 +34,7 @@ def _stats(values_s: list[float]) -> dict[str, float]:
 def _latency(frames: list[tuple[Any, Any, Any]], camera: Any, stride: int,
              repeats: int) -> dict[str, dict[str, float]]:
     config = PerceptionConfig(stride=stride)
-    pipeline = PerceptionPipeline(camera, load_fixture_geometry(default_fixtures_path()), config)
+    pipeline = PerceptionPipeline(camera, load_fixture_geometry(resources.fixtures_path()), config)
     times: dict[str, list[float]] = {"cloud": [], "segment": [], "measure": [], "total": []}
     rng = np.random.default_rng(0)
     for _ in range(repeats):

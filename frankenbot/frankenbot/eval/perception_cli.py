@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from frankenbot import resources
 from frankenbot.errors import FrankenbotError
 
 TARGETS = {"recall": 0.98, "precision": 0.98, "colour_accuracy": 0.98,
@@ -89,7 +90,7 @@ def run_eval(args: argparse.Namespace) -> int:
 def run_annotate(args: argparse.Namespace) -> int:
     from PIL import Image
 
-    from frankenbot.eval.perception_eval import camera_of_world, default_fixtures_path
+    from frankenbot.eval.perception_eval import camera_of_world
     from frankenbot.perception.annotate import annotate
     from frankenbot.perception.fixtures import load_fixture_geometry
     from frankenbot.perception.pipeline import PerceptionPipeline
@@ -99,7 +100,7 @@ def run_annotate(args: argparse.Namespace) -> int:
         world.reset(args.task or None, args.seed)
         camera = camera_of_world(world)
         rgb, depth = world.render_rgbd()
-        pipeline = PerceptionPipeline(camera, load_fixture_geometry(default_fixtures_path()))
+        pipeline = PerceptionPipeline(camera, load_fixture_geometry(resources.fixtures_path()))
         scene = pipeline.process(rgb, depth, world.time, world.joint_positions())
     image, table = annotate(rgb, scene, camera)
     out = Path(args.out)

@@ -16,11 +16,13 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from frankenbot.errors import ConfigError, SimError
+from frankenbot import resources
+from frankenbot.errors import SimError
 from frankenbot.perception.camera import CameraModel, Intrinsics
-from frankenbot.perception.config import PerceptionConfig, resolve_config_path
+from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.pipeline import PerceptionPipeline
+from frankenbot.planner.request import PlanImage
 from frankenbot.state import Scene, SceneObject
 
 DEFAULT_MATCH_RADIUS = 0.05  # metres
@@ -170,12 +172,6 @@ def truth_of_world(world: Any, min_z: float = -0.2, depth: np.ndarray | None = N
     return out
 
 
-def default_fixtures_path() -> Path | None:
-    """config/scene_fixtures.yaml of the package (source tree or installed share), if any."""
-    try:
-        return resolve_config_path("scene_fixtures.yaml")
-    except ConfigError:
-        return None
 
 
 def scenes() -> Iterable[tuple[str, int]]:
@@ -195,7 +191,7 @@ def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
     """Render ``n_scenes`` sim scenes, perceive each with a fresh tracker, score against truth."""
     from frankenbot.sim.world import SimWorld
 
-    fixtures = load_fixture_geometry(fixtures_path or default_fixtures_path())
+    fixtures = load_fixture_geometry(fixtures_path or resources.fixtures_path())
     totals = EvalTotals()
     t_start = time.perf_counter()
     with SimWorld(seed=0, width=width, height=height) as world:
@@ -221,3 +217,24 @@ def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
     out = totals.summary()
     out["wall_s"] = time.perf_counter() - t_start
     return out
+
+def perceived_sim_scene(task: str, seed: int) -> tuple[str, Scene, PlanImage | None, str]:
+    """(task instruction, perceived scene, annotated image, object table) of a sim scene.
+
+    What the planner sees of sim task ``task`` (or a plain seeded table): one MuJoCo render
+    through the perception pipeline and the set-of-mark annotation; no ground truth.
+    """
+    from frankenbot.perception.annotate import annotate
+    from frankenbot.perception.fixtures import load_fixtures
+    from frankenbot.perception.pipeline import PerceptionPipeline
+    from frankenbot.planner.prompt import encode_png
+    from frankenbot.sim.world import SimWorld
+
+    with SimWorld(seed=seed) as world:
+        instance = world.reset(task or None, seed)
+        camera = camera_of_world(world)
+        rgb, depth = world.render_rgbd()
+        pipeline = PerceptionPipeline(camera, load_fixtures(resources.fixtures_path()))
+        scene = pipeline.process(rgb, depth, world.time, world.joint_positions())
+    image, table = annotate(rgb, scene, camera)
+    return (instance.instruction if task else ""), scene, encode_png(image), table

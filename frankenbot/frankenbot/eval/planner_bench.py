@@ -39,13 +39,13 @@ def _run(planner: Planner, cases: list[PlanCase]) -> list[tuple[PlanCase, PlanOu
 
 def perceived_cases(seeds: int) -> list[PlanCase]:
     """Sim tasks as the brain sees them: MuJoCo render -> perception pipeline -> scene."""
-    from frankenbot.bringup.plan_cli import _sim_scene
+    from frankenbot.eval.perception_eval import perceived_sim_scene
     from frankenbot.sim.tasks import TASK_FAMILIES
 
     cases = []
     for family in TASK_FAMILIES:
         for seed in range(seeds):
-            instruction, scene, _image, _table = _sim_scene(family, seed)
+            instruction, scene, _image, _table = perceived_sim_scene(family, seed)
             cases.append(PlanCase(family, instruction, scene, seed))
     return cases
 

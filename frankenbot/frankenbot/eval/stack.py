@@ -24,6 +24,7 @@ import math
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
+from frankenbot import resources
 from frankenbot.errors import SimError
 from frankenbot.state import Scene, SceneObject
 
@@ -65,7 +66,6 @@ class SimStack:
 
     def __init__(self, *, scene: str = "perceived", realtime_factor: float = 2.0,
                  camera_rate: float = 10.0, perception_rate: float = 10.0) -> None:
-        from frankenbot.eval.perception_eval import default_fixtures_path
         from frankenbot.sim.robot_adapter import SimRobot
         from frankenbot.sim.world import SimWorld
 
@@ -75,7 +75,7 @@ class SimStack:
         self.realtime_factor = realtime_factor
         self.camera_rate = camera_rate
         self.perception_rate = perception_rate
-        self.fixtures = default_fixtures_path()
+        self.fixtures = resources.fixtures_path()
         self.world = SimWorld()
         self._pipeline: Any = None
         self._pose_feed: Callable[[], Scene] | None = None

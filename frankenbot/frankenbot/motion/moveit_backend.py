@@ -21,15 +21,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from frankenbot import resources
 from frankenbot.common import FailureCode
 from frankenbot.errors import MotionError
 from frankenbot.motion.jtc_backend import ExecutionConfig, JtcBackend, PlanningError
 from frankenbot.motion.kinematics import JOINT_NAMES, UR5eKinematics
-from frankenbot.motion.safety import CONFIG_DIR, SafetyEnvelope
+from frankenbot.motion.safety import SafetyEnvelope
 from frankenbot.motion.trajectory import JointTrajectory, MotionLimits, TrajectoryPoint
 from frankenbot.ports import RobotInterface
 
-MOVEIT_CPP_FILE = CONFIG_DIR / "moveit_cpp.yaml"
 PLANNING_GROUP = "ur_manipulator"
 TIP_LINK = "tool0"
 FREE_MOTION_PARAMS = "ompl"  # namespaces in moveit_cpp.yaml
@@ -74,11 +74,12 @@ class MoveItBackend(JtcBackend):
     def __init__(self, robot: RobotInterface, *, kinematics: UR5eKinematics,
                  envelope: SafetyEnvelope, limits: MotionLimits | None = None,
                  execution: ExecutionConfig | None = None, node: Any = None,
-                 config_file: str | Path = MOVEIT_CPP_FILE, node_name: str = "moveit_py",
+                 config_file: str | Path | None = None, node_name: str = "moveit_py",
                  table_z: float = 0.0) -> None:
         super().__init__(robot, kinematics=kinematics, envelope=envelope, limits=limits,
                          execution=execution)
-        self._config_file = Path(config_file)
+        self._config_file = (Path(config_file) if config_file is not None
+                             else resources.config_dir() / "moveit_cpp.yaml")
         self._node_name = node_name
         self._node = node  # unused by moveit_py itself; kept for logging
         self._table_z = table_z

@@ -42,6 +42,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
 
+from frankenbot import resources
 from frankenbot.anomaly.candidates import Situation
 from frankenbot.anomaly.escalation import Budgets, ReplanResult
 from frankenbot.anomaly.local_expert import LocalExpert, gemma_loader
@@ -176,14 +177,13 @@ class ExecutorNode(Node):
 
     # ---- construction -----------------------------------------------------------------------
     def _build_robot(self, trajectory_mode: str, gripper_mode: str) -> tuple[Any, Any]:
-        from frankenbot.eval.perception_eval import default_fixtures_path
         from frankenbot.nodes.ros_robot import RosRobot
         from frankenbot.primitives.factory import build_primitives
 
         robot = RosRobot(self, trajectory_mode=trajectory_mode, gripper_mode=gripper_mode)
         backend = str(self.get_parameter("motion_backend").value)
         # moveit: MoveItPy runs in this process under this node's name (see real_ur5e.launch.py)
-        prims = build_primitives(robot, backend=backend, fixtures=default_fixtures_path(),
+        prims = build_primitives(robot, backend=backend, fixtures=resources.fixtures_path(),
                                  moveit_node=self if backend == "moveit" else None)
         return robot, prims
 

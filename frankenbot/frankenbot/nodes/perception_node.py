@@ -43,11 +43,12 @@ from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
+from frankenbot import resources
 from frankenbot.errors import FrankenbotError, PerceptionError
 from frankenbot.nodes.spin import run_node
 from frankenbot.perception.annotate import annotate
 from frankenbot.perception.camera import CameraModel, load_camera
-from frankenbot.perception.config import PerceptionConfig, resolve_config_path
+from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.pipeline import DEFAULT_QUERIES, PerceptionPipeline
 from frankenbot.perception.ros_conversions import (
@@ -129,9 +130,9 @@ class PerceptionNode(Node):
 
             self._detector = Owlv2Detector.from_pretrained(detector_model,
                                                            threshold=detector_threshold)
-        self._extrinsics = (load_camera(resolve_config_path(camera_config)).matrix
+        self._extrinsics = (load_camera(resources.config_path(camera_config)).matrix
                             if camera_config else None)
-        self._fixtures = (load_fixture_geometry(resolve_config_path(fixtures_path))
+        self._fixtures = (load_fixture_geometry(resources.config_path(fixtures_path))
                           if fixtures_path else ())
         self._pipeline: PerceptionPipeline | None = None
         self._tf_buffer: Any = None
