@@ -79,6 +79,27 @@ class AnomalyKind(str, enum.Enum):
     PRIMITIVE_FAILED = "primitive_failed"  # any other failure code nobody handled
 
 
+# The one table from a primitive's failure code to the anomaly kind it stands for (used when a
+# failed primitive is escalated, by the interpreter and the escalator alike).
+_KIND_OF_FAILURE: dict[FailureCode, AnomalyKind] = {
+    FailureCode.NOT_FOUND: AnomalyKind.OBJECT_MISSING,
+    FailureCode.UNREACHABLE: AnomalyKind.MOTION_REJECTED,
+    FailureCode.GRASP_FAILED: AnomalyKind.GRASP_FAILED,
+    FailureCode.REJECTED_BY_SAFETY: AnomalyKind.MOTION_REJECTED,
+    FailureCode.ABORTED: AnomalyKind.MOTION_ABORTED,
+    FailureCode.ESTOP: AnomalyKind.ESTOP,
+    FailureCode.TIMEOUT: AnomalyKind.TIMEOUT,
+    FailureCode.NO_STATE: AnomalyKind.SCENE_STALE,
+    FailureCode.PLACE_FAILED: AnomalyKind.PLACE_FAILED,
+    FailureCode.BLOCKED: AnomalyKind.TARGET_OCCUPIED,
+}
+
+
+def kind_for_failure(code: FailureCode) -> AnomalyKind:
+    """The anomaly kind a primitive's own failure code stands for."""
+    return _KIND_OF_FAILURE.get(code, AnomalyKind.PRIMITIVE_FAILED)
+
+
 class Tier(int, enum.Enum):
     """Escalation tiers of the multi-level anomaly handling."""
 

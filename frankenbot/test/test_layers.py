@@ -1,4 +1,4 @@
-"""The layers hold: import-linter's contracts are kept, an AST walk agrees, and a violation breaks one.
+"""The layers hold: the import contracts are kept, an AST walk agrees, a violation breaks one.
 
 The contracts live in ``.importlinter`` at the repository root (run by ``make lint``). The AST walk
 is an independent second opinion: it reads every ``import`` statement, including the lazy ones
