@@ -49,25 +49,14 @@ class InProcessBrain:
 
             self.memory = MemoryStore.open(options.memory_path)
         self.executor: Any = None
+        from frankenbot.execution.episode import EpisodeRunner, store_context
 
-    def _plan(self, instruction: str) -> Any:
-        from frankenbot.planner.request import PlanRequest
-
-        skills: tuple = ()
-        exemplars: tuple = ()
-        experience: tuple = ()
-        if self.memory is not None:
-            from frankenbot.planner.request import Exemplar
-
-            ctx = self.memory.get_context(instruction)
-            wanted = {s.name for s in ctx.skills}
-            skills = tuple(s for s in self.memory.catalog().skills if s.name in wanted)
-            exemplars = tuple(Exemplar(e.instruction, e.program) for e in ctx.exemplars)
-            experience = tuple(ctx.experience)
-        request = PlanRequest(instruction=instruction, scene=self.stack.scene(), skills=skills,
-                              exemplars=exemplars, anomaly_experience=experience,
-                              planner=self.planner_kind)
-        return self.planner.plan(request)
+        # Memory learns from the executor's report only (EpisodeRunner.finish); the oracle's
+        # verdict below is the measurement and never reaches it.
+        self.runner = EpisodeRunner(
+            self.planner, scene=self.stack.scene,
+            context=store_context(self.memory) if self.memory is not None else None,
+            record=self.memory.record_episode if self.memory is not None else None)
 
     def run_episode(self, family: str, seed: int, *, inject: tuple[str, str] | None = None
                     ) -> EpisodeOutcome:
@@ -75,16 +64,24 @@ class InProcessBrain:
         instance = self.stack.reset(family, seed)
         # A new executor per episode over the new primitives: nothing (held object, drawer
         # facts, escalation budgets) leaks from one episode into the next.
-        self.executor = self.stack.executor(self.planner)
+        experience = None
+        if self.memory is not None:
+            from frankenbot.memory.experience import experience_prior
+
+            experience = experience_prior(self.memory)
+        self.executor = self.stack.executor(self.planner, experience=experience)
         with self.stack.running():
             return self._episode(family, seed, instance, inject, t0)
 
     def _episode(self, family: str, seed: int, instance: Any, inject: tuple[str, str] | None,
                  t0: float) -> EpisodeOutcome:
+        from frankenbot.execution.episode import report_of
         from frankenbot.program import parse_program
         from frankenbot.program.tree import count_lines
 
-        planned = self._plan(instance.instruction)
+        task_id = f"{family}-{seed}"
+        planned = self.runner.plan(instance.instruction, task_id=task_id,
+                                   planner=self.planner_kind)
         if not planned.ok:
             return EpisodeOutcome(family, seed, instance.instruction, False, False,
                                   planned.vlm_calls, time.monotonic() - t0,
@@ -99,15 +96,14 @@ class InProcessBrain:
         watchdog.daemon = True
         watchdog.start()
         try:
-            outcome = self.executor.run(planned.program_text, task_id=f"{family}-{seed}",
+            outcome = self.executor.run(planned.program_text, task_id=task_id,
                                         instruction=instance.instruction)
         finally:
             watchdog.cancel()
         self.robot.stop()  # hold the arm before the oracle judges
+        self.runner.finish(task_id, instance.instruction, planned, report_of(outcome))
         verdict = self.world.evaluate()
         tiers = tuple(int(a.tier) for a in outcome.anomalies)
-        if self.memory is not None:
-            self._record(instance.instruction, planned, outcome, bool(verdict.success))
         return EpisodeOutcome(
             family=family, seed=seed, instruction=instance.instruction,
             success=bool(verdict.success), program_ok=outcome.success,
@@ -117,15 +113,6 @@ class InProcessBrain:
             tiers=tiers, injected=inject[0] if inject else "",
             detail="" if verdict.success else f"{outcome.status.value}: {outcome.reason}; "
                                               f"oracle: {verdict.text}")
-
-    def _record(self, instruction: str, planned: Any, outcome: Any, success: bool) -> None:
-        from frankenbot.memory.records import EpisodeRecord
-
-        assert self.memory is not None
-        self.memory.record_episode(EpisodeRecord(
-            instruction=instruction, program=outcome.final_program, success=success,
-            outcome=outcome.status.value, vlm_calls=planned.vlm_calls + outcome.vlm_calls,
-            repair_calls=planned.repair_calls, execution_time=outcome.duration))
 
     def __enter__(self) -> "InProcessBrain":
         return self

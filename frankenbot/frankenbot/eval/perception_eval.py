@@ -17,6 +17,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from frankenbot import resources
+from frankenbot.common import quaternion_yaw
 from frankenbot.errors import SimError
 from frankenbot.perception.camera import CameraModel, Intrinsics
 from frankenbot.perception.config import PerceptionConfig
@@ -164,8 +165,7 @@ def truth_of_world(world: Any, min_z: float = -0.2, depth: np.ndarray | None = N
             continue
         vis = 1.0
         if camera is not None and depth is not None:
-            w, x, y, z = s.quaternion
-            yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+            yaw = quaternion_yaw(*s.quaternion)
             vis = visible_fraction(tuple(s.position), tuple(s.size), yaw, camera,
                                    depth.astype(np.float64) / 1000.0)
         out.append(TruthObject(s.name, s.shape, s.colour, tuple(s.position), vis))

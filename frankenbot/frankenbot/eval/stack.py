@@ -20,11 +20,11 @@ the brain's packages.
 
 from __future__ import annotations
 
-import math
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from frankenbot import resources
+from frankenbot.common import quaternion_yaw
 from frankenbot.errors import SimError
 from frankenbot.state import Scene, SceneObject
 
@@ -33,8 +33,7 @@ SCENE_MODES = ("perceived", "ground_truth")
 
 
 def _yaw(q: tuple[float, float, float, float]) -> float:
-    w, x, y, z = q
-    return math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return quaternion_yaw(*q)  # MuJoCo order (w, x, y, z)
 
 
 def pose_feed_scene(world: Any) -> Callable[[], Scene]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from frankenbot.common import quaternion_yaw
 from frankenbot.errors import PerceptionError
 from frankenbot.perception.camera import Intrinsics
 from frankenbot.state import Scene, SceneObject
@@ -34,7 +35,8 @@ def yaw_to_quaternion(yaw: float) -> tuple[float, float, float, float]:
 
 
 def quaternion_to_yaw(x: float, y: float, z: float, w: float) -> float:
-    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    """Yaw of a ROS (x, y, z, w) quaternion."""
+    return quaternion_yaw(w, x, y, z)
 
 
 def object_to_msg(obj: SceneObject) -> Any:
