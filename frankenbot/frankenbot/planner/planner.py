@@ -126,15 +126,39 @@ class Planner:
             text = plan_offline(request.instruction, request.scene)
         except PlannerError as e:
             return PlanOutcome(False, "", None, str(e), planner=kind)
-        checked = language.check(text, self._catalog(request), request.scene.ids())
+        catalog = self._catalog(request)
+        checked = language.check(text, catalog, request.scene.ids())
         if not checked.valid:
             return PlanOutcome(False, "", None, "the offline planner wrote an invalid program "
                                f"(a bug): {checked.diagnostics}", planner=kind,
                                diagnostics=checked.diagnostics)
         note = (" (offline replan: re-planned the instruction from the current scene)"
                 if failure is not None else "")
+        compacted = self._with_skills(checked.program, request, catalog)
+        if compacted is not None:
+            text, checked = compacted
+            note += " using library skills"
         return PlanOutcome(True, text, checked.program, "planned offline" + note,
                            first_call_valid=True, planner=kind)
+
+    @staticmethod
+    def _with_skills(program: Any, request: PlanRequest, catalog: Catalog) -> Any:
+        """The offline program with spelled-out skill bodies replaced by calls of the skills
+        memory offered (what a VLM reading the skill list would write); None when none fit.
+        The result is checked again like any planner output."""
+        from frankenbot.memory.compaction import compact
+        from frankenbot.program.parser import parse_skills
+        from frankenbot.program.printer import print_program
+
+        skills = [d for sig in request.skills if sig.body for d in parse_skills(sig.body)]
+        if not skills:
+            return None
+        shorter = compact(program, skills, catalog)
+        if shorter == program:
+            return None
+        text = print_program(shorter)
+        checked = language.check(text, catalog, request.scene.ids())
+        return (text, checked) if checked.valid else None
 
     def _vlm(self, request: PlanRequest, failure: FailureContext | None,
              client: VlmClient) -> PlanOutcome:
