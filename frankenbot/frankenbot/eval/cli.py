@@ -49,10 +49,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_bench)
 
 
-def _component(name: str, quick: bool) -> dict:
+def _component(name: str, quick: bool, out_dir: Path) -> dict:
+    from frankenbot.eval.provenance import provenance, write_result
+
     module = importlib.import_module(COMPONENTS[name])
     print(f"\n=== {name} benchmark ===", flush=True)
-    return module.run_benchmark(quick=quick)
+    meta = provenance(component=name, quick=quick)
+    results = module.run_benchmark(quick=quick)
+    path = write_result(out_dir, f"bench-{name}", results, meta)
+    print(f"results: {path}")
+    return results
 
 
 def _seeds(args: argparse.Namespace) -> tuple[int, ...]:
@@ -72,7 +78,7 @@ def _bench(args: argparse.Namespace) -> int:
     results: dict[str, object] = {}
     components = list(COMPONENTS) if args.all_benchmarks else args.component
     for name in components:
-        results[name] = _component(name, args.quick)
+        results[name] = _component(name, args.quick, args.out)
     if components and not args.all_benchmarks:
         if args.json:
             print(json.dumps(results, indent=2, default=str))

@@ -256,7 +256,7 @@ def summarise(rows: list[TaskRow], info: dict) -> dict[str, object]:
     return out
 
 
-def run_benchmark(quick: bool = False, execute: bool = False,
+def run_benchmark(quick: bool = False, execute: bool | None = None,
                   n_tasks: int | None = None) -> dict[str, object]:
     """Print the with/without-memory report over >= 30 sim tasks and return the numbers.
 
@@ -265,6 +265,7 @@ def run_benchmark(quick: bool = False, execute: bool = False,
     program in MuJoCo (``memory.sim_execution``; about 5 s of wall time per program and arm).
     """
     n = n_tasks or (QUICK_TASKS if quick else FULL_TASKS)
+    execute = (not quick) if execute is None else execute  # the full run executes every arm
     t0 = time.monotonic()
     try:
         embedder: Embedder | None = TransformerEmbedder.from_directory(num_threads=1)

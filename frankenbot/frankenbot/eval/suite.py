@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
 from frankenbot.errors import ConfigError
+from frankenbot.eval.provenance import provenance
 from frankenbot.eval.tables import EpisodeOutcome, markdown_table, summarise, write_results
 
 
@@ -49,12 +49,15 @@ def run_suite(spec: SuiteSpec, *, out_dir: Path, realtime_factor: float = 2.0,
                 log(f"  {mark} {family:15s} seed {seed:3d}  {o.wall_time:6.1f} s  "
                     f"VLM {o.vlm_calls}  anomalies {o.anomalies}  {o.instruction!r}"
                     + ("" if o.success else f"\n         {o.detail.splitlines()[0][:160]}"))
-    meta = {"title": f"Task suite, {spec.planner} planner"
-                     + (f", injected {spec.inject[0]}" if spec.inject else ""),
-            "planner": spec.planner, "seeds": list(spec.seeds), "families": list(spec.families),
-            "inject": list(spec.inject) if spec.inject else None,
-            "realtime_factor": realtime_factor, "wall_time_s": round(time.monotonic() - t0, 1),
-            "machine": f"{platform.machine()}, {platform.python_version()}"}
+    meta = provenance(planner=spec.planner, seeds=list(spec.seeds),
+                      families=list(spec.families),
+                      inject=list(spec.inject) if spec.inject else None,
+                      scene="perceived (MuJoCo renders through the perception pipeline)",
+                      sensor_noise="none", realtime_factor=realtime_factor,
+                      judge="sim oracle")
+    meta.update(title=f"Task suite, {spec.planner} planner"
+                + (f", injected {spec.inject[0]}" if spec.inject else ""),
+                wall_time_s=round(time.monotonic() - t0, 1))
     name = f"suite-{spec.planner}" + (f"-{spec.inject[0]}" if spec.inject else "")
     json_path, md_path = write_results(out_dir, name, outcomes, meta)
     log("")
