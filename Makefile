@@ -2,7 +2,7 @@
 #   make setup   Debian packages (apt-get), .venv with pinned requirements, colcon build
 #   make test    setup + the whole pytest suite + lint
 #   make demo    setup + sim and all nodes as separate processes, one task end to end
-#   make bench   setup + benchmarks that print numbers
+#   make bench   setup + every benchmark (results in docs/results/), then the README regenerated
 #   make clean   remove build products (keeps .venv; `make distclean` removes it too)
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -59,7 +59,7 @@ demo: setup
 	@$(ENV) frankenbot demo --instruction "$(INSTRUCTION)"
 
 bench: setup
-	@$(ENV) frankenbot bench --all-benchmarks
+	@$(ENV) frankenbot bench --all-benchmarks --out docs/results && frankenbot report
 
 clean:
 	rm -rf build install log .pytest_cache results
