@@ -77,7 +77,7 @@ def test_config_dict_keeps_the_ompl_pipeline_and_adds_our_request_params():
     config = mb.moveit_config_dict(FakeBuilder)
     assert config["ompl"]["planning_plugins"] == ["ompl_interface/Planner"]
     assert config["pilz_industrial_motion_planner"]["planning_plugins"]
-    ours = yaml.safe_load(mb.MOVEIT_CPP_FILE.read_text())
+    ours = yaml.safe_load(mb.default_moveit_cpp_file().read_text())
     assert config[mb.FREE_MOTION_PARAMS]["plan_request_params"]["planning_pipeline"] == "ompl"
     assert config[mb.LINEAR_MOTION_PARAMS]["plan_request_params"]["planner_id"] == "LIN"
     assert config["planning_scene_monitor_options"] == ours["planning_scene_monitor_options"]

@@ -258,12 +258,12 @@ def _controller_checks(seen: Observations) -> list[Check]:
 
 def _camera_pose_check(expect: Expectations, seen: Observations) -> Check:
     if expect.camera_config:
+        from frankenbot import resources
         from frankenbot.errors import FrankenbotError
         from frankenbot.perception.camera import load_camera
-        from frankenbot.perception.config import resolve_config_path
 
         try:
-            load_camera(resolve_config_path(expect.camera_config))
+            load_camera(resources.config_path(expect.camera_config))
         except FrankenbotError as e:
             return _missing("camera pose", str(e), "run `frankenbot calibrate camera`")
         return _ok("camera pose", f"from {expect.camera_config}")
