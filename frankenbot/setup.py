@@ -18,6 +18,7 @@ setup(
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.sdf")),
         (f"share/{PACKAGE}/skills", glob("skills/*.fb")),
+        (f"share/{PACKAGE}/urdf", glob("urdf/*.xacro")),
     ],
     install_requires=["setuptools"],
     zip_safe=False,

@@ -113,8 +113,8 @@ def test_config_files_match_the_model():
 def test_camera_pose_of_world_matches_camera_yaml(world):
     cam = camera_config()
     T = world.camera_pose()
-    assert np.allclose(T, np.array(cam["T_base_optical"]), atol=1e-6)
-    x, y, z, w = cam["rotation"]
+    assert np.allclose(T[:3, 3], np.array(cam["translation"]), atol=1e-6)
+    x, y, z, w = cam["quaternion"]
     R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
                   [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
                   [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])

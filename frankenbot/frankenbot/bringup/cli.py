@@ -1,4 +1,4 @@
-"""`frankenbot up | submit | status | demo`: run and use FrankenBot without `ros2 launch`."""
+"""`frankenbot up | submit | status | demo | doctor`: run and use FrankenBot without launch."""
 
 from __future__ import annotations
 
@@ -45,6 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo.add_argument("--out", type=Path, default=Path("artifacts") / "demo")
     demo.add_argument("--timeout", type=float, default=600.0)
     demo.set_defaults(func=_demo)
+
+    from frankenbot.bringup import doctor
+
+    doctor.register(sub)
 
 
 def _up(args: argparse.Namespace) -> int:

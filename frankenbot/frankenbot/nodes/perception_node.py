@@ -85,7 +85,7 @@ class PerceptionNode(Node):
                                      "processed for this long (s)"))
         self.sync_tolerance = float(p("sync_tolerance", 0.05, "max colour/depth stamp "
                                       "difference (s) for a frame pair"))
-        camera_config = str(p("camera_config", "", "camera.yaml with T_base_optical (a bare "
+        camera_config = str(p("camera_config", "", "camera.yaml: translation + quaternion (a bare "
                               "name is looked up in the package's config/); empty: the pose "
                               "from TF base_frame <- camera frame (needs tf2_ros)"))
         fixtures_path = str(p("fixtures_path", "", "scene_fixtures.yaml (drawer, zone; bare "

@@ -40,7 +40,11 @@ def _quat_xyzw(R: np.ndarray) -> list[float]:
 
 def camera_config(width: int = model_mod.CAMERA_WIDTH,
                   height: int = model_mod.CAMERA_HEIGHT) -> dict[str, Any]:
-    """The simulated D435's intrinsics and T_base_optical as written to config/camera.yaml."""
+    """The simulated D435's intrinsics and optical-frame pose as written to config/camera.yaml.
+
+    One key set, the same `frankenbot calibrate camera` writes for a real camera: ``translation``
+    [x, y, z] (m) and ``quaternion`` [x, y, z, w] of ``frame`` in ``parent``.
+    """
     import math
 
     T = model_mod.optical_pose(model_mod.CAMERA_POSITION, model_mod.CAMERA_TARGET)
@@ -50,11 +54,10 @@ def camera_config(width: int = model_mod.CAMERA_WIDTH,
         "frame": "camera_color_optical_frame",
         "parent": "base_link",
         "translation": [round(float(v), 9) for v in T[:3, 3]],
-        "rotation": _quat_xyzw(T[:3, :3]),
+        "quaternion": _quat_xyzw(T[:3, :3]),
         "width": int(width), "height": int(height),
         "fx": round(f, 6), "fy": round(f, 6),
         "cx": (width - 1) / 2, "cy": (height - 1) / 2,
-        "T_base_optical": [[round(float(v), 9) for v in row] for row in T],
     }
 
 
