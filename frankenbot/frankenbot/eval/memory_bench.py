@@ -30,7 +30,7 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -135,16 +135,19 @@ def _plan(store: MemoryStore | None, instruction: str, scene, planner
     if not planned.ok:
         raise PlannerError(f"the offline planner refused a sim task {instruction!r}: "
                            f"{planned.message}")
-    program = planned.program
-    catalog = default_catalog().with_skills(request.skills)
+    program = planned.program  # self-contained: carries the library skills it calls
+    catalog = default_catalog()
     skill_names = {s.name for s in request.skills}
-    result.skill_calls = sum(1 for c in program.calls() if c.name in skill_names)
+    # what the planner wrote: the program less the library definitions it appended
+    written = replace(program, skills=tuple(s for s in program.skills
+                                            if s.name not in skill_names))
+    result.skill_calls = sum(1 for c in written.calls() if c.name in skill_names)
     result.vlm_calls = planned.vlm_calls
     prompt = PromptBuilder(default_catalog()).build(request)
     result.prompt_chars = prompt.chars
     result.prompt_tokens = estimate_tokens(prompt.system) + estimate_tokens(prompt.user_text)
-    result.lines = count_lines(program)
-    result.tokens = estimate_tokens(print_program(program))
+    result.lines = count_lines(written)
+    result.tokens = estimate_tokens(print_program(written))
     return program, catalog, result
 
 

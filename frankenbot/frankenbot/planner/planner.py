@@ -115,7 +115,41 @@ class Planner:
                                   planner=PlannerKind.VLM.value)
         else:
             outcome = self._vlm(request, failure, self.client)
+        if outcome.ok and outcome.program is not None:
+            outcome = self._self_contained(outcome, request)
         return replace(outcome, latency=time.monotonic() - start)
+
+    def _self_contained(self, outcome: PlanOutcome, request: PlanRequest) -> PlanOutcome:
+        """The program with the definitions of the library skills it calls, so the executor
+        (which knows only the primitives) can validate and run it with nothing else: memory's
+        library is the planner's context, not the executor's."""
+        from frankenbot.program.parser import parse_skills
+        from frankenbot.program.printer import print_program
+        from frankenbot.program.tree import Main, Program
+
+        program = outcome.program
+        local = {s.name for s in program.skills}
+        library = {sig.name: sig.body for sig in request.skills if sig.body}
+        defs: dict[str, Any] = {}
+        todo = [c.name for c in program.calls()]
+        while todo:
+            name = todo.pop()
+            if name in local or name in defs or name not in library:
+                continue
+            for d in parse_skills(library[name]):
+                if d.name == name:
+                    defs[name] = d
+                    todo += [c.name for c in Program("", Main(), (), (d,)).calls()]
+        if not defs:
+            return outcome
+        whole = replace(program, skills=program.skills + tuple(defs.values()))
+        text = print_program(whole)
+        checked = language.check(text, self.catalog, request.scene.ids())
+        if not checked.valid:
+            return replace(outcome, ok=False, program_text="", program=None,
+                           message="a library skill the program calls does not validate on its "
+                           f"own: {checked.diagnostics}", diagnostics=checked.diagnostics)
+        return replace(outcome, program_text=text, program=checked.program)
 
     def _catalog(self, request: PlanRequest) -> Catalog:
         return self.catalog.with_skills(request.skills)
