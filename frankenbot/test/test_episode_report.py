@@ -9,10 +9,14 @@ import subprocess
 import numpy as np
 import pytest
 
-from frankenbot.eval.episode_report import (
-    line_statuses, render_report, spans_of, write_episode_report)
 from frankenbot.common import NodeStatus
 from frankenbot.errors import FrankenbotError
+from frankenbot.eval.episode_report import (
+    line_statuses,
+    render_report,
+    spans_of,
+    write_episode_report,
+)
 from frankenbot.program.trace import TraceEntry, trace_to_json
 
 PROGRAM = """task "put the red block in the green bowl" {

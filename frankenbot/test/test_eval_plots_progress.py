@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
-from frankenbot.eval.tables import EpisodeOutcome, write_results
 from frankenbot.errors import FrankenbotError
 from frankenbot.eval.plots import class_groups, plot_suite, rates_with_intervals
 from frankenbot.eval.progress import Progress
+from frankenbot.eval.tables import EpisodeOutcome, write_results
 
 
 def _outcomes() -> list[EpisodeOutcome]:

@@ -84,9 +84,9 @@ async def _watch(port: int, t_start: float) -> dict:
 
 
 def test_up_serves_the_foxglove_view_and_records_each_task(tmp_path):
-    from frankenbot.eval.recording import summarise_mcap
     from frankenbot.bringup.ros_client import BrainClient
     from frankenbot.bringup.scenario import scenario_for
+    from frankenbot.eval.recording import summarise_mcap
 
     port = _free_port()
     rec_dir = tmp_path / "recordings"

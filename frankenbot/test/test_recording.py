@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from rclpy.serialization import serialize_message
 
-from frankenbot.eval.recording import McapRecorder, message_definition, summarise_mcap
 from frankenbot.errors import ConfigError, FrankenbotError
+from frankenbot.eval.recording import McapRecorder, message_definition, summarise_mcap
 
 
 def _decoded(path):

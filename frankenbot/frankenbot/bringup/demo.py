@@ -64,13 +64,13 @@ def run_demo(*, instruction: str, seed: int, out_dir: Path, timeout: float,
 
 def _run_demo(*, instruction: str, seed: int, out_dir: Path, timeout: float, record: bool,
               view: object | None) -> int:
-    from frankenbot.eval.episode_report import write_episode_report
     from frankenbot.bringup.processes import NODE_EXECUTABLES, NodeGroup
     from frankenbot.bringup.progress import EventView, ProgressPrinter
-    from frankenbot.eval.recording import summarise_mcap
     from frankenbot.bringup.ros_client import BrainClient, FrameRecorder
     from frankenbot.bringup.scenario import scenario_for
     from frankenbot.bringup.tap import RecordingSink, TopicTap, topics_for
+    from frankenbot.eval.episode_report import write_episode_report
+    from frankenbot.eval.recording import summarise_mcap
 
     run_dir = Path(out_dir) / time.strftime("%Y%m%d-%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -20,8 +20,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
-from frankenbot.eval.stats import wilson_interval
 from frankenbot.errors import FrankenbotError
+from frankenbot.eval.stats import wilson_interval
 
 TIER_LABELS = {0: "not handled", 1: "tier 1", 2: "tier 2", 3: "tier 3"}
 
