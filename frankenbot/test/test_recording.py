@@ -183,3 +183,59 @@ def test_layout_file_is_current_and_shows_the_channels(package_root):
                   "/frankenbot/tree_state", "/frankenbot/task_status", "/frankenbot/log",
                   "/joint_states", "/camera/points", "/frankenbot/arm"):
         assert topic in CHANNEL_TOPICS and f'"{topic}' in text, topic
+
+
+def test_live_view_serves_channels_and_forwards_tapped_messages():
+    """The server without a robot: serverInfo, adverts, a tapped tree state and scene arrive."""
+    import asyncio
+
+    import websockets
+
+    from frankenbot.bringup.live_view import CHANNEL_TOPICS, LiveView, camera_transform
+    from frankenbot.bringup.tap import TOPICS_BY_NAME
+    from frankenbot_interfaces.msg import SceneObject, SceneObjects, TreeState
+
+    assert camera_transform() is not None  # the sim's camera pose from config/camera.yaml
+    view = LiveView(port=0, republish_period=0.2)
+
+    async def client() -> dict:
+        async with websockets.connect(f"ws://127.0.0.1:{view.port}", max_size=None,
+                                      subprotocols=["foxglove.websocket.v1",
+                                                    "foxglove.sdk.v1"]) as ws:
+            info = json.loads(await ws.recv())
+            channels: dict = {}
+            while len(channels) < len(CHANNEL_TOPICS):
+                msg = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                channels.update({c["id"]: c["topic"] for c in msg.get("channels", [])})
+            wanted = {cid: t for cid, t in channels.items()
+                      if t in ("/frankenbot/tree_state", "/frankenbot/scene", "/frankenbot/log")}
+            await ws.send(json.dumps({"op": "subscribe", "subscriptions": [
+                {"id": cid, "channelId": cid} for cid in wanted]}))
+            await asyncio.sleep(0.3)
+            tree = TreeState(task_id="t9", phase="executing", active_path="main/1",
+                             active_node="pick(obj=red_block)", active_line=4,
+                             node_paths=["main/1"], node_statuses=["running"], steps=1)
+            view.on_message(TOPICS_BY_NAME["/frankenbot/tree_state"], serialize_message(tree), 0)
+            scene = SceneObjects(objects=[SceneObject(id="red_block", colour="red")])
+            view.on_message(TOPICS_BY_NAME["/frankenbot/scene"], serialize_message(scene), 0)
+            expect = {"/frankenbot/tree_state": b'"t9"', "/frankenbot/scene": b"red_block",
+                      "/frankenbot/log": b"pick(obj=red_block)"}
+            got: dict = {}
+            while set(got) != set(expect):  # (the idle heartbeat may come first)
+                data = await asyncio.wait_for(ws.recv(), 10)
+                if isinstance(data, bytes) and data[0] == 1:
+                    topic = wanted[int.from_bytes(data[1:5], "little")]
+                    if expect[topic] in data[13:]:
+                        got[topic] = data[13:]
+            return {"info": info, "channels": channels, "got": got}
+
+    try:
+        out = asyncio.run(client())
+    finally:
+        view.close()
+    assert out["info"]["op"] == "serverInfo" and out["info"]["name"] == "frankenbot"
+    assert set(out["channels"].values()) == set(CHANNEL_TOPICS)
+    tree = json.loads(out["got"]["/frankenbot/tree_state"])
+    assert tree["task_id"] == "t9" and tree["nodes"] == [{"path": "main/1", "status": "running"}]
+    assert b"red_block" in out["got"]["/frankenbot/scene"]
+    assert b"pick(obj=red_block)" in out["got"]["/frankenbot/log"]

@@ -264,7 +264,7 @@ def camera_transform(camera_yaml: Path | None = None) -> Any | None:
     the camera pose comes from TF, which this view does not read: None there)."""
     from foxglove.messages import FrameTransform
 
-    from frankenbot.bringup.processes import package_root
+    from frankenbot.resources import package_root
 
     path = camera_yaml or package_root() / "config" / "camera.yaml"
     if not path.is_file():
@@ -534,7 +534,7 @@ def foxglove_layout() -> dict[str, Any]:
 
 
 def layout_path() -> Path:
-    from frankenbot.bringup.processes import package_root
+    from frankenbot.resources import package_root
 
     return package_root() / "config" / "foxglove_layout.json"
 
