@@ -52,6 +52,8 @@ def _trace() -> str:
         TraceEntry(109.01, "main/3", "if not in(red_block, green_bowl)", 6, "leave", S),
         TraceEntry(109.01, "main/4", "exit success", 7, "enter", R),
     ]
+    # the label is passed again when the program jumps back to it
+    entries.insert(5, TraceEntry(104.0, "main/0", "start:", 3, "enter", S))
     return trace_to_json(entries)
 
 
@@ -93,6 +95,8 @@ def test_spans_pair_enter_with_leave_and_handlers_become_marks():
     assert [(m.path, m.event, m.detail) for m in marks] == [("main/1", "handler", "regrasp")]
     exit_span = next(s for s in spans if s.path == "main/4")
     assert exit_span.status == "running" and exit_span.end == 109.01  # open at the end
+    labels = [(s.start, s.end, s.status) for s in spans if s.path == "main/0"]
+    assert labels == [(100.0, 100.0, "success"), (104.0, 104.0, "success")]  # instants
     statuses = line_statuses(spans)
     assert statuses[4] == "success" and statuses[5] == "success" and 1 not in statuses
 
@@ -104,7 +108,7 @@ def test_report_is_self_contained_with_program_timeline_and_verdict(episode):
     assert "oracle: SUCCESS" in page and "put the red block in the green bowl" in page
     assert '<tr class="ran ok"><td class=ln>4</td>' in page  # pick ran and succeeded last
     assert '<tr><td class=ln>2</td>' in page  # "main {" did not run
-    assert page.count('class="bar ') == 6 and page.count('class="mark handler"') == 1
+    assert page.count('class="bar ') == 7 and page.count('class="mark handler"') == 1
     assert "recovered" in page and "pending" not in page  # the latest report of the event
     assert "7.1 ms" in page and "tier 1 (coded handler)" in page
     assert page.count("data:image/png;base64,") == 2 and "data:image/gif;base64," in page

@@ -71,6 +71,9 @@ def spans_of(trace: list[dict[str, Any]]) -> tuple[list[Span], list[Mark]]:
     for e in trace:
         event, path = str(e.get("event", "")), str(e.get("path", ""))
         if event == "enter":
+            previous = open_.pop(path, None)
+            if previous is not None:  # entered again (a label passed twice, a jump back)
+                spans.append(_unclosed(previous, float(e["t"])))
             open_[path] = e
         elif event in ("leave", "preempt") and path in open_:
             s = open_.pop(path)
@@ -78,16 +81,20 @@ def spans_of(trace: list[dict[str, Any]]) -> tuple[list[Span], list[Mark]]:
                               float(s["t"]), float(e["t"]), str(e.get("status", ""))))
         elif event in ("handler", "escalate"):
             marks.append(Mark(float(e.get("t", 0.0)), path, event, str(e.get("detail", ""))))
-    for path, s in open_.items():  # labels, exits, the node running when the task ended
-        status = str(s.get("status", ""))
-        if status in ("", "idle", "running"):  # still running when the trace ends
-            spans.append(Span(path, str(s.get("node", "")), int(s.get("line", 0)),
-                              float(s["t"]), t_end, "running"))
-        else:  # done on entry (a label): an instant
-            spans.append(Span(path, str(s.get("node", "")), int(s.get("line", 0)),
-                              float(s["t"]), float(s["t"]), status))
+    for s in open_.values():  # labels, exits, the node running when the task ended
+        spans.append(_unclosed(s, t_end))
     spans.sort(key=lambda s: (s.start, s.path))
     return spans, marks
+
+
+def _unclosed(enter: dict[str, Any], until: float) -> Span:
+    """A node entered with no leave: done on entry (a label) is an instant, one still running
+    lasts ``until`` (the next entry of the node, or the end of the trace)."""
+    status = str(enter.get("status", ""))
+    running = status in ("", "idle", "running")
+    t = float(enter["t"])
+    return Span(str(enter.get("path", "")), str(enter.get("node", "")), int(enter.get("line", 0)),
+                t, until if running else t, "running" if running else status)
 
 
 def line_statuses(spans: list[Span]) -> dict[int, str]:
