@@ -74,3 +74,22 @@ def test_progress_on_a_terminal_draws_a_bar():
         p.write("line")
     text = stream.getvalue()
     assert "\r" in text and "1/4" in text and "line" in text
+
+
+def test_anomaly_benchmark_tier1_plot(tmp_path):
+    from frankenbot.eval.plots import plots_for
+
+    tier1 = {"scene": "perceived", "realtime_factor": 1.0,
+             "per_kind": {"drop_in_transport": {"runs": 3, "task_success": 3},
+                          "nudge_before_grasp": {"runs": 3, "task_success": 2},
+                          "never_ran": {"runs": 0, "task_success": 0}},
+             "onset_to_detection_ms": {"median": 40.0, "n": 3, "samples": [30.0, 40.0, 60.0]},
+             "detect_to_command_ms": {"median": 6.0, "n": 3, "samples": [5.0, 6.0, 9.0]},
+             "onset_to_first_motion_ms": {"median": 0.0, "n": 0, "samples": []}}
+    path = tmp_path / "bench-anomaly.json"
+    path.write_text(json.dumps({"meta": {}, "results": {"tier1": tier1}}))
+    (plot,) = plots_for(path)
+    assert plot.name == "bench-anomaly-tier1.png" and plot.stat().st_size > 10000
+    other = tmp_path / "bench-program.json"
+    other.write_text(json.dumps({"meta": {}, "results": {"parse_ms": 1.0}}))
+    assert plots_for(other) == []

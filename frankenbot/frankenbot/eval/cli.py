@@ -61,6 +61,10 @@ def _component(name: str, quick: bool, out_dir: Path) -> dict:
     results = module.run_benchmark(quick=quick)
     path = write_result(out_dir, f"bench-{name}", results, meta)
     print(f"results: {path}")
+    from frankenbot.eval.plots import plots_for
+
+    for plot in plots_for(path):
+        print(f"plot: {plot}")
     return results
 
 

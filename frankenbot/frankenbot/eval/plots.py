@@ -9,6 +9,11 @@ From a task-suite JSON (``bench/report.py:write_results``):
 * ``<name>-latency.png``: histograms of detection-to-recovery-command latency per tier and of
   episode wall time.
 
+From the anomaly benchmark's JSON (``bench-anomaly.json``): ``bench-anomaly-tier1.png``,
+histograms of the three tier-1 latencies (true onset -> detection, detection -> recovery
+command, true onset -> first recovery motion) and the oracle success per injected kind with its
+Wilson interval.
+
 ``python -m frankenbot.eval.plots RESULTS.json...`` redraws them for stored results.
 """
 
@@ -143,13 +148,69 @@ def plot_suite(json_path: Path) -> list[Path]:
     ]
 
 
+TIER1_MEASURES = (("onset_to_detection_ms", "true onset -> detection"),
+                  ("detect_to_command_ms", "detection -> recovery command"),
+                  ("onset_to_first_motion_ms", "true onset -> first recovery motion"))
+
+
+def plot_anomaly_bench(json_path: Path) -> list[Path]:
+    """The anomaly benchmark's tier-1 plot next to its JSON; [] when it has no tier-1 part."""
+    json_path = Path(json_path)
+    try:
+        data = json.loads(json_path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise FrankenbotError(f"cannot read benchmark results {json_path}: {e}") from e
+    tier1 = (data.get("results") or {}).get("tier1")
+    if not isinstance(tier1, dict) or "per_kind" not in tier1:
+        return []
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 4, figsize=(17, 4))
+    for ax, (key, label) in zip(axes[:3], TIER1_MEASURES, strict=True):
+        stats = tier1.get(key) or {}
+        samples = stats.get("samples") or []
+        if samples:
+            ax.hist(samples, bins=min(20, max(1, len(samples))), color="#8e44ad")
+            ax.axvline(stats["median"], color="#000", linestyle="--", linewidth=1)
+            ax.set_title(f"{label}\nmedian {stats['median']:.1f} ms, n={len(samples)}",
+                         fontsize=9)
+        else:
+            ax.text(0.5, 0.5, "no samples", ha="center", va="center", transform=ax.transAxes)
+            ax.set_title(label, fontsize=9)
+        ax.set_xlabel("ms")
+    rows = rates_with_intervals({kind: [True] * int(v["task_success"])
+                                 + [False] * (int(v["runs"]) - int(v["task_success"]))
+                                 for kind, v in tier1["per_kind"].items() if int(v["runs"])})
+    ax = axes[3]
+    ax.bar([r[0] for r in rows], [r[3] * 100 for r in rows], color="#4c9a2a",
+           yerr=[[(r[3] - r[4]) * 100 for r in rows], [(r[5] - r[3]) * 100 for r in rows]],
+           capsize=3)
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("oracle success (%), Wilson 95%")
+    ax.set_title("injected predictable anomalies", fontsize=9)
+    ax.tick_params(axis="x", rotation=40, labelsize=7)
+    fig.suptitle(f"tier 1 ({tier1.get('scene', '')} scene, RTF {tier1.get('realtime_factor')})")
+    fig.tight_layout()
+    out = json_path.with_name(f"{json_path.stem}-tier1.png")
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return [out]
+
+
+def plots_for(json_path: Path) -> list[Path]:
+    """Whatever plots a result file supports (the suite's, the anomaly benchmark's)."""
+    data = json.loads(Path(json_path).read_text())
+    if isinstance(data.get("episodes"), list):
+        return plot_suite(json_path)
+    return plot_anomaly_bench(json_path)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     paths = list(sys.argv[1:] if argv is None else argv)
     if not paths:
         print("usage: python -m frankenbot.eval.plots RESULTS.json...", file=sys.stderr)
         return 2
     for p in paths:
-        for out in plot_suite(Path(p)):
+        for out in plots_for(Path(p)):
             print(out)
     return 0
 
