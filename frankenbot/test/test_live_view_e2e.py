@@ -135,6 +135,7 @@ def test_up_serves_the_foxglove_view_and_records_each_task(tmp_path):
                   "/frankenbot/task_status", "/camera/camera/color/image_raw"):
         assert summary.get(topic, ("", 0))[1] >= 1, (topic, summary)
     assert "/frankenbot/events" in summary  # a channel even when no anomaly happened
+    assert summary["/frankenbot_sim/scene_reset"][1] == 1  # primed: the file stands alone
     assert summary["/joint_states"][1] > 100  # the arm's motion, every state
 
 
@@ -150,7 +151,7 @@ def test_demo_records_the_episode_and_writes_its_report(tmp_path):
     topics = summarise_mcap(run_dir / "episode.mcap").topics
     for topic, at_least in (("/joint_states", 100), ("/frankenbot/tree_state", 2),
                             ("/frankenbot/scene", 2), ("/camera/camera/color/image_raw", 2),
-                            ("/frankenbot/task_status", 2)):
+                            ("/frankenbot/task_status", 2), ("/frankenbot_sim/scene_reset", 1)):
         assert topics.get(topic, ("", 0))[1] >= at_least, (topic, topics)
     # every tapped topic has its channel, with messages or none (no anomaly, no event)
     assert topics["/frankenbot/events"][0] == "frankenbot_interfaces/msg/AnomalyEvent"

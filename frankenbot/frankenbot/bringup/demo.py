@@ -94,28 +94,29 @@ def _run_demo(*, instruction: str, seed: int, out_dir: Path, timeout: float, rec
                 raise FrankenbotError(f"nodes did not come up within {STARTUP_TIMEOUT_S:.0f} s; "
                                       f"missing {', '.join(missing)}")
             print(f"all nodes up after {time.monotonic() - t_start:.1f} s")
-            client.sim_reset(scenario.family, scenario.seed)
-            recorder = FrameRecorder(client)
-            seen = client.wait_for_scene(after=client.sim_time(), required=scenario.objects,
-                                         timeout=SCENE_WAIT_S)
-            print(f"perception sees {seen} objects and fixtures")
-            printer = ProgressPrinter(write=lambda line: print(line, flush=True))
+            # the recording holds the episode from the scene's reset on
             recording = RecordingSink(run_dir / "episode.mcap") if record else None
             if recording is not None:
                 tap.sinks.append(recording)
-            events: list = []
+            try:  # a finished file even when the task fails to finish
+                client.sim_reset(scenario.family, scenario.seed)
+                recorder = FrameRecorder(client)
+                seen = client.wait_for_scene(after=client.sim_time(),
+                                             required=scenario.objects, timeout=SCENE_WAIT_S)
+                print(f"perception sees {seen} objects and fixtures")
+                printer = ProgressPrinter(write=lambda line: print(line, flush=True))
+                events: list = []
 
-            def on_feedback(fb) -> None:
-                events.extend(EventView.of(e) for e in fb.events)
-                printer.update(phase=fb.phase, active_path=fb.active_path,
-                               active_node=fb.active_node, active_line=fb.active_line,
-                               vlm_calls=fb.vlm_calls, events=events)
+                def on_feedback(fb) -> None:
+                    events.extend(EventView.of(e) for e in fb.events)
+                    printer.update(phase=fb.phase, active_path=fb.active_path,
+                                   active_node=fb.active_node, active_line=fb.active_line,
+                                   vlm_calls=fb.vlm_calls, events=events)
 
-            try:
                 result = client.run_task(instruction, timeout=timeout, on_feedback=on_feedback)
                 group.check_alive()
                 verdict = client.sim_evaluate()
-            finally:  # a finished file even when the task fails to finish
+            finally:
                 if recording is not None:
                     tap.sinks.remove(recording)
                     recording.close()
