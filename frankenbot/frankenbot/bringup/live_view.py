@@ -264,16 +264,20 @@ def camera_transform(camera_yaml: Path | None = None) -> Any | None:
     the camera pose comes from TF, which this view does not read: None there)."""
     from foxglove.messages import FrameTransform
 
+    from frankenbot.errors import FrankenbotError
+    from frankenbot.perception.camera import load_camera
     from frankenbot.resources import package_root
 
     path = camera_yaml or package_root() / "config" / "camera.yaml"
     if not path.is_file():
         return None
-    import yaml
+    try:
+        t = np.asarray(load_camera(path).T_base_optical, dtype=float)
+        import yaml
 
-    data = (yaml.safe_load(path.read_text()) or {}).get("camera", {})
-    t = np.asarray(data.get("T_base_optical", []), dtype=float)
-    if t.shape != (4, 4):
+        data = (yaml.safe_load(path.read_text()) or {}).get("camera", {})
+    except (FrankenbotError, OSError) as e:  # a bad file: no camera frame, said once
+        print(f"live view: no camera frame ({e})")
         return None
     return FrameTransform(parent_frame_id=str(data.get("parent", BASE_FRAME)),
                           child_frame_id=str(data.get("frame", "camera_color_optical_frame")),
