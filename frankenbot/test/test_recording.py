@@ -27,7 +27,8 @@ def test_definition_carries_every_dependency_once():
     for dep in ("std_msgs/Header", "builtin_interfaces/Time", "frankenbot_interfaces/SceneObject",
                 "geometry_msgs/Pose", "geometry_msgs/Point", "geometry_msgs/Quaternion",
                 "geometry_msgs/Vector3"):
-        assert text.count(f"MSG: {dep}\n") == 1, dep
+        pkg, name = dep.split("/")
+        assert text.count(f"\nMSG: {pkg}/msg/{name}\n") == 1, dep
     with pytest.raises(ConfigError, match="not a ROS 2 message type"):
         message_definition("Image")
     with pytest.raises(ConfigError, match="not installed"):

@@ -76,7 +76,8 @@ def _dependencies(package: str, text: str) -> list[tuple[str, str]]:
 @cache
 def message_definition(datatype: str) -> str:
     """The full ``ros2msg`` definition of ``datatype``: its own text, then each message it uses
-    (transitively, each once) after a separator line and ``MSG: pkg/Type``."""
+    (transitively, each once) after a line of 80 ``=`` and ``MSG: pkg/msg/Type``: rosbag2's
+    ``ros2msg`` message-definition encoding."""
     package, name = _split_datatype(datatype)
     root = _msg_text(package, name)
     parts = [root.rstrip("\n")]
@@ -88,7 +89,7 @@ def message_definition(datatype: str) -> str:
             continue
         seen.add(dep)
         text = _msg_text(*dep)
-        parts.append(f"{_SEPARATOR}\nMSG: {dep[0]}/{dep[1]}\n{text.rstrip(chr(10))}")
+        parts.append(f"{_SEPARATOR}\nMSG: {dep[0]}/msg/{dep[1]}\n{text.rstrip(chr(10))}")
         queue.extend(d for d in _dependencies(dep[0], text) if d not in seen)
     return "\n".join(parts) + "\n"
 
