@@ -41,6 +41,8 @@ def _trace() -> str:
         TraceEntry(100.0, "main/1", "pick(obj=red_block)", 4, "enter", R),
         TraceEntry(102.0, "main/1", "pick(obj=red_block)", 4, "preempt", P,
                    "builtin:grasp_lost: grasp_lost"),
+        TraceEntry(102.05, "main/1", "pick(obj=red_block)", 4, "escalate", R,
+                   "grasp_lost (builtin:grasp_lost)"),
         TraceEntry(102.1, "main/1", "pick(obj=red_block)", 4, "handler", R, "regrasp"),
         TraceEntry(102.2, "main/1", "pick(obj=red_block)", 4, "enter", R),
         TraceEntry(105.0, "main/1", "pick(obj=red_block)", 4, "leave", S),
@@ -53,7 +55,7 @@ def _trace() -> str:
         TraceEntry(109.01, "main/4", "exit success", 7, "enter", R),
     ]
     # the label is passed again when the program jumps back to it
-    entries.insert(5, TraceEntry(104.0, "main/0", "start:", 3, "enter", S))
+    entries.insert(6, TraceEntry(104.0, "main/0", "start:", 3, "enter", S))
     return trace_to_json(entries)
 
 
@@ -92,7 +94,7 @@ def test_spans_pair_enter_with_leave_and_handlers_become_marks():
     picks = [s for s in spans if s.path == "main/1"]
     assert [(s.start, s.end, s.status) for s in picks] == [(100.0, 102.0, "preempted"),
                                                             (102.2, 105.0, "success")]
-    assert [(m.path, m.event, m.detail) for m in marks] == [("main/1", "handler", "regrasp")]
+    assert [(m.path, m.event) for m in marks] == [("main/1", "escalate"), ("main/1", "handler")]
     exit_span = next(s for s in spans if s.path == "main/4")
     assert exit_span.status == "running" and exit_span.end == 109.01  # open at the end
     labels = [(s.start, s.end, s.status) for s in spans if s.path == "main/0"]
@@ -111,6 +113,7 @@ def test_report_is_self_contained_with_program_timeline_and_verdict(episode):
     assert page.count('class="bar ') == 7 and page.count('class="mark handler"') == 1
     assert "recovered" in page and "pending" not in page  # the latest report of the event
     assert "7.1 ms" in page and "tier 1 (coded handler)" in page
+    assert "class=tier>T1 7 ms</text>" in page  # the anomaly's tier and latency on the timeline
     assert page.count("data:image/png;base64,") == 2 and "data:image/gif;base64," in page
     assert "src=\"http" not in page and "src=\"file" not in page  # nothing to fetch
 

@@ -50,6 +50,7 @@ class Mark:
     path: str
     event: str
     detail: str
+    status: str = ""
 
 
 def _read_json(path: Path, default: Any) -> Any:
@@ -80,7 +81,8 @@ def spans_of(trace: list[dict[str, Any]]) -> tuple[list[Span], list[Mark]]:
             spans.append(Span(path, str(s.get("node", "")), int(s.get("line", 0)),
                               float(s["t"]), float(e["t"]), str(e.get("status", ""))))
         elif event in ("handler", "escalate"):
-            marks.append(Mark(float(e.get("t", 0.0)), path, event, str(e.get("detail", ""))))
+            marks.append(Mark(float(e.get("t", 0.0)), path, event, str(e.get("detail", "")),
+                              str(e.get("status", ""))))
     for s in open_.values():  # labels, exits, the node running when the task ended
         spans.append(_unclosed(s, t_end))
     spans.sort(key=lambda s: (s.start, s.path))
@@ -123,7 +125,7 @@ def _program_html(program: str, statuses: dict[int, str]) -> str:
     return "<table class=program>" + "".join(rows) + "</table>"
 
 
-def _timeline_svg(spans: list[Span], marks: list[Mark]) -> str:
+def _timeline_svg(spans: list[Span], marks: list[Mark], labels: dict[int, str]) -> str:
     if not spans:
         return "<p>No tree node ran (the trace is empty).</p>"
     t0 = min(s.start for s in spans)
@@ -154,12 +156,17 @@ def _timeline_svg(spans: list[Span], marks: list[Mark]) -> str:
                      f'class="bar {STATUS_CLASSES.get(s.status, "run")}"><title>'
                      f'{html.escape(s.node)} (line {s.line}): {html.escape(s.status)}, '
                      f'{s.end - s.start:.2f} s</title></rect>')
-    for m in marks:
+    for k, m in enumerate(marks):
         y = 10 + (rows.index(m.path) if m.path in rows else 0) * row_h
         cx = x(m.t)
+        label = labels.get(k, "")
         parts.append(f'<path d="M{cx:.1f},{y + 1} l6,10 l-6,10 l-6,-10 z" class="mark {m.event}">'
                      f'<title>{html.escape(m.event)} at {html.escape(m.path)}: '
-                     f'{html.escape(m.detail)}</title></path>')
+                     f'{html.escape(m.detail[:200])}{" (" + label + ")" if label else ""}'
+                     f'</title></path>')
+        if label:
+            parts.append(f'<text x="{cx + 7:.1f}" y="{y + 9}" class=tier>{html.escape(label)}'
+                         f'</text>')
     axis_y = 10 + len(rows) * row_h + 14
     for k in range(6):
         t = t0 + total * k / 5
@@ -169,12 +176,37 @@ def _timeline_svg(spans: list[Span], marks: list[Mark]) -> str:
     return "".join(parts)
 
 
+def latest_events(anomalies: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Event id -> its latest report (the same event is reported again as it changes), in the
+    order the events first appeared."""
+    latest: dict[str, dict[str, Any]] = {}
+    for a in anomalies:
+        latest[str(a.get("event_id", len(latest)))] = a
+    return latest
+
+
+def tier_labels(marks: list[Mark], anomalies: list[dict[str, Any]]) -> dict[int, str]:
+    """Mark index -> "T<tier>, <latency>" for the escalations that opened each event.
+
+    The executor logs one ``escalate`` entry (status running) when an anomaly is handed to the
+    tiers, in the order the events are created; when the counts agree, the k-th such entry is
+    the k-th event. When they do not (an event that never escalated), no label is guessed."""
+    opening = [i for i, m in enumerate(marks) if m.event == "escalate" and m.status == "running"]
+    events = list(latest_events(anomalies).values())
+    if len(opening) != len(events):
+        return {}
+    out = {}
+    for i, e in zip(opening, events, strict=True):
+        latency = float(e.get("latency", -1.0))
+        out[i] = f"T{int(e.get('tier', 0))}" + (f" {latency * 1000:.0f} ms" if latency >= 0
+                                                 else "")
+    return out
+
+
 def _anomalies_html(anomalies: list[dict[str, Any]]) -> str:
     if not anomalies:
         return "<p>No anomaly was detected.</p>"
-    latest: dict[str, dict[str, Any]] = {}
-    for a in anomalies:  # the same event is reported again as its outcome changes
-        latest[str(a.get("event_id", len(latest)))] = a
+    latest = latest_events(anomalies)
     rows = ["<tr><th>#</th><th>kind</th><th>detail</th><th>tier</th><th>action</th>"
             "<th>outcome</th><th>latency</th></tr>"]
     for event_id, a in latest.items():
@@ -231,6 +263,7 @@ tr.ran.run{background:#d9edf7}tr.ran.skip{background:#eee}
 .bar.ok{fill:#66bb6a}.bar.bad{fill:#ef5350}.bar.warn{fill:#ffca28}.bar.run{fill:#42a5f5}
 .bar.skip{fill:#bbb}.mark{fill:#d500f9;stroke:#000;stroke-width:.5}
 .lbl{font:12px monospace}.axis{font:11px sans-serif;fill:#555}
+.tier{font:bold 10px sans-serif;fill:#6a1b9a}
 figure{display:inline-block;margin:0 12px 12px 0}img{max-width:480px;border:1px solid #ccc}
 dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px}dt{font-weight:bold}
 """
@@ -249,6 +282,7 @@ def render_report(run_dir: Path) -> str:
     program_path = run_dir / "program.fb"
     program = program_path.read_text() if program_path.is_file() else ""
     spans, marks = spans_of(trace)
+    anomalies = [a for a in summary.get("anomalies", []) if isinstance(a, dict)]
     ok = bool(summary.get("oracle_success"))
     facts = [("instruction", summary.get("instruction", "")),
              ("scene", f"sim task family {summary.get('family', '?')}, seed "
@@ -278,10 +312,11 @@ yellow preempted, blue entered with no end recorded: the node that was running w
 the task ended).</p>
 <div id="program">{_program_html(program, line_statuses(spans))}</div>
 <h2>Timeline</h2>
-<p>One row per tree node; diamonds mark handlers and escalations (anomalies).</p>
-<div id="timeline">{_timeline_svg(spans, marks)}</div>
+<p>One row per tree node; diamonds mark handlers and escalations (anomalies), labelled with the
+tier that handled the anomaly and its latency from detection to recovery command.</p>
+<div id="timeline">{_timeline_svg(spans, marks, tier_labels(marks, anomalies))}</div>
 <h2>Anomalies</h2>
-<div id="anomalies">{_anomalies_html(list(summary.get('anomalies', [])))}</div>
+<div id="anomalies">{_anomalies_html(anomalies)}</div>
 <h2>Camera</h2>
 <div id="frames">{_image(run_dir, 'first_frame.png', 'first frame')}
 {_image(run_dir, 'last_frame.png', 'last frame')}
