@@ -16,7 +16,8 @@ setup(
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
-        (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.sdf")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.sdf")
+         + glob("config/*.json")),
         (f"share/{PACKAGE}/skills", glob("skills/*.fb")),
         (f"share/{PACKAGE}/urdf", glob("urdf/*.xacro")),
     ],

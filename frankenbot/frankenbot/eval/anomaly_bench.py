@@ -95,9 +95,10 @@ def bench_monitor_loop(seconds: float = 5.0, rate_hz: float = 200.0) -> dict[str
             "overruns": st.overruns, "ticks": st.ticks, "firings": len(fired)}
 
 
-def _stats_ms(xs: Sequence[float]) -> dict[str, float]:
+def _stats_ms(xs: Sequence[float]) -> dict[str, Any]:
+    """Median, p95, n and the samples themselves (for the latency histograms)."""
     return {"median": statistics.median(xs) if xs else float("nan"), "p95": _pct(xs, 0.95),
-            "n": len(xs)}
+            "n": len(xs), "samples": [round(float(x), 3) for x in xs]}
 
 
 def bench_tier1(seeds: Sequence[int], realtime_factor: float, scene: str = "perceived"

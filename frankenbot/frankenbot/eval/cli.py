@@ -46,6 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--all-benchmarks", action="store_true",
                    help="every component benchmark, then the suite")
     p.add_argument("--quick", action="store_true", help="short component benchmarks")
+    p.add_argument("--record", action="store_true",
+                   help="the suite: an MCAP recording (ROS 2 encoding) per episode under "
+                   "OUT/recordings/")
     p.set_defaults(func=_bench)
 
 
@@ -58,6 +61,10 @@ def _component(name: str, quick: bool, out_dir: Path) -> dict:
     results = module.run_benchmark(quick=quick)
     path = write_result(out_dir, f"bench-{name}", results, meta)
     print(f"results: {path}")
+    from frankenbot.eval.plots import plots_for
+
+    for plot in plots_for(path):
+        print(f"plot: {plot}")
     return results
 
 
@@ -86,7 +93,8 @@ def _bench(args: argparse.Namespace) -> int:
     kind, _, phase = args.inject.partition(":")
     spec = SuiteSpec(families=resolve_families(args.tasks),
                      seeds=_seeds(args),
-                     planner=args.planner, inject=(kind, phase) if kind else None)
+                     planner=args.planner, inject=(kind, phase) if kind else None,
+                     record=args.record)
     print(f"\n=== task suite: {len(spec.families)} families x {len(spec.seeds)} seeds, "
           f"{spec.planner} planner ===", flush=True)
     outcomes, json_path, md_path = run_suite(spec, out_dir=args.out,

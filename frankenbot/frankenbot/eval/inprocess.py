@@ -58,10 +58,20 @@ class InProcessBrain:
             context=store_context(self.memory) if self.memory is not None else None,
             record=self.memory.record_episode if self.memory is not None else None)
 
-    def run_episode(self, family: str, seed: int, *, inject: tuple[str, str] | None = None
-                    ) -> EpisodeOutcome:
+    def run_episode(self, family: str, seed: int, *, inject: tuple[str, str] | None = None,
+                    record_to: Path | None = None) -> EpisodeOutcome:
+        """One episode; ``record_to`` writes its MCAP recording (ROS 2 encoding) there."""
         t0 = time.monotonic()
         instance = self.stack.reset(family, seed)
+        recording = None
+        if record_to is not None:
+            from frankenbot.eval.episode_recording import EpisodeRecording
+
+            recording = EpisodeRecording(record_to, task_id=f"{family}-{seed}",
+                                         instruction=instance.instruction,
+                                         scene=self.stack.scene, sim_time=self.robot.now)
+        hooks = {} if recording is None else {"on_trace": recording.on_trace,
+                                              "on_event": recording.on_event}
         # A new executor per episode over the new primitives: nothing (held object, drawer
         # facts, escalation budgets) leaks from one episode into the next.
         experience = None
@@ -69,9 +79,26 @@ class InProcessBrain:
             from frankenbot.memory.experience import experience_prior
 
             experience = experience_prior(self.memory)
-        self.executor = self.stack.executor(self.planner, experience=experience)
-        with self.stack.running():
-            return self._episode(family, seed, instance, inject, t0)
+        self.executor = self.stack.executor(self.planner, experience=experience, **hooks)
+        try:
+            with self.stack.running(
+                    on_joint_state=recording.on_joint_state if recording else None,
+                    on_frame=recording.on_frame if recording else None):
+                if recording is not None:
+                    recording.status(phase="planning")
+                outcome = self._episode(family, seed, instance, inject, t0)
+            if recording is not None:
+                # the program's own end, as the planner node reports it; the oracle's
+                # verdict goes in the summary
+                recording.status(phase="done", done=True, success=outcome.program_ok,
+                                 outcome="success" if outcome.program_ok else "failure",
+                                 summary=f"oracle: {'success' if outcome.success else 'failure'}"
+                                 + (f"; {outcome.detail.splitlines()[0]}" if outcome.detail
+                                    else ""), vlm_calls=outcome.vlm_calls)
+            return outcome
+        finally:
+            if recording is not None:
+                recording.close()
 
     def _episode(self, family: str, seed: int, instance: Any, inject: tuple[str, str] | None,
                  t0: float) -> EpisodeOutcome:
@@ -111,6 +138,8 @@ class InProcessBrain:
             program_lines=count_lines(parse_program(planned.program_text).program),
             anomalies=len(tiers),
             tiers=tiers, injected=inject[0] if inject else "",
+            anomaly_classes=tuple(a.anomaly_class.value for a in outcome.anomalies),
+            latencies=tuple(float(a.latency) for a in outcome.anomalies),
             detail="" if verdict.success else f"{outcome.status.value}: {outcome.reason}; "
                                               f"oracle: {verdict.text}")
 

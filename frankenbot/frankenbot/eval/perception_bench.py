@@ -65,7 +65,7 @@ def run_benchmark(quick: bool = False) -> dict[str, object]:
     repeats = 1 if quick else 3
     print(f"perception benchmark ({'quick' if quick else 'full'}): {n_scenes} eval scenes, "
           f"{n_frames} frames x {repeats} for latency")
-    accuracy = evaluate_sim(n_scenes)
+    accuracy = evaluate_sim(n_scenes, progress=True)
     frames = []
     with SimWorld(seed=0) as world:
         camera = camera_of_world(world)

@@ -78,7 +78,7 @@ def run_eval(args: argparse.Namespace) -> int:
     config = PerceptionConfig(stride=args.stride) if args.stride else None
     if config is not None:
         config.validate()
-    report = evaluate_sim(args.scenes, config=config)
+    report = evaluate_sim(args.scenes, config=config, progress=True)
     report["passed"] = passed(report)
     if args.json:
         print(json.dumps(report, indent=2))

@@ -194,6 +194,11 @@ def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
     fixtures = load_fixture_geometry(fixtures_path or resources.fixtures_path())
     totals = EvalTotals()
     t_start = time.perf_counter()
+    bar = None
+    if progress:  # a bar on a terminal, one line per scene elsewhere
+        from frankenbot.eval.progress import Progress
+
+        bar = Progress(n_scenes, "perception eval", log=lambda line: print(line, flush=True))
     with SimWorld(seed=0, width=width, height=height) as world:
         pipeline = PerceptionPipeline(camera_of_world(world), fixtures, config)
         done = 0
@@ -211,9 +216,11 @@ def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
                                             joint_positions=world.joint_positions())
             totals.add(result.scene, truth_of_world(world, depth=depth), result.latency_s,
                        tag=f"{family or 'free'}/{seed}")
-            if progress:
-                print(f"  {family or 'free':>15}/{seed}: {len(result.scene.objects)} objects, "
-                      f"{result.latency_s * 1000:.0f} ms", flush=True)
+            if bar is not None:
+                bar.step(f"{family or 'free'}/{seed}: {len(result.scene.objects)} objects, "
+                         f"{result.latency_s * 1000:.0f} ms")
+    if bar is not None:
+        bar.close()
     out = totals.summary()
     out["wall_s"] = time.perf_counter() - t_start
     return out

@@ -123,15 +123,19 @@ class SimStack:
         return instance
 
     @contextmanager
-    def running(self, *, on_joint_state: Callable[[Any], None] | None = None) -> Iterator[None]:
+    def running(self, *, on_joint_state: Callable[[Any], None] | None = None,
+                on_frame: Callable[[Any], None] | None = None) -> Iterator[None]:
         """Physics (and perception) threads for one episode; the arm is stopped on the way out,
-        also when the body raises. With a perceived scene, waits for the first frame first."""
+        also when the body raises. With a perceived scene, waits for the first frame first.
+        ``on_joint_state`` / ``on_frame`` see every joint sample / rendered frame (recordings)."""
         from frankenbot.sim.runner import SimRunner
 
         runner = SimRunner(self.world, realtime_factor=self.realtime_factor,
                            camera_rate=self.camera_rate, render=self.perceived)
         if on_joint_state is not None:
             runner.on_joint_state(on_joint_state)
+        if on_frame is not None:
+            runner.on_frame(on_frame)
         if not self.perceived:
             with runner:
                 try:

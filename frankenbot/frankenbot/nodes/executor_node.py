@@ -48,6 +48,7 @@ from frankenbot.anomaly.candidates import Situation
 from frankenbot.anomaly.escalation import Budgets, ReplanResult
 from frankenbot.anomaly.local_expert import LocalExpert, gemma_loader
 from frankenbot.anomaly.records import AnomalyRecord
+from frankenbot.anomaly.ros_conversions import event_to_msg
 from frankenbot.common import ExitStatus, NodeStatus
 from frankenbot.errors import ConfigError, FrankenbotError
 from frankenbot.execution.executor import ExecutionOutcome, ExecutorParams, ProgramExecutor
@@ -324,12 +325,7 @@ class ExecutorNode(Node):
         return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
     def event_msg(self, r: AnomalyRecord) -> AnomalyEvent:
-        msg = AnomalyEvent(task_id=self._task_id, event_id=r.event_id, kind=r.kind.value,
-                           anomaly_class=r.anomaly_class.value, tier=int(r.tier),
-                           source=r.source, node_path=r.node_path, detail=r.detail,
-                           detected_at=self._stamp(r.detected_at),
-                           recovery_commanded_at=self._stamp(r.recovery_commanded_at),
-                           latency=float(r.latency), action=r.action, outcome=r.outcome.value)
+        msg = event_to_msg(r, task_id=self._task_id, to_time=self._stamp)
         msg.header.stamp = self.get_clock().now().to_msg()
         return msg
 
