@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "frankenbot.bringup.plan_cli",  # plan
     "frankenbot.memory.cli",  # skills
     "frankenbot.eval.cli",  # bench
+    "frankenbot.eval.readme_report",  # report
     "frankenbot.bringup.cli",  # up, submit, status, demo
     "frankenbot.bringup.calibrate_cli",  # calibrate camera
 )

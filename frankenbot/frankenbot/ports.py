@@ -151,7 +151,8 @@ class RobotInterface(Protocol):
         ...
 
     def stop(self) -> None:
-        """Stop the arm now and hold position (an empty trajectory on a JTC)."""
+        """Stop the arm now and hold position (on a JTC: a one-point hold at the measured joints;
+        the Jazzy JTC rejects an empty trajectory)."""
         ...
 
     def command_gripper(self, width: float, max_effort: float = 50.0) -> None:

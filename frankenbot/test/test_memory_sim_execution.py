@@ -27,12 +27,15 @@ def test_skill_calling_program_succeeds_in_the_sim_by_the_oracle() -> None:
         '    exit success\n  }\n}\n').program
     executor = SimExecutor()
     try:
-        ok, detail, trace = executor("stack", 2, program, catalog)
-        wrong, wrong_detail, _ = executor("stack", 2, parse_program(
+        ok, program_ok, detail, trace = executor("stack", 2, program, catalog)
+        wrong, wrong_program_ok, wrong_detail, _ = executor("stack", 2, parse_program(
             'task "t" {\n  main {\n    home()\n  }\n}\n').program, catalog)
     finally:
         executor.close()
-    assert ok, detail
+    assert ok and program_ok, detail
     assert "SUCCESS" in detail
     assert '"path": "main/0/stack_it/1"' in trace  # the skill's body ran inside the call
     assert not wrong and "FAILURE" in wrong_detail  # doing nothing does not satisfy the oracle
+    # ... though the program itself, lacking an exit, claims nothing either way: memory is told
+    # only this program-side outcome, never the oracle's verdict
+    assert wrong_program_ok is False

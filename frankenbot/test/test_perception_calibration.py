@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from frankenbot import resources
 from frankenbot.errors import PerceptionError
-from frankenbot.eval.perception_eval import camera_of_world, default_fixtures_path, pose_error
+from frankenbot.eval.perception_eval import camera_of_world, pose_error
 from frankenbot.perception.calibration import calibrate_camera, camera_yaml
 from frankenbot.perception.camera import camera_from_mapping
 from frankenbot.perception.fixtures import load_fixture_geometry
@@ -38,7 +39,7 @@ def test_recovers_a_perturbed_camera_within_5mm_and_half_a_degree(world, sensor_
     before = pose_error(nominal.matrix, true)
     assert before[0] > 0.004 and before[1] > 0.4  # the brain's pose really is off
     result = calibrate_camera(_frames(world), nominal, load_fixture_geometry(
-        default_fixtures_path()))
+        resources.fixtures_path()))
     dt, dang = pose_error(result.camera.matrix, true)
     assert dt < 0.005 and dang < 0.5, (dt, dang)
     assert dt < before[0] / 2 and dang < before[1] / 2

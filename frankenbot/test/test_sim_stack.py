@@ -36,6 +36,7 @@ def test_ground_truth_stack_gives_fresh_primitives_and_the_new_world_per_reset()
         assert len(snap.robot.joint_positions) == 6
 
 
+@pytest.mark.wall_clock  # the first perceived frame must arrive within a wall-clock wait
 def test_perceived_stack_sees_only_while_running_and_holds_the_arm_on_a_raise() -> None:
     from frankenbot.eval.stack import SimStack
     from frankenbot.sim.controller import TrajectoryPoint

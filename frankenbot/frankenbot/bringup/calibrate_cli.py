@@ -71,9 +71,9 @@ def run_camera(args: argparse.Namespace) -> int:
     data = camera_yaml(result.camera, table_rgb=result.table_rgb)
     out = args.out
     if out is None and not args.sim:
-        from frankenbot.perception.config import resolve_config_path
+        from frankenbot import resources
 
-        out = resolve_config_path(args.initial)
+        out = resources.config_path(args.initial)
     if out is not None:
         _write(data, out)
         report["written"] = str(out)
@@ -106,12 +106,12 @@ def _calibrate_robot(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     from frankenbot.errors import PerceptionError
     from frankenbot.perception.calibration import calibrate_camera
     from frankenbot.perception.camera import load_camera
-    from frankenbot.perception.config import resolve_config_path
+    from frankenbot import resources
     from frankenbot.perception.fixtures import load_fixture_geometry
     from frankenbot.perception.ros_conversions import depth_from_image_msg, rgb_from_image_msg
 
-    initial = load_camera(resolve_config_path(args.initial))
-    fixtures = load_fixture_geometry(resolve_config_path(args.fixtures))
+    initial = load_camera(resources.config_path(args.initial))
+    fixtures = load_fixture_geometry(resources.config_path(args.fixtures))
     rclpy.init()
     node = Node("frankenbot_calibrate")
     latest: dict[str, Any] = {}

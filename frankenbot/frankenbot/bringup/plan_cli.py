@@ -39,23 +39,6 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run_plan)
 
 
-def _sim_scene(task: str, seed: int) -> tuple[str, Scene, PlanImage | None, str]:
-    """(task instruction, perceived scene, annotated image, object table) from a SimWorld."""
-    from frankenbot.eval.perception_eval import camera_of_world, default_fixtures_path
-    from frankenbot.perception.annotate import annotate
-    from frankenbot.perception.fixtures import load_fixtures
-    from frankenbot.perception.pipeline import PerceptionPipeline
-    from frankenbot.planner.prompt import encode_png
-    from frankenbot.sim.world import SimWorld
-
-    with SimWorld(seed=seed) as world:
-        instance = world.reset(task or None, seed)
-        camera = camera_of_world(world)
-        rgb, depth = world.render_rgbd()
-        pipeline = PerceptionPipeline(camera, load_fixtures(default_fixtures_path()))
-        scene = pipeline.process(rgb, depth, world.time, world.joint_positions())
-    image, table = annotate(rgb, scene, camera)
-    return (instance.instruction if task else ""), scene, encode_png(image), table
 
 
 def _ros_scene(timeout: float = 5.0) -> Scene:
@@ -98,7 +81,9 @@ def run_plan(args: argparse.Namespace) -> int:
     else:
         if args.no_perception:
             raise PlannerError("--no-perception needs --task FAMILY")
-        instruction, scene, image, table = _sim_scene(args.task, args.seed)
+        from frankenbot.eval.perception_eval import perceived_sim_scene
+
+        instruction, scene, image, table = perceived_sim_scene(args.task, args.seed)
     instruction = args.instruction or instruction
     if not instruction.strip():
         raise PlannerError("no instruction: give one, or --task FAMILY to use the task's own")

@@ -21,10 +21,11 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from frankenbot.eval.seeds import evaluation_seeds
+
 TIER1_KINDS = ("drop_in_transport", "nudge_before_grasp", "displace_before_pick",
                "abort_trajectory")
-SITUATIONS = (Path(__file__).resolve().parents[2] / "test" / "fixtures" / "anomaly"
-              / "tier2_situations.json")
+SITUATIONS = Path(__file__).resolve().parent / "data" / "tier2_situations.json"
 
 _PROGRAM_MONITORS = """task "bench" {
   main { exit success }
@@ -94,14 +95,30 @@ def bench_monitor_loop(seconds: float = 5.0, rate_hz: float = 200.0) -> dict[str
             "overruns": st.overruns, "ticks": st.ticks, "firings": len(fired)}
 
 
-def bench_tier1(seeds: Sequence[int], realtime_factor: float) -> dict[str, Any]:
+def _stats_ms(xs: Sequence[float]) -> dict[str, Any]:
+    """Median, p95, n and the samples themselves (for the latency histograms)."""
+    return {"median": statistics.median(xs) if xs else float("nan"), "p95": _pct(xs, 0.95),
+            "n": len(xs), "samples": [round(float(x), 3) for x in xs]}
+
+
+def bench_tier1(seeds: Sequence[int], realtime_factor: float, scene: str = "perceived"
+                ) -> dict[str, Any]:
+    """Tier-1 recoveries of injected predictable anomalies, latency measured three ways.
+
+    With the perceived scene (rendered frames through perception, as the brain runs): true onset
+    (the sim's injection, in wall time) -> detection by a monitor; detection -> recovery command
+    (the recovery's first primitive starts); true onset -> the recovery's first motion (the
+    first trajectory sent after the recovery command). Wall clock, on whatever else the machine
+    is running (the load average is reported).
+    """
     from frankenbot.common import Tier
     from frankenbot.errors import FrankenbotError
     from frankenbot.eval.executor_harness import SimHarness
 
-    harness = SimHarness(realtime_factor=realtime_factor)
-    detect_ms: list[float] = []
-    inject_ms: list[float] = []
+    harness = SimHarness(realtime_factor=realtime_factor, scene=scene)
+    onset_detect: list[float] = []
+    detect_cmd: list[float] = []
+    onset_motion: list[float] = []
     per_kind: dict[str, dict[str, Any]] = {}
     try:
         for kind in TIER1_KINDS:
@@ -116,24 +133,30 @@ def bench_tier1(seeds: Sequence[int], realtime_factor: float) -> dict[str, Any]:
                 out = run.outcome
                 vlm += out.vlm_calls + out.replans
                 ok += int(out.success and run.oracle_ok)
-                first = next((a for a in out.anomalies if a.recovery_commanded_at > 0), None)
-                if first is None or not run.injected:
+                if not run.injected or run.onset_wall is None:
+                    continue
+                # the injected anomaly's recovery: the first one detected after the true onset
+                # (an earlier anomaly, e.g. a stale scene on a loaded machine, is another one)
+                onset = run.onset_wall
+                first = next((a for a in out.anomalies if a.recovery_commanded_at > 0
+                              and a.detected_at >= onset), None)
+                if first is None:
                     continue
                 tier1 += int(first.tier == Tier.CODED)
-                detect_ms.append(first.onset_latency * 1000)
-                if run.onset_wall is not None:
-                    inject_ms.append((first.recovery_commanded_at - run.onset_wall) * 1000)
+                detect_cmd.append((first.recovery_commanded_at - first.detected_at) * 1000)
+                onset_detect.append((first.detected_at - onset) * 1000)
+                motion = run.first_motion_after(first.recovery_commanded_at)
+                if motion is not None:
+                    onset_motion.append((motion - onset) * 1000)
             per_kind[kind] = {"runs": runs, "task_success": ok, "tier1_first": tier1,
                               "vlm_or_replans": vlm}
     finally:
         harness.close()
-    return {"realtime_factor": realtime_factor, "per_kind": per_kind,
-            "detect_to_command_ms": {"median": statistics.median(detect_ms) if detect_ms
-                                     else float("nan"), "p95": _pct(detect_ms, 0.95),
-                                     "n": len(detect_ms)},
-            "inject_to_command_ms": {"median": statistics.median(inject_ms) if inject_ms
-                                     else float("nan"), "p95": _pct(inject_ms, 0.95),
-                                     "n": len(inject_ms)}}
+    return {"realtime_factor": realtime_factor, "scene": scene, "seeds": list(seeds),
+            "load_avg_1min": os.getloadavg()[0], "per_kind": per_kind,
+            "onset_to_detection_ms": _stats_ms(onset_detect),
+            "detect_to_command_ms": _stats_ms(detect_cmd),
+            "onset_to_first_motion_ms": _stats_ms(onset_motion)}
 
 
 def bench_tier2(quick: bool, threads: int = 2) -> dict[str, Any]:
@@ -188,14 +211,18 @@ def run_benchmark(quick: bool = False) -> dict[str, object]:
           f"{ml['achieved_hz']:.1f} Hz achieved, CPU share {ml['cpu_share'] * 100:.1f}% of one "
           f"core, tick mean {ml['mean_tick_us']:.0f} us / max {ml['max_tick_us']:.0f} us, "
           f"{ml['overruns']} overruns in {ml['ticks']} ticks")
-    t1 = bench_tier1((2,) if quick else (2, 3, 4), 2.0 if quick else 1.0)
+    seeds = evaluation_seeds(1 if quick else 4)
+    t1 = bench_tier1(seeds, 2.0 if quick else 1.0)
     results["tier1"] = t1
-    d, i = t1["detect_to_command_ms"], t1["inject_to_command_ms"]
-    print(f"tier 1 (sim, real primitives, RTF {t1['realtime_factor']:g}): detection -> recovery "
-          f"command median {d['median']:.1f} ms, p95 {d['p95']:.1f} ms (n={d['n']}); "
-          f"target median <= 50 ms, paper ~300 ms")
-    print(f"        sim injection -> recovery command median {i['median']:.1f} ms, "
-          f"p95 {i['p95']:.1f} ms (n={i['n']}; includes physics until observable, wall clock)")
+    print(f"tier 1 (sim, perceived scene, real primitives, RTF {t1['realtime_factor']:g}, seeds "
+          f"{list(seeds)}, load {t1['load_avg_1min']:.1f}):")
+    for key, what in (("onset_to_detection_ms", "true onset -> detection"),
+                      ("detect_to_command_ms", "detection -> recovery command"),
+                      ("onset_to_first_motion_ms", "true onset -> first recovery motion")):
+        s = t1[key]
+        print(f"        {what:<38} median {s['median']:.1f} ms, p95 {s['p95']:.1f} ms "
+              f"(n={s['n']})")
+    print("        target: detection -> recovery command median <= 50 ms (paper ~300 ms)")
     for kind, k in t1["per_kind"].items():
         print(f"        {kind:<22} runs {k['runs']}  tier-1 first {k['tier1_first']}  "
               f"task ok {k['task_success']}  VLM calls+replans {k['vlm_or_replans']}")

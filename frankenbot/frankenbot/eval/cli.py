@@ -48,13 +48,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--all-benchmarks", action="store_true",
                    help="every component benchmark, then the suite")
     p.add_argument("--quick", action="store_true", help="short component benchmarks")
+    p.add_argument("--record", action="store_true",
+                   help="the suite: an MCAP recording (ROS 2 encoding) per episode under "
+                   "OUT/recordings/")
     p.set_defaults(func=_bench)
 
 
-def _component(name: str, quick: bool) -> dict:
+def _component(name: str, quick: bool, out_dir: Path) -> dict:
+    from frankenbot.eval.provenance import provenance, write_result
+
     module = importlib.import_module(COMPONENTS[name])
     print(f"\n=== {name} benchmark ===", flush=True)
-    return module.run_benchmark(quick=quick)
+    meta = provenance(component=name, quick=quick)
+    results = module.run_benchmark(quick=quick)
+    path = write_result(out_dir, f"bench-{name}", results, meta)
+    print(f"results: {path}")
+    from frankenbot.eval.plots import plots_for
+
+    for plot in plots_for(path):
+        print(f"plot: {plot}")
+    return results
 
 
 def _seeds(args: argparse.Namespace) -> tuple[int, ...]:
@@ -74,7 +87,7 @@ def _bench(args: argparse.Namespace) -> int:
     results: dict[str, object] = {}
     components = list(COMPONENTS) if args.all_benchmarks else args.component
     for name in components:
-        results[name] = _component(name, args.quick)
+        results[name] = _component(name, args.quick, args.out)
     if components and not args.all_benchmarks:
         if args.json:
             print(json.dumps(results, indent=2, default=str))
@@ -82,7 +95,8 @@ def _bench(args: argparse.Namespace) -> int:
     kind, _, phase = args.inject.partition(":")
     spec = SuiteSpec(families=resolve_families(args.tasks),
                      seeds=_seeds(args),
-                     planner=args.planner, inject=(kind, phase) if kind else None)
+                     planner=args.planner, inject=(kind, phase) if kind else None,
+                     record=args.record)
     print(f"\n=== task suite: {len(spec.families)} families x {len(spec.seeds)} seeds, "
           f"{spec.planner} planner ===", flush=True)
     outcomes, json_path, md_path = run_suite(spec, out_dir=args.out,

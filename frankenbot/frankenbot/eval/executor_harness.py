@@ -33,6 +33,11 @@ class SimRun:
     injected: list[Any] = field(default_factory=list)
     onset_wall: float | None = None
     wall_s: float = 0.0
+    motions: tuple[float, ...] = ()  # monotonic times at which trajectories were sent
+
+    def first_motion_after(self, t: float) -> float | None:
+        """When the first trajectory at or after ``t`` was sent (a recovery's first motion)."""
+        return next((m for m in self.motions if m >= t), None)
 
 
 class SimHarness:
@@ -71,6 +76,14 @@ class SimHarness:
         instance = self.stack.reset(family, seed)
         self.executor = self._executor()
         instruction = instance.instruction
+        motions: list[float] = []
+        send = self.robot.send_trajectory
+
+        def timed_send(trajectory: Any) -> Any:  # measurement only: when did the arm move
+            motions.append(time.monotonic())
+            return send(trajectory)
+
+        self.robot.send_trajectory = timed_send  # type: ignore[method-assign]
         onset: list[float] = []
         seen_at_start = len(self.world.anomaly_log())
         seen = [seen_at_start]
@@ -86,20 +99,23 @@ class SimHarness:
                     return
             seen[0] = len(log)
 
-        with self.stack.running(on_joint_state=watch):
-            text = program if program is not None else self.plan(instruction)
-            if inject is not None:
-                self.world.inject(inject[0], inject[1], params or {})
-            t0 = time.monotonic()
-            if during is not None:
-                threading.Thread(target=during, args=(self,), daemon=True).start()
-            outcome = self.executor.run(text, task_id=f"{family}-{seed}",
-                                        instruction=instruction)
+        try:
+            with self.stack.running(on_joint_state=watch):
+                text = program if program is not None else self.plan(instruction)
+                if inject is not None:
+                    self.world.inject(inject[0], inject[1], params or {})
+                t0 = time.monotonic()
+                if during is not None:
+                    threading.Thread(target=during, args=(self,), daemon=True).start()
+                outcome = self.executor.run(text, task_id=f"{family}-{seed}",
+                                            instruction=instruction)
+        finally:
+            del self.robot.send_trajectory  # back to the class's method
         wall = time.monotonic() - t0
         verdict = self.world.evaluate()
         fired = [r for r in self.world.anomaly_log()[seen_at_start:] if r.event == "fired"]
         return SimRun(outcome, bool(verdict.success), verdict.text, fired,
-                      onset[0] if onset else None, wall)
+                      onset[0] if onset else None, wall, tuple(motions))
 
     def close(self) -> None:
         self.stack.close()

@@ -50,42 +50,66 @@ class InProcessBrain:
 
             self.memory = MemoryStore.open(options.memory_path)
         self.executor: Any = None
+        from frankenbot.execution.episode import EpisodeRunner, store_context
 
-    def _plan(self, instruction: str) -> Any:
-        from frankenbot.planner.request import PlanRequest
+        # Memory learns from the executor's report only (EpisodeRunner.finish); the oracle's
+        # verdict below is the measurement and never reaches it.
+        self.runner = EpisodeRunner(
+            self.planner, scene=self.stack.scene,
+            context=store_context(self.memory) if self.memory is not None else None,
+            record=self.memory.record_episode if self.memory is not None else None)
 
-        skills: tuple = ()
-        exemplars: tuple = ()
-        experience: tuple = ()
-        if self.memory is not None:
-            from frankenbot.planner.request import Exemplar
-
-            ctx = self.memory.get_context(instruction)
-            wanted = {s.name for s in ctx.skills}
-            skills = tuple(s for s in self.memory.catalog().skills if s.name in wanted)
-            exemplars = tuple(Exemplar(e.instruction, e.program) for e in ctx.exemplars)
-            experience = tuple(ctx.experience)
-        request = PlanRequest(instruction=instruction, scene=self.stack.scene(), skills=skills,
-                              exemplars=exemplars, anomaly_experience=experience,
-                              planner=self.planner_kind)
-        return self.planner.plan(request)
-
-    def run_episode(self, family: str, seed: int, *, inject: tuple[str, str] | None = None
-                    ) -> EpisodeOutcome:
+    def run_episode(self, family: str, seed: int, *, inject: tuple[str, str] | None = None,
+                    record_to: Path | None = None) -> EpisodeOutcome:
+        """One episode; ``record_to`` writes its MCAP recording (ROS 2 encoding) there."""
         t0 = time.monotonic()
         instance = self.stack.reset(family, seed)
+        recording = None
+        if record_to is not None:
+            from frankenbot.eval.episode_recording import EpisodeRecording
+
+            recording = EpisodeRecording(record_to, task_id=f"{family}-{seed}",
+                                         instruction=instance.instruction,
+                                         scene=self.stack.scene, sim_time=self.robot.now)
+        hooks = {} if recording is None else {"on_trace": recording.on_trace,
+                                              "on_event": recording.on_event}
         # A new executor per episode over the new primitives: nothing (held object, drawer
         # facts, escalation budgets) leaks from one episode into the next.
-        self.executor = self.stack.executor(self.planner)
-        with self.stack.running():
-            return self._episode(family, seed, instance, inject, t0)
+        experience = None
+        if self.memory is not None:
+            from frankenbot.memory.experience import experience_prior
+
+            experience = experience_prior(self.memory)
+        self.executor = self.stack.executor(self.planner, experience=experience, **hooks)
+        try:
+            with self.stack.running(
+                    on_joint_state=recording.on_joint_state if recording else None,
+                    on_frame=recording.on_frame if recording else None):
+                if recording is not None:
+                    recording.status(phase="planning")
+                outcome = self._episode(family, seed, instance, inject, t0)
+            if recording is not None:
+                # the program's own end, as the planner node reports it; the oracle's
+                # verdict goes in the summary
+                recording.status(phase="done", done=True, success=outcome.program_ok,
+                                 outcome="success" if outcome.program_ok else "failure",
+                                 summary=f"oracle: {'success' if outcome.success else 'failure'}"
+                                 + (f"; {outcome.detail.splitlines()[0]}" if outcome.detail
+                                    else ""), vlm_calls=outcome.vlm_calls)
+            return outcome
+        finally:
+            if recording is not None:
+                recording.close()
 
     def _episode(self, family: str, seed: int, instance: Any, inject: tuple[str, str] | None,
                  t0: float) -> EpisodeOutcome:
+        from frankenbot.execution.episode import report_of
         from frankenbot.program import parse_program
         from frankenbot.program.tree import count_lines
 
-        planned = self._plan(instance.instruction)
+        task_id = f"{family}-{seed}"
+        planned = self.runner.plan(instance.instruction, task_id=task_id,
+                                   planner=self.planner_kind)
         if not planned.ok:
             return EpisodeOutcome(family, seed, instance.instruction, False, False,
                                   planned.vlm_calls, time.monotonic() - t0,
@@ -100,15 +124,14 @@ class InProcessBrain:
         watchdog.daemon = True
         watchdog.start()
         try:
-            outcome = self.executor.run(planned.program_text, task_id=f"{family}-{seed}",
+            outcome = self.executor.run(planned.program_text, task_id=task_id,
                                         instruction=instance.instruction)
         finally:
             watchdog.cancel()
         self.robot.stop()  # hold the arm before the oracle judges
+        self.runner.finish(task_id, instance.instruction, planned, report_of(outcome))
         verdict = self.world.evaluate()
         tiers = tuple(int(a.tier) for a in outcome.anomalies)
-        if self.memory is not None:
-            self._record(instance.instruction, planned, outcome, bool(verdict.success))
         return EpisodeOutcome(
             family=family, seed=seed, instruction=instance.instruction,
             success=bool(verdict.success), program_ok=outcome.success,
@@ -116,17 +139,10 @@ class InProcessBrain:
             program_lines=count_lines(parse_program(planned.program_text).program),
             anomalies=len(tiers),
             tiers=tiers, injected=inject[0] if inject else "",
+            anomaly_classes=tuple(a.anomaly_class.value for a in outcome.anomalies),
+            latencies=tuple(float(a.latency) for a in outcome.anomalies),
             detail="" if verdict.success else f"{outcome.status.value}: {outcome.reason}; "
                                               f"oracle: {verdict.text}")
-
-    def _record(self, instruction: str, planned: Any, outcome: Any, success: bool) -> None:
-        from frankenbot.memory.records import EpisodeRecord
-
-        assert self.memory is not None
-        self.memory.record_episode(EpisodeRecord(
-            instruction=instruction, program=outcome.final_program, success=success,
-            outcome=outcome.status.value, vlm_calls=planned.vlm_calls + outcome.vlm_calls,
-            repair_calls=planned.repair_calls, execution_time=outcome.duration))
 
     def __enter__(self) -> "InProcessBrain":
         return self

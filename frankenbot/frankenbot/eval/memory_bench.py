@@ -7,19 +7,20 @@ scenes) three ways, in the same order:
 * ``seeds``   memory with the seed skill library, promotion on;
 * ``learned`` memory starting empty (no seeds), so every skill it uses was promoted.
 
-Programs come from the offline planner (``frankenbot.planner.offline``; zero VLM calls). A
-deterministic planner does not read the skill list, so for the memory arms its program is passed
-through ``memory.compaction`` with the skills that ``get_context`` offered (what a VLM reading the
-prompt would call). The prompt is the planner's real ``PromptBuilder`` output with memory's
-skills, exemplars and anomaly experience. Sizes: non-blank lines of the canonical program text,
-and tokens by ``memory.tokens.estimate_tokens`` (calibrated below against the packaged MiniLM
-WordPiece tokenizer).
+Programs come from the planner (offline mode; zero VLM calls) given memory's context, as the
+planner node gives it: with memory, ``get_context`` offers skills, exemplars and experience, and
+the offline planner calls the offered library skills where they fit (``Planner._with_skills``:
+spelled-out skill bodies become calls, as a VLM reading the skill list would write them). The
+prompt is the planner's real ``PromptBuilder`` output for the same request. Sizes: non-blank
+lines of the canonical program text, and tokens by ``memory.tokens.estimate_tokens``
+(calibrated below against the packaged MiniLM WordPiece tokenizer).
 
-Success, and so what memory records as a successful episode: by default a program counts as
-successful when it parses and the program validator finds no error against the scene's object
-ids and the catalog it was planned with; nothing is executed, and the report says so. An
-``executor`` callable (family, seed, program, catalog) -> (success, detail) can be passed to
-``run`` to judge by running the program in the sim with the sim's oracle instead. Planning
+Success: by default a program counts as successful when the validator finds no error against
+the scene's object ids and the catalog it was planned with; nothing is executed, and the report
+says so. An ``executor`` callable (family, seed, program, catalog) -> (oracle success, program
+success, detail, trace) runs the program in the sim instead; the report counts the oracle's
+verdict, while memory records only the program's own outcome (its exit status and checks),
+which is all a robot knows: memory never learns from the oracle. Planning
 calls are counted, not assumed: one planner invocation per task in every arm; memory can only
 change that through repairs, which the offline planner never needs.
 """
@@ -29,18 +30,17 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from frankenbot.memory.compaction import compact
+from frankenbot.eval.seeds import EVALUATION_FIRST_SEED
 from frankenbot.memory.config import MemoryConfig
 from frankenbot.memory.records import EpisodeRecord
 from frankenbot.memory.retrieval import Embedder, TransformerEmbedder, packaged_model_dir
 from frankenbot.memory.store import MemoryStore
 from frankenbot.memory.tokens import estimate_tokens
 from frankenbot.program.catalog import Catalog, default_catalog
-from frankenbot.program.parser import parse_program, parse_skills
 from frankenbot.program.printer import print_program
 from frankenbot.program.tree import Program, count_lines
 from frankenbot.program.validator import validate
@@ -49,9 +49,9 @@ ARMS = ("none", "seeds", "learned")
 QUICK_TASKS = 30
 FULL_TASKS = 44
 
-# (family, seed, program, catalog) -> (success, detail) or (success, detail, trace JSON); the
+# (family, seed, program, catalog) -> (oracle success, program success, detail, trace JSON): the
 # sim executor or validation. A trace lets memory attribute outcomes to the sequences that ran.
-Executor = Callable[[str, int, Program, Catalog], tuple]
+Executor = Callable[[str, int, Program, Catalog], tuple[bool, bool, str, str]]
 
 
 @dataclass
@@ -64,7 +64,8 @@ class ArmResult:
     vlm_calls: int = 0
     skill_calls: int = 0
     exemplars: int = 0
-    success: bool = False
+    success: bool = False  # the oracle's verdict (validator-clean when not executed)
+    program_ok: bool = False  # the program's own outcome: what memory records
     detail: str = ""
     promoted: tuple[str, ...] = ()
     context_ms: float = 0.0  # memory's get_context
@@ -87,7 +88,7 @@ def task_sequence(n: int) -> list[tuple[str, int, str, object]]:
     from frankenbot.sim.tasks import TASK_FAMILIES
 
     out: list[tuple[str, int, str, object]] = []
-    seeds = {f: 0 for f in TASK_FAMILIES}
+    seeds = {f: EVALUATION_FIRST_SEED for f in TASK_FAMILIES}
     i = 0
     while len(out) < n:
         family = TASK_FAMILIES[i % len(TASK_FAMILIES)]
@@ -107,45 +108,46 @@ def task_sequence(n: int) -> list[tuple[str, int, str, object]]:
 def validation_executor(object_ids: Callable[[str, int], tuple[str, ...]]) -> Executor:
     """Success = the validator finds no error (nothing is run); used when not executing."""
 
-    def run(family: str, seed: int, program: Program, catalog: Catalog) -> tuple[bool, str]:
+    def run(family: str, seed: int, program: Program, catalog: Catalog
+            ) -> tuple[bool, bool, str, str]:
         ids = object_ids(family, seed)
         errors = [d for d in validate(program, catalog, ids) if d.is_error]
-        return (not errors, "; ".join(d.message for d in errors) or "validated")
+        return (not errors, not errors, "; ".join(d.message for d in errors) or "validated", "[]")
 
     return run
 
 
-def _plan(arm: str, store: MemoryStore | None, instruction: str, scene, base: Program,
-          builder_cls) -> tuple[Program, Catalog, ArmResult]:  # type: ignore[no-untyped-def]
-    from frankenbot.planner.request import Exemplar, PlanRequest
+def _plan(store: MemoryStore | None, instruction: str, scene, planner
+          ) -> tuple[Program, Catalog, ArmResult]:  # type: ignore[no-untyped-def]
+    from frankenbot.errors import PlannerError
+    from frankenbot.execution.episode import plan_request, store_context
+    from frankenbot.planner.prompt import PromptBuilder
 
     result = ArmResult(planning_calls=1)
-    if store is None:
-        catalog = default_catalog()
-        request = PlanRequest(instruction, scene)
-        program = base
-    else:
+    context = None
+    if store is not None:
         t0 = time.perf_counter()
-        ctx = store.get_context(instruction)
-        context_ms = (time.perf_counter() - t0) * 1000
-        signatures = tuple(s.signature() for s in ctx.skills)
-        catalog = default_catalog().with_skills(signatures)
-        request = PlanRequest(instruction, scene, skills=signatures,
-                              exemplars=tuple(Exemplar(e.instruction, e.program)
-                                              for e in ctx.exemplars),
-                              anomaly_experience=ctx.experience)
-        skills = [d for s in ctx.skills for d in parse_skills(s.body)]
-        program = compact(base, skills, catalog)
-        result.exemplars = len(ctx.exemplars)
-        result.context_ms = context_ms
-        result.skill_calls = sum(1 for c in program.calls()
-                                 if any(c.name == s.name for s in skills))
-    prompt = builder_cls(default_catalog()).build(request)
+        context = store_context(store)(instruction)
+        result.context_ms = (time.perf_counter() - t0) * 1000
+        result.exemplars = len(context.exemplars)
+    request = plan_request(instruction, scene, context=context, planner="offline")
+    planned = planner.plan(request)
+    if not planned.ok:
+        raise PlannerError(f"the offline planner refused a sim task {instruction!r}: "
+                           f"{planned.message}")
+    program = planned.program  # self-contained: carries the library skills it calls
+    catalog = default_catalog()
+    skill_names = {s.name for s in request.skills}
+    # what the planner wrote: the program less the library definitions it appended
+    written = replace(program, skills=tuple(s for s in program.skills
+                                            if s.name not in skill_names))
+    result.skill_calls = sum(1 for c in written.calls() if c.name in skill_names)
+    result.vlm_calls = planned.vlm_calls
+    prompt = PromptBuilder(default_catalog()).build(request)
     result.prompt_chars = prompt.chars
     result.prompt_tokens = estimate_tokens(prompt.system) + estimate_tokens(prompt.user_text)
-    text = print_program(program)
-    result.lines = count_lines(program)
-    result.tokens = estimate_tokens(text)
+    result.lines = count_lines(written)
+    result.tokens = estimate_tokens(print_program(written))
     return program, catalog, result
 
 
@@ -153,9 +155,9 @@ def run(n_tasks: int, executor: Executor | None = None, embedder: Embedder | Non
         db_dir: Path | None = None, min_support: int = 3,
         progress: Callable[[str], None] | None = None) -> tuple[list[TaskRow], dict]:
     """Plan (and record) ``n_tasks`` tasks in all arms; returns rows and the final libraries."""
-    from frankenbot.planner.offline import plan_offline
-    from frankenbot.planner.prompt import PromptBuilder
+    from frankenbot.planner.planner import Planner
 
+    planner = Planner()
     tasks = task_sequence(n_tasks)
     scenes = {(f, s): sc for f, s, _i, sc in tasks}
     executed = executor is not None
@@ -174,22 +176,20 @@ def run(n_tasks: int, executor: Executor | None = None, embedder: Embedder | Non
     rows: list[TaskRow] = []
     try:
         for i, (family, seed, instruction, scene) in enumerate(tasks):
-            base_text = plan_offline(instruction, scene)  # type: ignore[arg-type]
-            base = parse_program(base_text).program
             row = TaskRow(i, family, seed, instruction)
             for arm in ARMS:
                 store = stores.get(arm)
                 t0 = time.monotonic()
-                program, catalog, res = _plan(arm, store, instruction, scene, base, PromptBuilder)
+                program, catalog, res = _plan(store, instruction, scene, planner)
                 planning = time.monotonic() - t0
-                verdict = executor(family, seed, program, catalog)
-                res.success, res.detail = bool(verdict[0]), str(verdict[1])
-                trace_json = str(verdict[2]) if len(verdict) > 2 else "[]"
-                if store is not None:
+                oracle_ok, program_ok, detail, trace_json = executor(family, seed, program,
+                                                                     catalog)
+                res.success, res.program_ok, res.detail = oracle_ok, program_ok, detail
+                if store is not None:  # memory learns the program's outcome, never the oracle's
                     t1 = time.perf_counter()
                     rec = store.record_episode(EpisodeRecord(
-                        instruction, print_program(program), res.success,
-                        "success" if res.success else "failure", task_id=f"{family}-{seed}",
+                        instruction, print_program(program), res.program_ok,
+                        "success" if res.program_ok else "failure", task_id=f"{family}-{seed}",
                         vlm_calls=res.vlm_calls, planning_time=planning,
                         trace_json=trace_json))
                     res.promoted = rec.promoted
@@ -259,7 +259,7 @@ def summarise(rows: list[TaskRow], info: dict) -> dict[str, object]:
     return out
 
 
-def run_benchmark(quick: bool = False, execute: bool = False,
+def run_benchmark(quick: bool = False, execute: bool | None = None,
                   n_tasks: int | None = None) -> dict[str, object]:
     """Print the with/without-memory report over >= 30 sim tasks and return the numbers.
 
@@ -268,6 +268,7 @@ def run_benchmark(quick: bool = False, execute: bool = False,
     program in MuJoCo (``memory.sim_execution``; about 5 s of wall time per program and arm).
     """
     n = n_tasks or (QUICK_TASKS if quick else FULL_TASKS)
+    execute = (not quick) if execute is None else execute  # the full run executes every arm
     t0 = time.monotonic()
     try:
         embedder: Embedder | None = TransformerEmbedder.from_directory(num_threads=1)

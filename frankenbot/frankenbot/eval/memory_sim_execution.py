@@ -8,20 +8,21 @@ ground truth for the brain), runs the given program with the interpreter and the
 What this deliberately leaves out: the executor's monitor thread and escalation tiers. Memory's
 benchmark compares programs written with and without skills in the nominal case, so the only
 differences between arms are the programs themselves; anomaly handling is measured by the
-executor's own benchmark and by the task suite. The episode counts as successful when the
-oracle says the task's goal holds, whatever the program's own exit status.
+executor's own benchmark and by the task suite. The benchmark counts the oracle's verdict;
+memory is told only the program's own exit status.
 """
 
 from __future__ import annotations
 
 import time
 
+from frankenbot.common import ExitStatus
 from frankenbot.program.catalog import Catalog
 from frankenbot.program.tree import Program
 
 
 class SimExecutor:
-    """``(family, seed, program, catalog) -> (success, detail, trace JSON)``; then ``close()``."""
+    """``(family, seed, program, catalog) -> (oracle ok, program ok, detail, trace JSON)``."""
 
     def __init__(self, *, realtime_factor: float = 3.0, camera_rate: float = 10.0,
                  perception_rate: float = 10.0) -> None:
@@ -33,7 +34,7 @@ class SimExecutor:
         self.wall_time = 0.0
 
     def __call__(self, family: str, seed: int, program: Program,
-                 catalog: Catalog) -> tuple[bool, str, str]:
+                 catalog: Catalog) -> tuple[bool, bool, str, str]:
         from frankenbot.program.interpreter import Interpreter
         from frankenbot.program.trace import trace_to_json
 
@@ -48,7 +49,9 @@ class SimExecutor:
         finally:
             self.wall_time += time.monotonic() - t0
         detail = f"program {result.status.value}: {result.reason}; oracle: {verdict.text}"
-        return bool(verdict.success), detail.replace("\n", " "), trace_to_json(result.trace)
+        program_ok = result.status == ExitStatus.SUCCESS
+        return (bool(verdict.success), program_ok, detail.replace("\n", " "),
+                trace_to_json(result.trace))
 
     def close(self) -> None:
         self.stack.close()

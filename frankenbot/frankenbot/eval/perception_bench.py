@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from frankenbot import resources
 from frankenbot.eval.perception_eval import (
     camera_of_world,
-    default_fixtures_path,
     evaluate_sim,
     scenes,
 )
@@ -34,7 +34,7 @@ def _stats(values_s: list[float]) -> dict[str, float]:
 def _latency(frames: list[tuple[Any, Any, Any]], camera: Any, stride: int,
              repeats: int) -> dict[str, dict[str, float]]:
     config = PerceptionConfig(stride=stride)
-    pipeline = PerceptionPipeline(camera, load_fixture_geometry(default_fixtures_path()), config)
+    pipeline = PerceptionPipeline(camera, load_fixture_geometry(resources.fixtures_path()), config)
     times: dict[str, list[float]] = {"cloud": [], "segment": [], "measure": [], "total": []}
     rng = np.random.default_rng(0)
     for _ in range(repeats):
@@ -65,7 +65,7 @@ def run_benchmark(quick: bool = False) -> dict[str, object]:
     repeats = 1 if quick else 3
     print(f"perception benchmark ({'quick' if quick else 'full'}): {n_scenes} eval scenes, "
           f"{n_frames} frames x {repeats} for latency")
-    accuracy = evaluate_sim(n_scenes)
+    accuracy = evaluate_sim(n_scenes, progress=True)
     frames = []
     with SimWorld(seed=0) as world:
         camera = camera_of_world(world)

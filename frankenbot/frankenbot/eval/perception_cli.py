@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from frankenbot import resources
 from frankenbot.errors import FrankenbotError
 from frankenbot.eval.seeds import EVALUATION_FIRST_SEED
 from frankenbot.sim.sensor import NOISE_PROFILES
@@ -109,7 +110,7 @@ def run_eval(args: argparse.Namespace) -> int:
         raise FrankenbotError(f"--frames must be >= 1, got {args.frames}")
     report = evaluate_sim(args.scenes, config=config, noise=args.noise,
                           first_seed=args.first_seed, frames=args.frames,
-                          calibrate=not args.no_calibrate)
+                          calibrate=not args.no_calibrate, progress=not args.json)
     report["passed"] = passed(report)
     if args.json:
         print(json.dumps(report, indent=2))
@@ -121,7 +122,7 @@ def run_eval(args: argparse.Namespace) -> int:
 def run_annotate(args: argparse.Namespace) -> int:
     from PIL import Image
 
-    from frankenbot.eval.perception_eval import camera_of_world, default_fixtures_path
+    from frankenbot.eval.perception_eval import camera_of_world
     from frankenbot.perception.annotate import annotate
     from frankenbot.perception.fixtures import load_fixture_geometry
     from frankenbot.perception.pipeline import PerceptionPipeline
@@ -131,7 +132,7 @@ def run_annotate(args: argparse.Namespace) -> int:
         world.reset(args.task or None, args.seed)
         camera = camera_of_world(world)
         rgb, depth = world.render_rgbd()
-        pipeline = PerceptionPipeline(camera, load_fixture_geometry(default_fixtures_path()))
+        pipeline = PerceptionPipeline(camera, load_fixture_geometry(resources.fixtures_path()))
         scene = pipeline.process(rgb, depth, world.time, world.joint_positions())
     image, table = annotate(rgb, scene, camera)
     out = Path(args.out)

@@ -16,12 +16,15 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from frankenbot import resources
+from frankenbot.common import quaternion_yaw
 from frankenbot.errors import ConfigError, SimError
 from frankenbot.eval.seeds import EVALUATION_FIRST_SEED
 from frankenbot.perception.camera import CameraModel, Intrinsics
-from frankenbot.perception.config import PerceptionConfig, resolve_config_path
+from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.pipeline import PerceptionPipeline
+from frankenbot.planner.request import PlanImage
 from frankenbot.state import Scene, SceneObject
 
 DEFAULT_MATCH_RADIUS = 0.05  # metres
@@ -166,20 +169,13 @@ def truth_of_world(world: Any, min_z: float = -0.2, depth: np.ndarray | None = N
             continue
         vis = 1.0
         if camera is not None and depth is not None:
-            w, x, y, z = s.quaternion
-            yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+            yaw = quaternion_yaw(*s.quaternion)
             vis = visible_fraction(tuple(s.position), tuple(s.size), yaw, camera,
                                    depth.astype(np.float64) / 1000.0)
         out.append(TruthObject(s.name, s.shape, s.colour, tuple(s.position), vis))
     return out
 
 
-def default_fixtures_path() -> Path | None:
-    """config/scene_fixtures.yaml of the package (source tree or installed share), if any."""
-    try:
-        return resolve_config_path("scene_fixtures.yaml")
-    except ConfigError:
-        return None
 
 
 def scenes(first_seed: int = EVALUATION_FIRST_SEED) -> Iterable[tuple[str, int]]:
@@ -224,10 +220,15 @@ def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
     if frames < 1:
         raise ConfigError(f"frames must be >= 1, got {frames}")
     params = sensor_params(noise)
-    fixtures = load_fixture_geometry(fixtures_path or default_fixtures_path())
+    fixtures = load_fixture_geometry(fixtures_path or resources.fixtures_path())
     totals = EvalTotals()
     calib_errors: list[tuple[float, float]] = []
     t_start = time.perf_counter()
+    bar = None
+    if progress:  # a bar on a terminal, one line per scene elsewhere
+        from frankenbot.eval.progress import Progress
+
+        bar = Progress(n_scenes, "perception eval", log=lambda line: print(line, flush=True))
     with SimWorld(seed=0, width=width, height=height) as world:
         nominal = camera_of_world(world)
         done = 0
@@ -265,9 +266,11 @@ def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
                 totals.latencies_s.append(result.latency_s)
             totals.add(result.scene, truth_of_world(world, depth=depth_clean), None,
                        tag=f"{family or 'free'}/{seed}")
-            if progress:
-                print(f"  {family or 'free':>15}/{seed}: {len(result.scene.objects)} objects, "
-                      f"{result.latency_s * 1000:.0f} ms", flush=True)
+            if bar is not None:
+                bar.step(f"{family or 'free'}/{seed}: {len(result.scene.objects)} objects, "
+                         f"{result.latency_s * 1000:.0f} ms")
+    if bar is not None:
+        bar.close()
     out = totals.summary()
     out["frames"] = done
     out["frames_per_scene"] = frames
@@ -292,3 +295,23 @@ def pose_error(estimated: np.ndarray, true: np.ndarray) -> tuple[float, float]:
     r = e[:3, :3].T @ t[:3, :3]
     ang = math.degrees(math.acos(float(np.clip((np.trace(r) - 1) / 2, -1.0, 1.0))))
     return dt, ang
+def perceived_sim_scene(task: str, seed: int) -> tuple[str, Scene, PlanImage | None, str]:
+    """(task instruction, perceived scene, annotated image, object table) of a sim scene.
+
+    What the planner sees of sim task ``task`` (or a plain seeded table): one MuJoCo render
+    through the perception pipeline and the set-of-mark annotation; no ground truth.
+    """
+    from frankenbot.perception.annotate import annotate
+    from frankenbot.perception.fixtures import load_fixtures
+    from frankenbot.perception.pipeline import PerceptionPipeline
+    from frankenbot.planner.prompt import encode_png
+    from frankenbot.sim.world import SimWorld
+
+    with SimWorld(seed=seed) as world:
+        instance = world.reset(task or None, seed)
+        camera = camera_of_world(world)
+        rgb, depth = world.render_rgbd()
+        pipeline = PerceptionPipeline(camera, load_fixtures(resources.fixtures_path()))
+        scene = pipeline.process(rgb, depth, world.time, world.joint_positions())
+    image, table = annotate(rgb, scene, camera)
+    return (instance.instruction if task else ""), scene, encode_png(image), table

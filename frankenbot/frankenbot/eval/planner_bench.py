@@ -17,6 +17,7 @@ import statistics
 import time
 from typing import Any
 
+from frankenbot.eval.seeds import EVALUATION_FIRST_SEED
 from frankenbot.eval.taskset import PlanCase, paraphrase_cases, refusal_cases, sim_cases
 from frankenbot.planner.planner import Planner, PlannerConfig, make_client
 from frankenbot.planner.prompt import PromptBuilder
@@ -39,13 +40,13 @@ def _run(planner: Planner, cases: list[PlanCase]) -> list[tuple[PlanCase, PlanOu
 
 def perceived_cases(seeds: int) -> list[PlanCase]:
     """Sim tasks as the brain sees them: MuJoCo render -> perception pipeline -> scene."""
-    from frankenbot.bringup.plan_cli import _sim_scene
+    from frankenbot.eval.perception_eval import perceived_sim_scene
     from frankenbot.sim.tasks import TASK_FAMILIES
 
     cases = []
     for family in TASK_FAMILIES:
-        for seed in range(seeds):
-            instruction, scene, _image, _table = _sim_scene(family, seed)
+        for seed in range(EVALUATION_FIRST_SEED, EVALUATION_FIRST_SEED + seeds):
+            instruction, scene, _image, _table = perceived_sim_scene(family, seed)
             cases.append(PlanCase(family, instruction, scene, seed))
     return cases
 
@@ -76,7 +77,7 @@ def _summarise(results: list[tuple[PlanCase, PlanOutcome]]) -> dict[str, Any]:
 def run_benchmark(quick: bool = False) -> dict[str, Any]:
     """Measure and print; returns the numbers. ``quick``: fewer seeds and VLM tasks."""
     t0 = time.perf_counter()
-    cases = sim_cases(seeds_per_template=1 if quick else 5)
+    cases = sim_cases(seeds_per_template=1 if quick else 5, first_seed=EVALUATION_FIRST_SEED)
     offline = Planner(PlannerConfig(default_planner="offline"))
     sim = _summarise(_run(offline, cases))
     para = _summarise(_run(offline, paraphrase_cases()))

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from frankenbot.eval.perception_eval import camera_of_world, default_fixtures_path, pose_error
+from frankenbot import resources
+from frankenbot.eval.perception_eval import camera_of_world, pose_error
 from frankenbot.perception.calibration import CalibrationResult, calibrate_camera
 from frankenbot.perception.fixtures import load_fixture_geometry
 
@@ -21,7 +22,7 @@ def calibrate_in_sim(*, noise: str = "realistic", sensor_seed: int = 0, frames: 
     from frankenbot.sim.sensor import SensorModel, sensor_params
     from frankenbot.sim.world import SimWorld
 
-    fixtures = load_fixture_geometry(default_fixtures_path())
+    fixtures = load_fixture_geometry(resources.fixtures_path())
     with SimWorld(seed=seed, task=task, sensor=SensorModel(sensor_params(noise),
                                                            sensor_seed)) as world:
         nominal = camera_of_world(world)

@@ -20,10 +20,11 @@ the brain's packages.
 
 from __future__ import annotations
 
-import math
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
+from frankenbot import resources
+from frankenbot.common import quaternion_yaw
 from frankenbot.errors import SimError
 from frankenbot.state import Scene, SceneObject
 
@@ -33,8 +34,7 @@ CALIBRATION_FRAMES = 6  # frames pooled to calibrate the camera of a noisy sim
 
 
 def _yaw(q: tuple[float, float, float, float]) -> float:
-    w, x, y, z = q
-    return math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return quaternion_yaw(*q)  # MuJoCo order (w, x, y, z)
 
 
 def pose_feed_scene(world: Any) -> Callable[[], Scene]:
@@ -67,7 +67,6 @@ class SimStack:
     def __init__(self, *, scene: str = "perceived", realtime_factor: float = 2.0,
                  camera_rate: float = 10.0, perception_rate: float = 10.0,
                  noise: str = "none", sensor_seed: int = 0) -> None:
-        from frankenbot.eval.perception_eval import default_fixtures_path
         from frankenbot.sim.robot_adapter import SimRobot
         from frankenbot.sim.sensor import SensorModel, sensor_params
         from frankenbot.sim.world import SimWorld
@@ -78,7 +77,7 @@ class SimStack:
         self.realtime_factor = realtime_factor
         self.camera_rate = camera_rate
         self.perception_rate = perception_rate
-        self.fixtures = default_fixtures_path()
+        self.fixtures = resources.fixtures_path()
         self.noise = noise
         self.world = SimWorld(sensor=SensorModel(sensor_params(noise), sensor_seed))
         self._pipeline: Any = None
@@ -149,15 +148,19 @@ class SimStack:
         return instance
 
     @contextmanager
-    def running(self, *, on_joint_state: Callable[[Any], None] | None = None) -> Iterator[None]:
+    def running(self, *, on_joint_state: Callable[[Any], None] | None = None,
+                on_frame: Callable[[Any], None] | None = None) -> Iterator[None]:
         """Physics (and perception) threads for one episode; the arm is stopped on the way out,
-        also when the body raises. With a perceived scene, waits for the first frame first."""
+        also when the body raises. With a perceived scene, waits for the first frame first.
+        ``on_joint_state`` / ``on_frame`` see every joint sample / rendered frame (recordings)."""
         from frankenbot.sim.runner import SimRunner
 
         runner = SimRunner(self.world, realtime_factor=self.realtime_factor,
                            camera_rate=self.camera_rate, render=self.perceived)
         if on_joint_state is not None:
             runner.on_joint_state(on_joint_state)
+        if on_frame is not None:
+            runner.on_frame(on_frame)
         if not self.perceived:
             with runner:
                 try:

@@ -27,6 +27,8 @@ class EpisodeOutcome:
     tiers: tuple[int, ...] = ()  # tier that handled each anomaly
     detail: str = ""
     injected: str = ""  # injected anomaly kind, "" when none
+    anomaly_classes: tuple[str, ...] = ()  # class of each detected anomaly (same order as tiers)
+    latencies: tuple[float, ...] = ()  # s from detection to recovery command; -1 when none
 
 
 @dataclass(frozen=True)

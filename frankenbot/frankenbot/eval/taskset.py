@@ -53,8 +53,10 @@ def scene_of_task(family: str, seed: int) -> tuple[str, Scene]:
     return sampled.task.instruction, Scene.of([*objs, *fixtures()])
 
 
-def sim_cases(seeds_per_template: int = 2, max_seed: int = 400) -> list[PlanCase]:
-    """Every template of every sim family, each with ``seeds_per_template`` sampled scenes."""
+def sim_cases(seeds_per_template: int = 2, max_seed: int = 400, first_seed: int = 0
+              ) -> list[PlanCase]:
+    """Every template of every sim family, each with ``seeds_per_template`` sampled scenes from
+    seeds ``first_seed`` .. ``first_seed + max_seed - 1`` (development seeds by default)."""
     from frankenbot.errors import SimError
     from frankenbot.sim.tasks import TASK_FAMILIES, instruction_templates
 
@@ -62,7 +64,7 @@ def sim_cases(seeds_per_template: int = 2, max_seed: int = 400) -> list[PlanCase
     for family in TASK_FAMILIES:
         templates = instruction_templates(family)
         seen: dict[int, int] = {}
-        for seed in range(max_seed):
+        for seed in range(first_seed, first_seed + max_seed):
             try:
                 instruction, scene = scene_of_task(family, seed)
             except SimError:

@@ -112,3 +112,62 @@ def report(scores: Mapping[str, MethodScore], items: Sequence[LabelledSituation]
                      f"confident {sc.confident}/{sc.total} ({sc.confident_correct} right)")
         lines.append(f"  {name:<18} {sc.accuracy:6.1%} ({sc.correct}/{sc.total}; {classes}){extra}")
     return "\n".join(lines)
+
+
+def experience_leave_one_out(items: Sequence[LabelledSituation], *, weight: float = 1.0,
+                             escalated_fix: bool = True) -> tuple[MethodScore, MethodScore]:
+    """Rules without and with the memory experience prior, leave-one-out over ``items``.
+
+    What a robot would have in memory: for every *other* situation, one recovery record — the
+    rule's pick, and whether it recovered (observable by the executor). Situation ``i`` is then
+    decided by the escalation policy's rule path with that experience, exactly as tier 2 decides
+    in the executor (a clearly better record overrides the rule table). Records go through a real
+    SQLite MemoryStore, so the prior sees what ``experience_for`` returns in production.
+    """
+    import tempfile
+    from pathlib import Path
+
+    from frankenbot.anomaly.escalation import EXPERIENCE_OVERRIDE
+    from frankenbot.memory.config import MemoryConfig
+    from frankenbot.memory.experience import experience_prior
+    from frankenbot.memory.records import EpisodeAnomaly, EpisodeRecord
+    from frankenbot.memory.store import MemoryStore
+
+    config = MemoryConfig(load_seeds=False, use_embeddings=False)
+    picks = []
+    for it in items:
+        cands = generate_candidates(it.situation)
+        picks.append((cands, rule_choice(it.situation, cands)))
+    plain = [rc is not None and rc.key in it.correct
+             for it, (_, rc) in zip(items, picks, strict=True)]
+    informed: list[bool] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, it in enumerate(items):
+            with MemoryStore.open(Path(tmp) / f"fold{i}.db", config) as store:
+                for j, other in enumerate(items):
+                    rc = picks[j][1]
+                    if j == i or rc is None:
+                        continue
+                    call = other.situation.failed_call
+                    primitive = call.name if call is not None else ""
+                    kind = other.situation.kind.value
+                    tried = [EpisodeAnomaly(kind=kind, tier=2, action=rc.key, primitive=primitive,
+                                           outcome="recovered" if plain[j] else "failed")]
+                    if not plain[j] and escalated_fix:  # what the next tier then did, and it worked
+                        fix = next((c.key for c in picks[j][0] if c.key in other.correct), None)
+                        if fix is not None:
+                            tried.append(EpisodeAnomaly(kind=kind, tier=3, action=fix,
+                                                       primitive=primitive, outcome="recovered"))
+                    store.record_episode(EpisodeRecord(
+                        instruction=f"situation {j}", program="", success=plain[j],
+                        anomalies=tuple(tried)))
+                prior = experience_prior(store, weight=weight)(it.situation)
+            cands, rule = picks[i]
+            choice = rule
+            best = max(cands, key=lambda c: prior.get(c.key, 0.0))
+            if prior.get(best.key, 0.0) > max(EXPERIENCE_OVERRIDE,
+                                              prior.get(rule.key, 0.0) if rule else 0.0):
+                choice = best
+            informed.append(choice is not None and choice.key in it.correct)
+    return (_tally("rules", items, plain),
+            _tally("rules+experience", items, informed))
