@@ -103,10 +103,10 @@ def _calibrate_robot(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     from rclpy.qos import qos_profile_sensor_data
     from sensor_msgs.msg import Image
 
+    from frankenbot import resources
     from frankenbot.errors import PerceptionError
     from frankenbot.perception.calibration import calibrate_camera
     from frankenbot.perception.camera import load_camera
-    from frankenbot import resources
     from frankenbot.perception.fixtures import load_fixture_geometry
     from frankenbot.perception.ros_conversions import depth_from_image_msg, rgb_from_image_msg
 

@@ -35,6 +35,7 @@ from frankenbot.state import SHAPES, Scene, SceneObject
 
 DEFAULT_QUERIES = ("block", "bowl", "plate", "bin")
 HOLLOW_SHAPES = ("bin", "bowl")  # open containers: the camera sees down to their floor
+PALE = 0.45  # median saturation below which a cluster at the arm counts as the arm
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,10 @@ class PerceptionPipeline:
         viewpoint = (float(self.camera.position[0]), float(self.camera.position[1]))
         eye = tuple(float(v) for v in self.camera.position)
         sample_angle = self.config.stride / self.camera.intrinsics.fx
-        keep = [segments is None or c.group != ACHROMATIC_GROUP
+        # The arm is white and gray; under a wandering white balance its pale surfaces can take
+        # a faint hue, so a pale cluster at the arm is the arm too (objects are vivid).
+        keep = [segments is None
+                or (c.group != ACHROMATIC_GROUP and float(np.median(c.hsv[:, 1])) >= PALE)
                 or not is_robot(c.points, segments, self.config.robot_radius) for c in clusters]
         rules = self.shape_rules
         measured = [d for c, n, k in zip(clusters, names, keep, strict=True) if k

@@ -27,6 +27,7 @@ from frankenbot.perception.colour import (
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.containers import split_round_container
 
+TABLE_COLOURED_MIN = 0.015  # m: median height a cluster of the table's colour must reach
 FLYING_STEP_MM = 12  # a pixel this far from both its nearest and farthest neighbour is flying
 
 
@@ -134,6 +135,7 @@ class Foreground:
     groups: np.ndarray
     ranges: np.ndarray | None = None  # (N,) optical-axis depth, m
     noise_a: float = 0.0  # m⁻¹: RMS height noise of the table at range r is noise_a * r²
+    table_group: int = -1  # colour group of the table itself (-1: unknown)
 
 
 def noise_coefficient(heights: np.ndarray, ranges: np.ndarray) -> float:
@@ -204,6 +206,7 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
     floor = np.maximum(config.min_height, config.noise_point_sigmas * noise_a * ranges ** 2)
     fg = (h > floor) & (h < config.max_height)
     gains = _white_balance(rgb, idx, h, cols_n, s, config)
+    table_group = _table_group(rgb, idx, h, cols_n, s, gains)
     idx, p_fg, h_fg, r_fg = idx[fg], p_in[fg], h[fg], ranges[fg]
     rows = (idx // cols_n) * s
     cols = (idx % cols_n) * s
@@ -216,7 +219,7 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
         unclip_red_hue(hsv, raw)
     groups = segmentation_groups(hsv) if idx.size else np.zeros(0, np.int16)
     return plane, Foreground(p_fg, h_fg, hsv, np.stack([rows, cols], axis=1), groups, r_fg,
-                             noise_a)
+                             noise_a, table_group)
 
 
 def table_colour(rgb: np.ndarray, idx: np.ndarray, heights: np.ndarray, cols_n: int,
@@ -229,6 +232,16 @@ def table_colour(rgb: np.ndarray, idx: np.ndarray, heights: np.ndarray, cols_n: 
     pix = idx[on]
     return np.median(rgb[(pix // cols_n) * stride, (pix % cols_n) * stride].astype(np.float32),
                      axis=0)
+
+
+def _table_group(rgb: np.ndarray, idx: np.ndarray, heights: np.ndarray, cols_n: int,
+                 stride: int, gains: np.ndarray | None) -> int:
+    """Segmentation group of the table's median colour (after white balance), or -1."""
+    seen = table_colour(rgb, idx, heights, cols_n, stride)
+    if seen is None:
+        return -1
+    px = seen / 255.0 if gains is None else np.clip(seen * gains / 255.0, 0.0, 1.0)
+    return int(segmentation_groups(rgb_to_hsv(px.astype(np.float32)[None, :]))[0])
 
 
 def _white_balance(rgb: np.ndarray, idx: np.ndarray, heights: np.ndarray, cols_n: int,
@@ -254,24 +267,28 @@ def segment(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: Per
     clusters = _cluster(fg.points, fg.heights, fg.hsv, fg.pixels, fg.groups, config)
     if fg.noise_a <= 0 or fg.ranges is None:
         return plane, clusters
-    return plane, _stand_out(clusters, fg.noise_a, camera, config)
+    return plane, _stand_out(clusters, fg.noise_a, camera, config, fg.table_group)
 
 
 def _stand_out(clusters: list[Cluster], noise_a: float, camera: CameraModel,
-               config: PerceptionConfig) -> list[Cluster]:
+               config: PerceptionConfig, table_group: int = -1) -> list[Cluster]:
     """Clusters that stand clearly out of the table's noise, each with its noise level.
 
     Precision first: a patch of table lifted by correlated depth noise (or a skirt of flying
     pixels) is a few sigma high at most, a real object is higher over most of its points, so a
-    cluster whose median height does not clear ``noise_cluster_sigmas`` sigma is dropped.
+    cluster whose median height does not clear ``noise_cluster_sigmas`` sigma is dropped, and
+    one of the table's own colour group must also clear ``TABLE_COLOURED_MIN`` (a flat patch
+    of table colour is table; a flat object of exactly the table's colour is not seen).
     """
     out = []
     t = camera.matrix
     for c in clusters:
         rng_m = float((np.median(c.points, axis=0) - t[:3, 3]) @ t[:3, 2])
         sigma = noise_a * rng_m ** 2
-        if float(np.median(c.heights)) < max(config.min_height,
-                                             config.noise_cluster_sigmas * sigma):
+        floor = max(config.min_height, config.noise_cluster_sigmas * sigma)
+        if c.group == table_group:
+            floor = max(floor, TABLE_COLOURED_MIN)
+        if float(np.median(c.heights)) < floor:
             continue
         out.append(Cluster(c.points, c.heights, c.hsv, c.pixels, c.group, sigma))
     return out
