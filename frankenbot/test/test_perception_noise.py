@@ -1,0 +1,69 @@
+"""Perception under D435-like noise: colour normalisation and the noise-aware thresholds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from frankenbot import resources
+from frankenbot.eval.perception_eval import camera_of_world
+from frankenbot.perception.calibration import calibrate_camera
+from frankenbot.perception.colour import name_colour, rgb_to_hsv, unclip_red_hue
+from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.fixtures import load_fixture_geometry
+from frankenbot.perception.pipeline import PerceptionPipeline
+from frankenbot.perception.segmentation import foreground
+from frankenbot.sim.sensor import SensorModel, sensor_params
+from frankenbot.sim.world import SimWorld
+
+
+def test_a_clipped_orange_reads_orange_and_yellow_stays_yellow():
+    raw = np.array([[255, 205, 25]] * 20 + [[255, 250, 60]] * 5, np.uint8)
+    hsv = rgb_to_hsv(raw)
+    assert name_colour(hsv[:20]) == "yellow"  # what the clipped pixels said before
+    unclip_red_hue(hsv, raw)
+    assert name_colour(hsv[:20]) == "orange"
+    assert name_colour(hsv[20:]) == "yellow"  # green clipped too: left alone
+
+
+@pytest.fixture(scope="module")
+def world():
+    w = SimWorld(seed=0, sensor=SensorModel(sensor_params("realistic"), 4))
+    yield w
+    w.close()
+
+
+def test_table_noise_is_measured_and_sets_the_foreground_floor(world):
+    world.reset("stack", 5)
+    rgb, depth = world.render_rgbd()
+    camera = camera_of_world(world)
+    _, fg = foreground(rgb, depth, camera, PerceptionConfig())
+    # realistic: 2.5 mm at 1 m; the table's robust estimate lands near it
+    assert 0.0015 < fg.noise_a < 0.004
+    clean_world = SimWorld(seed=0)
+    try:
+        clean_world.reset("stack", 5)
+        _, clean = foreground(*clean_world.render_rgbd(), camera, PerceptionConfig())
+    finally:
+        clean_world.close()
+    assert clean.noise_a < 0.0005
+
+
+def test_noisy_frames_give_no_phantoms_and_right_colours(world):
+    fixtures = load_fixture_geometry(resources.fixtures_path())
+    world.reset("sort_by_colour", 6)
+    shots = []
+    for _ in range(4):
+        shots.append(world.render_rgbd())
+        world.advance(0.1)
+    calib = calibrate_camera(shots, camera_of_world(world), fixtures)
+    config = PerceptionConfig(table_rgb=calib.table_rgb)
+    pipeline = PerceptionPipeline(calib.camera, fixtures, config)
+    for _ in range(3):
+        rgb, depth = world.render_rgbd()
+        scene = pipeline.process(rgb, depth, world.time, world.joint_positions())
+        world.advance(0.1)
+    seen = sorted((o.colour, o.shape) for o in scene.objects if not o.is_fixture)
+    truth = sorted((s.colour, s.shape) for s in world.object_states().values()
+                   if s.position[2] > -0.2)
+    assert seen == truth
