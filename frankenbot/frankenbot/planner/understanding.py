@@ -228,7 +228,7 @@ def normalise(text: str) -> str:
         s = re.sub(pat, repl, s)
     s = re.sub(r"(\w)'s\b", r"\1 's", s)
     s = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", s)
-    s = re.sub(r"[\"`()\[\]{}<>=*#]+", " ", s)
+    s = re.sub(r"[\"`()\[\]{}<>=*#\\/|~^+&@$%]+", " ", s)
     s = re.sub(r"\s*([,.;:!?])\s*", r" \1 ", s)
     s = " " + re.sub(r"\s+", " ", s).strip() + " "
     for a, b in _UNITS:
@@ -1235,9 +1235,9 @@ def _volume(o: SceneObject) -> float:
     return o.size[0] * o.size[1] * o.size[2]
 
 
-def _colour_list(objs: list[SceneObject]) -> str:
+def _colour_list(objs: list[SceneObject], conj: str = "or") -> str:
     names = [o.colour or o.object_id for o in objs]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" {conj} " + names[-1]
 
 
 def _noun(shape: str) -> str:
@@ -1288,7 +1288,7 @@ def resolve(ref: Ref, ctx: _Bind, role: str) -> SceneObject:
         tiers = lx.COLOUR_WORDS.get(ref.colour, (ref.colour,))
         cands = [o for o in of_shape if o.colour in tiers]
         if not cands:
-            have = _colour_list(of_shape) if of_shape else ""
+            have = _colour_list(of_shape, "and") if of_shape else ""
             raise ObjectNotResolved(
                 f"there is no {ref.colour} {noun} in the scene"
                 + (f" (it has {len(of_shape)} {noun}{'s' if len(of_shape) > 1 else ''}: "
@@ -1450,6 +1450,10 @@ def _bind_place(k: str, ref: Ref, act: Act, ctx: _Bind) -> list[Frame]:
             f"the robot can push blocks into the zone only, not into {target.object_id}",
             kind="impossible", suggestion=f"put {_say(obj)} in {_say(target)}")
     if target.shape in PICKABLE:
+        if act.prep == "in":
+            raise ObjectNotResolved(f"{target.object_id} is a block, not a container: nothing "
+                                    "goes in it", kind="impossible",
+                                    suggestion=f"stack {_say(obj)} on {_say(target)}")
         return [Frame("stack", roles, manner=act.manner)]
     if target.shape not in CONTAINER_SHAPES:
         raise ObjectNotResolved(f"{target.object_id} ({target.shape}) is not a container",
