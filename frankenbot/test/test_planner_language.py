@@ -12,9 +12,9 @@ import pytest
 
 from frankenbot.eval.language_bench import run_all, score
 from frankenbot.eval.language_set import build, load
+from frankenbot.eval.taskset import standard_scene
 from frankenbot.planner.frames import ObjectNotResolved, Refusal, UnsafeInstruction
 from frankenbot.planner.offline import plan_offline
-from frankenbot.planner.taskset import standard_scene
 from frankenbot.planner.understanding import understand
 from frankenbot.sim.tasks import TASK_FAMILIES
 

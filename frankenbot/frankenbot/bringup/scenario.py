@@ -171,8 +171,8 @@ def _fits(params: dict, fixed: dict[str, object]) -> bool:
 
 
 def scenario_for(instruction: str, first_seed: int = 0) -> Scenario:
+    from frankenbot.eval.taskset import scene_of_task
     from frankenbot.planner.frames import Refusal
-    from frankenbot.planner.taskset import scene_of_task
     from frankenbot.planner.understanding import understand
     from frankenbot.sim.tasks import TASK_FAMILIES, sample_task
 

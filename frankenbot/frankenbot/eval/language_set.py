@@ -54,7 +54,7 @@ def _rows(path: Path) -> list[list[str]]:
 
 def _roles(family: str, seed: int) -> tuple[dict[str, str], object]:
     """Object ids by role for the sampled task, and the scene (perceived-like)."""
-    from frankenbot.planner.taskset import scene_of_task
+    from frankenbot.eval.taskset import scene_of_task
     from frankenbot.sim.tasks import sample_task
 
     params = dict(sample_task(family, seed).task.params)
@@ -158,7 +158,7 @@ def load(path: Path = FIXTURES / "dev_set.jsonl") -> list[LanguageCase]:
 
 
 def scene_for(case: LanguageCase):
-    from frankenbot.planner.taskset import scene_of_task
+    from frankenbot.eval.taskset import scene_of_task
 
     return scene_of_task(case.family, case.seed)[1]
 

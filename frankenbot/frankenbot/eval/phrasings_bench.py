@@ -78,8 +78,8 @@ def run_phrasings(path: Path, seeds: tuple[int, ...], *, out_dir: Path, planner:
     """Every row on every seed, in one in-process brain; JSON + Markdown to ``out_dir``."""
     import platform
 
-    from frankenbot.bench.report import markdown_table, summarise, write_results
-    from frankenbot.bringup.inprocess import BrainOptions, InProcessBrain
+    from frankenbot.eval.inprocess import BrainOptions, InProcessBrain
+    from frankenbot.eval.tables import markdown_table, summarise, write_results
     from frankenbot.sim.tasks import sample_task
 
     rows = read_rows(path)
