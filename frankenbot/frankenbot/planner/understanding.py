@@ -680,6 +680,11 @@ def _parse_clause(words: list[str], prev: Act | None) -> Act:
         return Act("home", text=text)
     head = words[0]
     verb = lx.VERBS.get(head, "")
+    if head in ("find", "locate", "spot", "identify", "choose", "select", "pick out"):
+        target = parse_np(words[1:])  # "find the closest block and put it in the bowl"
+        if target is None:
+            raise _NotParsed(text)
+        return Act("locate", obj=target, text=text)
     if head in ("discard", "bin", "trash", "stash") and head not in ("stash",):
         obj = parse_np(words[1:])
         if obj is None:
@@ -1358,6 +1363,11 @@ def bind(act: Act, ctx: _Bind) -> list[Frame]:
     k = act.kind
     if k == "home":
         return [Frame("home")]
+    if k == "locate":  # names what "it" means next; moves nothing by itself
+        assert act.obj is not None
+        ctx.last_item = _item(act.obj, ctx)
+        _note(ctx, ctx.last_item)
+        return []
     if k == "grip":  # gripping a drawer's handle is how the next clause opens or closes it
         assert act.obj is not None
         ctx.last_container = resolve(act.obj, ctx, "drawer")
@@ -1672,6 +1682,12 @@ def understand(text: str, scene: Scene) -> Understanding:
                                                "clear_table", "sort_by_colour", "home"):
             continue
         out.append(f)
+    if not out:
+        first = scene.get(ctx.named[0]) if ctx.named else None
+        raise InstructionNotUnderstood(
+            f"nothing to do in {text.strip()[:120]!r}: finding or gripping is not a task by "
+            "itself", suggestion=f"pick up {_say(first)}" if first is not None and (
+                first.shape in PICKABLE) else "")
     return Understanding(text, chain_towers(tuple(out)), tuple(notes),
                          time.perf_counter() - t0)
 
