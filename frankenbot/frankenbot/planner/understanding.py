@@ -224,6 +224,9 @@ class Tok:
 def normalise(text: str) -> str:
     s = text.strip().lower().replace("\u2019", "'").replace("\u2018", "'")
     s = s.replace("colors", "colours").replace("color", "colour")
+    s = s.replace("->", " to ").replace("\u2192", " to ")
+    s = re.sub(r"\bu\b", "you", s)
+    s = re.sub(r"\bur\b", "your", s)
     for pat, repl in _CONTRACTIONS:
         s = re.sub(pat, repl, s)
     s = re.sub(r"(\w)'s\b", r"\1 's", s)
@@ -495,6 +498,9 @@ def parse_np(toks: list[str]) -> Ref | None:
             object_id = w
         elif w in lx.SELF_WORDS:
             selfref = True
+        elif w in ("two", "three", "four", "2", "3", "4") and i > 0 and words[i - 1] in (
+                "all", "the", "both", "these", "those", "every"):
+            continue  # "all three blocks": the count the scene already has
         elif w in lx.NP_NOISE or w in ("one", "ones", "items", "other"):
             continue
         else:
@@ -533,7 +539,9 @@ _GOAL_HEADS = ("i would like", "i want", "i need", "i wish", "i would love", "i 
                "i would like to see", "it would be good if", "it would be nice if",
                "it would be great if", "can we have", "could we have", "can i have",
                "could i have", "i would like to have", "let us have", "let us get",
-               "i expect", "the goal is that", "the idea is that", "arrange for", "get",
+               "i expect", "the goal is that", "i would love it if", "i would like it if",
+               "i would be happy if", "it would be lovely if", "i would prefer it if",
+               "the idea is that", "arrange for", "get",
                "have", "leave", "the plan is for", "i would like for", "for")
 _SORT_WORDS = {"block", "bowl", "colour", "matching", "same", "their", "its", "by", "into",
                "in", "to", "according", "based", "on", "the", "all", "every", "each", "of",
@@ -1032,6 +1040,27 @@ def parse_sequence(words: list[str], prev: Act | None = None, depth: int = 0) ->
         return [parse_clause(words, prev)]
     except _NotParsed:
         pass
+    if "," in words:  # "the red block, please put it in the bowl": the phrase is "it"
+        k = words.index(",")
+        topic = parse_np(words[:k])
+        if topic is not None and not topic.pronoun and "it" in words[k + 1:]:
+            try:
+                loc = Act("locate", obj=topic, text=" ".join(words[:k]))
+                return [loc, *parse_sequence(words[k + 1:], loc, depth + 1)]
+            except _NotParsed:
+                pass
+    for marker in (", but", "but"):  # "put X in the drawer but open it first"
+        i = _find(words, marker, 1)
+        if i > 0:
+            right = words[i + len(marker.split()):]
+            if right[-1:] == ["first"] or right[:1] == ["first"]:
+                right = [w for w in right if w != "first"]
+                try:
+                    a = parse_sequence(words[:i], prev, depth + 1)
+                    b = parse_sequence(right, a[-1], depth + 1)
+                    return b + a
+                except _NotParsed:
+                    pass
     for group in _SPLIT_PRIORITY:
         for marker in group:
             m = marker.split()
@@ -1159,7 +1188,7 @@ def parse_conditional(words: list[str]) -> Act | None:
         if head[:len(p)] == p:
             negate = ih == "unless"
             body = head[len(p):]
-            for k in range(1, len(body)):
+            for k in range(len(body) - 1, 0, -1):  # the longest condition that reads
                 cond = parse_condition([x for x in body[:k] if x != ","])
                 if cond is None:
                     continue
@@ -1670,8 +1699,22 @@ def understand(text: str, scene: Scene) -> Understanding:
         raise
     ctx = _Bind(scene)
     frames: list[Frame] = []
-    for a in acts:
-        frames += bind(a, ctx)
+    for i, a in enumerate(acts):
+        try:
+            frames += bind(a, ctx)
+        except ObjectNotResolved as e:
+            # "close the drawer after putting X inside it": a clause done first may point at
+            # what the clause after it names
+            if "nothing mentioned before" not in e.reason or i + 1 >= len(acts):
+                raise
+            ahead = _Bind(scene)
+            try:
+                bind(acts[i + 1], ahead)
+            except Refusal:
+                raise e from None
+            ctx.last_item = ctx.last_item or ahead.last_item
+            ctx.last_container = ctx.last_container or ahead.last_container
+            frames += bind(a, ctx)
     out: list[Frame] = []
     for f in frames:  # "pick up X and hold it": one pick
         if (out and out[-1].task == "pick_up" and f.task in ("put_in", "stack", "push_to_zone")
