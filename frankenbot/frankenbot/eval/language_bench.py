@@ -140,6 +140,18 @@ def run_benchmark(quick: bool = False) -> dict:
                          "refusal_accuracy": s.refusal_accuracy, "refusals": s.refusals,
                          "precision": s.precision, "plans": s.plans, "coverage": s.coverage,
                          "median_ms": s.median_ms}
+    if not quick:
+        from frankenbot.eval.language_set import build
+        from frankenbot.eval.seeds import EVALUATION_FIRST_SEED
+
+        # the same phrasings on evaluation scenes: objects and layouts never used in development
+        unseen = run_all(build(first_seed=EVALUATION_FIRST_SEED))
+        s = score(unseen)
+        print(_line("eval-scn", s) + "  (same phrasings, evaluation-seed scenes)", flush=True)
+        report["evaluation_scenes"] = {
+            "frame_accuracy": s.frame_accuracy, "refusal_accuracy": s.refusal_accuracy,
+            "precision": s.precision, "coverage": s.coverage, "median_ms": s.median_ms,
+            "misses": [f"{r.case.case_id} {r.case.text!r}" for r in unseen if not r.correct]}
     wrong = [r for r in results if not r.correct]
     # misses of the development part only: the held-out part is scored, never read for tuning
     for r in [r for r in wrong if r.case.split == "dev"][:60]:
