@@ -36,6 +36,8 @@ class _Context:
     # (object id, primitive) -> goal predicates; one drop monitor per carried object
     carried: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
+    opened: str = ""  # the drawer the previous top-level frame opened (and verified)
+
     def new_label(self) -> str:
         self.labels += 1
         return f"s{self.labels}"
@@ -145,7 +147,7 @@ class _Writer:
             raise ObjectNotResolved(f"{cont.object_id} ({cont.shape}) is not a container")
         o, c = obj.object_id, cont.object_id
         pre: list[str] = []
-        if cont.shape == "drawer":
+        if cont.shape == "drawer" and ctx.opened != c:  # unless the frame before opened it
             pre = [f"if not drawer_open({c}) {{", f"  open_drawer(drawer={c})", "}"]
         _monitor_dropped(ctx, o, f"in({o}, {c})", "place_in")
         return pre + self._verified([f"pick(obj={o})", f"place_in(obj={o}, container={c})"],
@@ -209,6 +211,7 @@ def synthesise(frames: tuple[Frame, ...], scene: Scene, instruction: str) -> str
     body: list[str] = []
     for f in frames:
         body += writer.frame(f, top=True)
+        ctx.opened = f.role("drawer") if f.task == "open_drawer" else ""
     lines = [f'task "{_title(instruction)}" {{', "  main {"]
     lines += [f"    {line}" for line in body]
     lines += ["    exit success", "  }"]
