@@ -171,7 +171,8 @@ class BrainClient:
                 raise FrankenbotError("the planner rejected the task goal")
             result = handle.get_result_async()
             try:
-                return self._wait_future(result, timeout, "run_task result").result
+                return self._wait_future(result, timeout, "run_task result",
+                                         alive=client.server_is_ready).result
             except KeyboardInterrupt:
                 handle.cancel_goal_async()
                 raise
@@ -179,11 +180,22 @@ class BrainClient:
             client.destroy()
 
     @staticmethod
-    def _wait_future(future, timeout: float, what: str):
+    def _wait_future(future, timeout: float, what: str,
+                     alive: Callable[[], bool] | None = None):
+        """Wait for ``future``; with ``alive``, give up once the server is gone for 1 s."""
         deadline = time.monotonic() + timeout
+        gone_since: float | None = None
         while not future.done():
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > deadline:
                 raise FrankenbotError(f"{what} did not arrive within {timeout:.0f} s")
+            if alive is not None and not alive():
+                gone_since = gone_since or now
+                if now - gone_since > 1.0:
+                    raise FrankenbotError(f"{what}: the server vanished (dependency lost: "
+                                          "frankenbot_planner); is the planner running?")
+            else:
+                gone_since = None
             time.sleep(0.01)
         return future.result()
 
