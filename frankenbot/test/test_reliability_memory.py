@@ -78,3 +78,20 @@ def test_integrity_check_finds_a_damaged_page(tmp_path):
         problems = (str(e),)
     assert problems and any("corrupt" in p or "malformed" in p or "page" in p
                             for p in problems), problems
+
+
+def test_the_read_only_connection_reads_a_closed_store_without_writing(tmp_path):
+    from frankenbot.eval.reliability import _write
+    from frankenbot.memory.store import _connect_read_only
+
+    db = tmp_path / "m.sqlite3"
+    _write(db, 2)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    conn = _connect_read_only(db)
+    try:
+        assert conn.execute("SELECT count(*) FROM episodes").fetchone()[0] == 2
+        with pytest.raises(Exception, match="readonly|read-only"):
+            conn.execute("DELETE FROM episodes")
+    finally:
+        conn.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no -wal/-shm created

@@ -704,10 +704,11 @@ def _is_read_only_place(path: Path) -> bool:
 def _connect_read_only(path: Path) -> sqlite3.Connection:
     """Open an existing memory that cannot be written (read-only file or file system).
 
-    ``immutable`` on a read-only file system: SQLite then needs no -shm file (it cannot create
-    one there); it also ignores a -wal file left by a crash, so episodes committed only to
-    such a WAL are not visible until the file is writable again (they are not lost: the WAL
-    stays on disk and is replayed by the next read-write open).
+    ``immutable`` (on a read-only file system, or when no WAL content is pending): SQLite then
+    needs no -shm file, which cannot be created there. It also ignores a -wal file left by a
+    crash, so on a read-only file system episodes committed only to such a WAL are not visible
+    until it is writable again (they are not lost: the WAL stays on disk and is replayed by the
+    next read-write open).
     """
     import os
     from urllib.parse import quote
@@ -716,7 +717,12 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
 
     check_header(path)
     ro_fs = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro" + ("&immutable=1" if ro_fs else "")
+    wal = path.with_name(path.name + "-wal")
+    pending = wal.is_file() and wal.stat().st_size > 0
+    # immutable: no -shm needed (none can be created here); only when no WAL content would
+    # be skipped, or when the file system itself is read-only (then nobody can replay it)
+    immutable = ro_fs or not pending
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro" + ("&immutable=1" if immutable else "")
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
                                check_same_thread=False)
