@@ -33,6 +33,7 @@ from frankenbot.eval.reliability import run_benchmark as _run_store_benchmark
 
 NODES = ("perception", "memory", "planner", "executor", "sim")
 END_BOUND_S = 60.0  # s from a kill to the task's end that counts as "ended cleanly"
+NEXT_ATTEMPTS = 2  # scenes tried for "the next task succeeds" (see next_task_succeeds)
 STILL_RAD_S = 0.02  # rad/s: joint speeds below this on every joint count as "arm stopped"
 
 
@@ -258,6 +259,26 @@ class NodeFaults:
                 probe.destroy()
         time.sleep(2.0)  # let the other nodes discover it too (action servers, latched topics)
 
+    def next_task_succeeds(self, family: str, seed: int, attempts: int = NEXT_ATTEMPTS
+                           ) -> tuple[bool, str]:
+        """(success by the oracle, what happened) for a task after a fault, on fresh scenes.
+
+        A second scene is tried when the first task fails: on a loaded shared machine a task can
+        fail on its own (a late camera frame reads as a stale scene), which says nothing about
+        recovery; a stack that did not recover fails every attempt. The attempt is reported.
+        """
+        text = ""
+        for k in range(attempts):
+            try:
+                run, ok = self.run_task(family, seed + 100 * k)
+            except Exception as e:  # a reset or scene wait that failed
+                ok, text = False, f"attempt {k + 1}: {e}"
+                continue
+            text = f"attempt {k + 1}: {run.text[:80]}"
+            if ok:
+                return True, text
+        return False, text
+
     def kill_trial(self, node: str, *, family: str = "put_in_bowl", seed: int = 1,
                    kill_after_s: float = 2.0, next_family: str = "pick_up",
                    next_seed: int = 2) -> FaultResult:
@@ -288,15 +309,14 @@ class NodeFaults:
             self.restart(node)
             if node in ("sim", "perception"):
                 time.sleep(1.0)
-            next_run, next_ok = self.run_task(next_family, next_seed)
-            next_text = next_run.text
+            next_ok, next_text = self.next_task_succeeds(next_family, next_seed)
         except Exception as e:
-            next_ok, next_text = False, f"restart or next task failed: {e}"
+            next_ok, next_text = False, f"restart failed: {e}"
         # the planner's result travels with it: its death is named by the client's error
         ok = ended and named and bool(still) and others_alive and next_ok
         detail = (f"ended {'yes' if ended else 'NO'} ({text[:110]}); names it "
                   f"{'yes' if named else 'NO'}; arm still {still}; others alive "
-                  f"{others_alive}; next task {'ok' if next_ok else 'FAILED: ' + next_text[:80]}")
+                  f"{others_alive}; next task {'ok' if next_ok else 'FAILED'} ({next_text})")
         return FaultResult(f"sigkill {node}", ok, 0, seconds, detail)
 
 
@@ -315,15 +335,11 @@ def fuzz_trial(faults: NodeFaults, *, duration_s: float = 20.0, max_messages: in
     ended = run.done.wait(240.0)
     alive = [p.executable for p in faults.group.processes if p.alive()]
     dead = [n for n in NODES if n not in alive]
-    try:
-        _next, next_ok = faults.run_task("pick_up", 4)
-    except Exception as e:
-        next_ok = False
-        run.error += f"; next task: {e}"
+    next_ok, next_text = faults.next_task_succeeds("pick_up", 4)
     ok = ended and not dead and next_ok
     return FaultResult(f"fuzz {len(fuzzer.topics())} topics", ok, 0, time.monotonic() - t0,
                        f"{sent} messages; task {run.text[:70]}; dead {dead or 'none'}; next "
-                       f"task {'ok' if next_ok else 'FAILED'}")
+                       f"task {'ok' if next_ok else 'FAILED'} ({next_text})")
 
 
 def ros_trials(tmp: Path) -> list[FaultResult]:
