@@ -145,8 +145,13 @@ class JointWatch:
         from sensor_msgs.msg import JointState
 
         self.latest: tuple[float, float] | None = None  # (monotonic time, max |velocity|)
-        self._sub = client.node.create_subscription(JointState, "/joint_states",
-                                                    self._on, 10)
+        from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+
+        # depth 1 in its own group: only the latest sample matters, and a backlog at 125 Hz must
+        # never delay the client's service answers
+        self._sub = client.node.create_subscription(
+            JointState, "/joint_states", self._on, 1,
+            callback_group=MutuallyExclusiveCallbackGroup())
 
     def _on(self, msg: Any) -> None:
         vel = [abs(v) for v in msg.velocity[:6]]
@@ -180,7 +185,7 @@ class NodeFaults:
         self.group = NodeGroup(setup="sim", log_dir=self.log_dir / "logs", parameters=params)
         self.group.start(NODE_EXECUTABLES)
         self.client = BrainClient("frankenbot_reliability")
-        self.joints = JointWatch(self.client)
+        self._joints: JointWatch | None = None  # made on first use: only kill trials need it
         missing = self.client.wait_for_services(SERVICES, timeout=180.0)
         self.group.check_alive()
         if missing:
@@ -188,6 +193,13 @@ class NodeFaults:
             from frankenbot.errors import FrankenbotError
 
             raise FrankenbotError(f"services missing after start-up: {missing}")
+
+    @property
+    def joints(self) -> JointWatch:
+        """/joint_states at 125 Hz cost the client's executor: subscribed only when needed."""
+        if self._joints is None:
+            self._joints = JointWatch(self.client)
+        return self._joints
 
     def close(self) -> None:
         try:
@@ -283,6 +295,7 @@ class NodeFaults:
                    kill_after_s: float = 2.0, next_family: str = "pick_up",
                    next_seed: int = 2) -> FaultResult:
         """SIGKILL ``node`` ``kill_after_s`` after execution starts; judge the aftermath."""
+        _ = self.joints  # subscribed before the kill
         instruction = self.prepare(family, seed)
         run = self.start_task(instruction)
         deadline = time.monotonic() + 120.0
