@@ -36,6 +36,7 @@ def test_skill_calling_program_succeeds_in_the_sim_by_the_oracle() -> None:
     assert "SUCCESS" in detail
     assert '"path": "main/0/stack_it/1"' in trace  # the skill's body ran inside the call
     assert not wrong and "FAILURE" in wrong_detail  # doing nothing does not satisfy the oracle
-    # ... though the program itself, lacking an exit, claims nothing either way: memory is told
-    # only this program-side outcome, never the oracle's verdict
-    assert wrong_program_ok is False
+    # ... yet the program ran to its end without an error, so by its own account it succeeded:
+    # only the oracle knows better, which is why the benchmark reports the oracle's verdict and
+    # memory is told only this program-side outcome
+    assert wrong_program_ok is True

@@ -35,6 +35,8 @@ def register(subparsers: Any) -> None:
                    help="use the running system's /frankenbot/scene instead of a sim scene")
     p.add_argument("--no-perception", action="store_true",
                    help="with --task: take the scene from the task sampler (fast, no render)")
+    p.add_argument("--explain", action="store_true",
+                   help="print the task frames the offline planner understood (or why not)")
     p.add_argument("--model", default="", help="VLM model name (default: the planner's)")
     p.set_defaults(func=run_plan)
 
@@ -64,6 +66,23 @@ def _ros_scene(timeout: float = 5.0) -> Scene:
         raise PlannerError(f"no scene on /frankenbot/scene within {timeout:g} s "
                            "(is `frankenbot up` running?)")
     return scene_from_msg(got[-1])
+
+
+def _explain(instruction: str, scene: Scene) -> str:
+    """What the offline planner's understanding stage made of ``instruction`` in ``scene``."""
+    from frankenbot.planner.frames import Refusal
+    from frankenbot.planner.understanding import understand
+
+    try:
+        u = understand(instruction, scene)
+    except Refusal as e:
+        lines = [f"# refused ({e.kind}): {e.reason}"]
+        if e.suggestion:
+            lines.append(f"#   did you mean: {e.suggestion}?")
+        if e.candidates:
+            lines.append(f"#   candidates: {', '.join(e.candidates)}")
+        return "\n".join(lines)
+    return "\n".join(f"# {line}" for line in u.explain(scene).splitlines())
 
 
 def run_plan(args: argparse.Namespace) -> int:
@@ -97,6 +116,8 @@ def run_plan(args: argparse.Namespace) -> int:
     finally:
         if client is not None:
             client.close()
+    if args.explain:
+        print(_explain(instruction, scene))
     if args.json:
         print(json.dumps({
             "ok": outcome.ok, "instruction": instruction, "planner": outcome.planner,

@@ -18,6 +18,9 @@ COMPONENTS: dict[str, str] = {
     "planner": "frankenbot.eval.planner_bench",
     "anomaly": "frankenbot.eval.anomaly_bench",
     "memory": "frankenbot.eval.memory_bench",
+    "language": "frankenbot.eval.language_bench",
+    # starts node processes, so it lives in bring-up (above eval); loaded by name like the rest
+    "reliability": "frankenbot.bringup.faults",
 }
 
 
@@ -51,6 +54,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--record", action="store_true",
                    help="the suite: an MCAP recording (ROS 2 encoding) per episode under "
                    "OUT/recordings/")
+    p.add_argument("--phrasings", type=Path, default=None, metavar="FILE.tsv",
+                   help="run each 'family<TAB>phrasing' row ({obj} {target} {a} {b} {c} = the "
+                   "sampled task's objects in words) on every seed, executed and judged by the "
+                   "oracle (seeds: --first-seed/--seeds, evaluation seeds by default)")
     p.set_defaults(func=_bench)
 
 
@@ -91,6 +98,18 @@ def _bench(args: argparse.Namespace) -> int:
     if components and not args.all_benchmarks:
         if args.json:
             print(json.dumps(results, indent=2, default=str))
+        return 0
+    if args.phrasings is not None:
+        from frankenbot.eval.phrasings_bench import run_phrasings
+
+        seeds = _seeds(args)
+        print(f"\n=== phrasings {args.phrasings} x {len(seeds)} seeds from {seeds[0]}, "
+              f"{args.planner} planner ===", flush=True)
+        _o, json_path, md_path = run_phrasings(args.phrasings, seeds, out_dir=args.out,
+                                               planner=args.planner,
+                                               realtime_factor=args.realtime_factor,
+                                               log=lambda s: print(s, flush=True))
+        print(f"results: {json_path} and {md_path}")
         return 0
     kind, _, phase = args.inject.partition(":")
     spec = SuiteSpec(families=resolve_families(args.tasks),

@@ -60,10 +60,17 @@ class InProcessBrain:
             record=self.memory.record_episode if self.memory is not None else None)
 
     def run_episode(self, family: str, seed: int, *, inject: tuple[str, str] | None = None,
-                    record_to: Path | None = None) -> EpisodeOutcome:
-        """One episode; ``record_to`` writes its MCAP recording (ROS 2 encoding) there."""
+                    record_to: Path | None = None, instruction: str | None = None
+                    ) -> EpisodeOutcome:
+        """One episode; ``record_to`` writes its MCAP recording (ROS 2 encoding) there;
+        ``instruction`` replaces the task's own words (same task, same oracle: how
+        ``bench --phrasings`` runs a phrasing on a sampled scene)."""
+        from dataclasses import replace
+
         t0 = time.monotonic()
         instance = self.stack.reset(family, seed)
+        if instruction is not None:
+            instance = replace(instance, instruction=instruction)
         recording = None
         if record_to is not None:
             from frankenbot.eval.episode_recording import EpisodeRecording

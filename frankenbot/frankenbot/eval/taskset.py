@@ -69,7 +69,7 @@ def sim_cases(seeds_per_template: int = 2, max_seed: int = 400, first_seed: int 
                 instruction, scene = scene_of_task(family, seed)
             except SimError:
                 continue  # the sampler could not lay this seed out; the sim skips it too
-            k = _template_index(templates, instruction)
+            k = _template_index(family, seed)
             if seen.get(k, 0) >= seeds_per_template:
                 continue
             seen[k] = seen.get(k, 0) + 1
@@ -79,13 +79,24 @@ def sim_cases(seeds_per_template: int = 2, max_seed: int = 400, first_seed: int 
     return cases
 
 
-def _template_index(templates: tuple[str, ...], instruction: str) -> int:
-    import re
+def _template_index(family: str, seed: int) -> int:
+    """Which of the family's templates the sampler used for ``seed`` (the sampler formats one
+    template with the task's objects; the same formatting finds it again, no pattern matching)."""
+    from frankenbot.sim.tasks import instruction_templates, sample_task
 
-    for i, t in enumerate(templates):
-        pattern = "^" + re.sub(r"\\\{\w+\\\}", ".+", re.escape(t)) + "$"
-        if re.match(pattern, instruction):
-            return i
+    task = sample_task(family, seed).task
+    p = task.params
+    words = {k: str(v).replace("_", " ") for k, v in (("obj_text", p.get("object")),
+                                                       ("target_text", p.get("target")))
+             if v is not None}
+    for k, name in zip("abc", p.get("order", ()), strict=False):  # type: ignore[arg-type]
+        words[k] = str(name).replace("_", " ")
+    for i, t in enumerate(instruction_templates(family)):
+        try:
+            if t.format(**words) == task.instruction:
+                return i
+        except KeyError:
+            continue
     return -1
 
 
