@@ -18,7 +18,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tasks", nargs="*", default=[], metavar="FAMILY",
                    help="task families (default: all)")
     p.add_argument("--seeds", type=int, default=5, help="seeds per family (0..N-1)")
-    p.add_argument("--first-seed", type=int, default=0)
+    p.add_argument("--first-seed", type=int, default=None,
+                   help="first seed (suite: 0; --mix: the first evaluation seed)")
+    p.add_argument("--mix", choices=("natural", "stress"), default="",
+                   help="anomaly mix: each episode draws a family and 0-2 anomalies by class")
+    p.add_argument("--episodes", type=int, default=20, help="episodes of the --mix")
+    p.add_argument("--workers", type=int, default=1, help="processes running --mix episodes")
+    p.add_argument("--ablations", nargs="*", default=["full"], metavar="NAME",
+                   help="configurations run on the same --mix episodes (full, no_tier1, "
+                   "no_tier2, no_tier3, no_program_monitors, no_memory; 'all' for every one)")
     p.add_argument("--planner", choices=("offline", "vlm"), default="offline")
     p.add_argument("--inject", default="", metavar="KIND[:PHASE]",
                    help="inject this sim anomaly in every episode")
@@ -51,9 +59,14 @@ def _bench(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(results, indent=2, default=str))
         return 0
+    if args.mix:
+        from frankenbot.eval.mix_cli import run_mix_command
+
+        return run_mix_command(args)
+    first = 0 if args.first_seed is None else args.first_seed
     kind, _, phase = args.inject.partition(":")
     spec = SuiteSpec(families=resolve_families(args.tasks),
-                     seeds=tuple(range(args.first_seed, args.first_seed + args.seeds)),
+                     seeds=tuple(range(first, first + args.seeds)),
                      planner=args.planner, inject=(kind, phase) if kind else None)
     print(f"\n=== task suite: {len(spec.families)} families x {len(spec.seeds)} seeds, "
           f"{spec.planner} planner ===", flush=True)

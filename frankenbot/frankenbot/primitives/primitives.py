@@ -40,6 +40,7 @@ from frankenbot.primitives.result import CancelToken, PrimitiveResult, Value
 from frankenbot.state import RobotSnapshot, SceneObject
 
 WAIT_POLL = 0.01  # s of robot time between cancel checks in wait()
+STACKED_BOTTOM_Z = 0.02  # m: an object whose bottom is this high stands on another one
 
 
 @dataclass(frozen=True)
@@ -356,10 +357,15 @@ class Primitives:
         of ``obj`` whose yaw repeats every ``sym`` radians."""
         cfg = self.config
         x, y = obj.position[0], obj.position[1]
+        bottom = obj.position[2] - obj.size[2] / 2
+        # the pads keep the same clearance above whatever the object stands on as above the
+        # table: a block lifted off a stack must not squeeze (and drag) the block below it
         grasp_z = max(obj.top_z - min(cfg.grasp_depth, obj.size[2] / 2), cfg.min_tcp_z)
+        if bottom > STACKED_BOTTOM_Z:
+            grasp_z = max(grasp_z, bottom + cfg.min_tcp_z)
         above_z = obj.top_z + cfg.approach_height
         yaw = self._best_yaw(x, y, above_z, symmetric_yaws(obj.yaw, sym))
-        return x, y, obj.position[2] - obj.size[2] / 2, grasp_z, above_z, yaw
+        return x, y, bottom, grasp_z, above_z, yaw
 
     def _held_or_stop(self, object_id: str) -> _Held:
         with self._beliefs_lock:
