@@ -30,8 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--planner", choices=("offline", "vlm"), default="offline")
     p.add_argument("--inject", default="", metavar="KIND[:PHASE]",
                    help="inject this sim anomaly in every episode")
-    p.add_argument("--realtime-factor", type=float, default=2.0,
-                   help="sim seconds per wall second")
+    p.add_argument("--realtime-factor", type=float, default=None,
+                   help="sim seconds per wall second (suite: 2.0; --mix: 1.0)")
     p.add_argument("--out", type=Path, default=Path("results"), help="results folder")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--component", choices=COMPONENTS, action="append", default=[],
@@ -71,7 +71,7 @@ def _bench(args: argparse.Namespace) -> int:
     print(f"\n=== task suite: {len(spec.families)} families x {len(spec.seeds)} seeds, "
           f"{spec.planner} planner ===", flush=True)
     outcomes, json_path, md_path = run_suite(spec, out_dir=args.out,
-                                             realtime_factor=args.realtime_factor,
+                                             realtime_factor=args.realtime_factor or 2.0,
                                              log=lambda s: print(s, flush=True))
     print(f"results: {json_path} and {md_path}")
     if args.json:

@@ -64,7 +64,7 @@ KIND_USE: dict[str, KindUse] = {
     "abort_trajectory": KindUse(_CARRY, ("lift", "transport", "before_place")),
     "grasp_slip": KindUse(_PICK, ("lift",)),
     "camera_blip": KindUse(_PICK, ("before_pick", "transport", "before_place"),
-                           {"duration": 3.0}),
+                           {"duration": 5.0}),  # longer than the stale threshold
     # semi-predictable
     "occupy_target": KindUse(("put_on_plate", "stack", "put_in_bowl", "conditional"),
                              ("before_place",)),
@@ -229,12 +229,13 @@ class MixOutcome:
 # ------------------------------------------------------------------------------------ running
 @dataclass(frozen=True)
 class MixOptions:
-    realtime_factor: float = 2.0
+    realtime_factor: float = 1.0
     episode_timeout: float = 150.0  # wall seconds before an episode is cancelled
     planner: str = "offline"
-    # wall seconds without a new frame before the scene counts as stale: above the executor's
-    # 1 s default because on a shared 2-core machine perception alone can lag by a second
-    scene_stale_after_s: float = 2.0
+    # seconds without a new frame before the scene counts as stale (executor: wall, perception:
+    # sim): above the 1 s defaults because on a shared, oversubscribed 2-core machine the
+    # perception thread alone can lag by seconds; a dead camera is still caught after this long
+    scene_stale_after_s: float = 3.0
 
 
 class MixRunner:
@@ -246,7 +247,8 @@ class MixRunner:
         from frankenbot.sim.stack import SimStack
 
         self.options = options
-        self.stack = SimStack(scene="perceived", realtime_factor=options.realtime_factor)
+        self.stack = SimStack(scene="perceived", realtime_factor=options.realtime_factor,
+                              stale_timeout_s=options.scene_stale_after_s)
         client = None
         if options.planner == "vlm":
             from frankenbot.bringup.inprocess import _vlm_client

@@ -32,7 +32,7 @@ def run_mix_command(args: argparse.Namespace) -> int:
         f"seeds {specs[0].seed}..{specs[-1].seed}, {args.workers} worker(s) ===")
     t0 = time.monotonic()
     outcomes = run_mix(specs, ablations, workers=args.workers,
-                       options=MixOptions(realtime_factor=args.realtime_factor,
+                       options=MixOptions(realtime_factor=args.realtime_factor or 1.0,
                                           planner=args.planner), log=say)
     report = summarise(o for o in outcomes if o.ablation == "full")
     report["mix"] = args.mix
@@ -49,7 +49,7 @@ def run_mix_command(args: argparse.Namespace) -> int:
             for a in ablations}
     report["outcomes"] = [o.__dict__ | {"fired": [f.__dict__ for f in o.fired]}
                           for o in outcomes]
-    path = write_report(args.out, f"mix-{args.mix}-{len(specs)}", report)
+    path = write_report(args.out, f"mix-{args.mix}-{specs[0].seed}-{len(specs)}", report)
     if quiet:
         print(json.dumps({k: v for k, v in report.items() if k != "outcomes"}, indent=2,
                          default=str))

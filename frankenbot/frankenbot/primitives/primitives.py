@@ -344,7 +344,9 @@ class Primitives:
             self._held = _Held(object_id, obj.size, grasp_z - bottom, wrap_angle(obj.yaw - yaw))
         self._line(top_down_pose(x, y, above_z, yaw), cancel, "lift")
         grip = self.robot.gripper_state()
-        if grip is not None and grip.width < cfg.min_grasp_width:
+        # fingers closed on nothing, or pushed wider than the object they closed on: it slipped
+        if grip is not None and (grip.width < cfg.min_grasp_width
+                                 or grip.width > closed + cfg.open_margin / 2):
             self.forget_held()
             return PrimitiveResult.failure(FailureCode.GRASP_FAILED,
                                            f"{object_id} slipped out while lifting",

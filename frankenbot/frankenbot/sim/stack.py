@@ -64,7 +64,8 @@ class SimStack:
     """World + robot adapter + per-episode primitives + the scene the brain sees."""
 
     def __init__(self, *, scene: str = "perceived", realtime_factor: float = 2.0,
-                 camera_rate: float = 10.0, perception_rate: float = 10.0) -> None:
+                 camera_rate: float = 10.0, perception_rate: float = 10.0,
+                 stale_timeout_s: float | None = None) -> None:
         from frankenbot.motion.sim_adapter import SimRobot
         from frankenbot.perception.eval import default_fixtures_path
         from frankenbot.sim.world import SimWorld
@@ -80,12 +81,17 @@ class SimStack:
         self._pipeline: Any = None
         self._pose_feed: Callable[[], Scene] | None = None
         if self.perceived:
+            from frankenbot.perception.config import PerceptionConfig
             from frankenbot.perception.eval import camera_of_world
             from frankenbot.perception.fixtures import load_fixture_geometry
             from frankenbot.perception.pipeline import PerceptionPipeline
 
+            # ``stale_timeout_s``: sim seconds without a processed frame before the perceived
+            # scene is stale (None: perception's default)
+            config = PerceptionConfig() if stale_timeout_s is None else PerceptionConfig(
+                stale_timeout_s=stale_timeout_s)
             self._pipeline = PerceptionPipeline(camera_of_world(self.world),
-                                                load_fixture_geometry(self.fixtures))
+                                                load_fixture_geometry(self.fixtures), config)
         else:
             self._pose_feed = pose_feed_scene(self.world)
         self._source: Any = None  # the perception thread of the running episode
