@@ -39,6 +39,7 @@ MIXES: dict[str, dict[str, float]] = {
     "stress": {"predictable": 5, "semi_predictable": 3, "unpredictable": 2},
 }
 ANOMALY_COUNTS = (0, 1, 2)  # drawn uniformly per episode
+ARM_PHASES = ("now", "moving")  # phases that need no grasped block
 
 _CARRY = ("put_in_bowl", "put_on_plate", "stack", "tower", "sort_by_colour", "clear_table",
           "put_in_drawer", "conditional")
@@ -61,9 +62,9 @@ KIND_USE: dict[str, KindUse] = {
     "drop_in_transport": KindUse(_CARRY, ("transport",)),
     "nudge_before_grasp": KindUse(_PICK, ("grasp_closing",)),
     "displace_before_pick": KindUse(_PICK, ("before_pick",)),
-    "abort_trajectory": KindUse(_CARRY, ("lift", "transport", "before_place")),
+    "abort_trajectory": KindUse(_ALL, ("moving", "lift", "transport", "before_place")),
     "grasp_slip": KindUse(_PICK, ("lift",)),
-    "camera_blip": KindUse(_PICK, ("before_pick", "transport", "before_place"),
+    "camera_blip": KindUse(_ALL, ("moving", "before_pick", "transport", "before_place"),
                            {"duration": 5.0}),  # longer than the stale threshold
     # semi-predictable
     "occupy_target": KindUse(("put_on_plate", "stack", "put_in_bowl", "conditional"),
@@ -71,7 +72,7 @@ KIND_USE: dict[str, KindUse] = {
     "topple_stack": KindUse(("tower", "stack"), ("after_place",)),
     "drawer_stuck": KindUse(("open_drawer", "put_in_drawer"), ("now",), {"duration": 4.0}),
     "rotate_object": KindUse(_PICK, ("before_pick",)),
-    "lighting_change": KindUse(_ALL, ("now", "before_pick", "transport")),
+    "lighting_change": KindUse(_ALL, ("now", "moving", "before_pick", "transport")),
     # unpredictable, recoverable
     "move_container": KindUse(_CONTAINER, ("transport", "before_pick")),
     "block_on_target": KindUse(("stack", "tower"), ("before_place",)),
@@ -84,7 +85,7 @@ KIND_USE: dict[str, KindUse] = {
     "remove_object": KindUse(("pick_up", "put_in_bowl", "put_on_plate", "stack",
                               "conditional", "push_to_zone"), ("now", "before_pick")),
     "move_container_away": KindUse(_CONTAINER, ("transport", "before_pick")),
-    "camera_dead": KindUse(_PICK, ("before_pick", "transport")),
+    "camera_dead": KindUse(_ALL, ("moving", "before_pick", "transport")),
 }
 
 # What a clean stop must say for each impossible kind (the report's "why").
@@ -181,7 +182,10 @@ def draw_episodes(mix: str, n: int, first_seed: int = EVALUATION_FIRST_SEED) -> 
                 if kinds:
                     kind = kinds[int(rng.integers(len(kinds)))]
                     use = KIND_USE[kind]
-                    phase = use.phases[int(rng.integers(len(use.phases)))]
+                    # families that never grasp a block only see the arm-level phases
+                    phases = [p for p in use.phases
+                              if family in _PICK or p in ARM_PHASES] or list(use.phases)
+                    phase = phases[int(rng.integers(len(phases)))]
                     injections.append(Injection(kind, phase, dict(use.params)))
                     break
         out.append(EpisodeSpec(i, int(seed), family, tuple(injections)))

@@ -40,6 +40,7 @@ from frankenbot.primitives.result import CancelToken, PrimitiveResult, Value
 from frankenbot.state import RobotSnapshot, SceneObject
 
 WAIT_POLL = 0.01  # s of robot time between cancel checks in wait()
+SLIP_WIDTH_CHANGE = 0.008  # m: a held object keeps the finger gap it was grasped at
 STACKED_BOTTOM_Z = 0.02  # m: an object whose bottom is this high stands on another one
 
 
@@ -344,9 +345,10 @@ class Primitives:
             self._held = _Held(object_id, obj.size, grasp_z - bottom, wrap_angle(obj.yaw - yaw))
         self._line(top_down_pose(x, y, above_z, yaw), cancel, "lift")
         grip = self.robot.gripper_state()
-        # fingers closed on nothing, or pushed wider than the object they closed on: it slipped
+        # fingers closed on nothing, or no longer at the width they closed to on the object
+        # (pushed open, or closing further on nothing): it slipped
         if grip is not None and (grip.width < cfg.min_grasp_width
-                                 or grip.width > closed + cfg.open_margin / 2):
+                                 or abs(grip.width - closed) > SLIP_WIDTH_CHANGE):
             self.forget_held()
             return PrimitiveResult.failure(FailureCode.GRASP_FAILED,
                                            f"{object_id} slipped out while lifting",

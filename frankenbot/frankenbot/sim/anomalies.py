@@ -1,7 +1,7 @@
 """Anomaly injection: kinds, their class, the phases that trigger them, and their effects.
 
 An anomaly is armed for a phase of the manipulation, detected from simulator state (never from
-the brain): ``before_pick`` (the open gripper hovers just above a block), ``grasp_closing`` (the
+the brain): ``moving`` (the arm moves, whatever the task), ``before_pick`` (the open gripper hovers just above a block), ``grasp_closing`` (the
 fingers are closing around a block), ``lift`` (a just-grasped block rises), ``transport`` (a held
 block is lifted and carried sideways), ``before_place`` (a held block descends), ``after_place``
 (a block was just released), or ``now``. When the phase is seen the effect is applied once and
@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _logger = logging.getLogger(__name__)
 
-PHASES: tuple[str, ...] = ("now", "before_pick", "grasp_closing", "lift", "transport",
+PHASES: tuple[str, ...] = ("now", "moving", "before_pick", "grasp_closing", "lift", "transport",
                            "before_place", "after_place")
 
 
@@ -217,6 +217,9 @@ class AnomalyEngine:
 
     def _detect(self, world: "SimWorld", armed: _Armed, tcp: np.ndarray, vel: np.ndarray,
                 held: set[str]) -> str | None:
+        if armed.phase == "moving":
+            return self._default_object(world, armed.params) if float(
+                np.linalg.norm(vel)) > 0.05 else None
         want = armed.params.get("object")
         blocks = [n for n in world._active if layout.OBJECT_BY_NAME[n].shape == "block"
                   and (want is None or n == want)]
