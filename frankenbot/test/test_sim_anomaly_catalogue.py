@@ -162,3 +162,26 @@ def test_swap_object_repaints_a_spare_and_the_oracle_follows_it(world):
     world.reset("put_in_bowl", seed=1)
     assert world.task.params["object"] == obj
     assert np.allclose(world.model.geom_rgba[geom], layout.OBJECT_BY_NAME[spare].rgba)
+
+
+def test_perception_keeps_colour_names_when_the_lights_dim():
+    from frankenbot.perception.eval import camera_of_world, default_fixtures_path
+    from frankenbot.perception.fixtures import load_fixture_geometry
+    from frankenbot.perception.pipeline import PerceptionPipeline
+
+    w = SimWorld(task="clear_table", seed=10007)
+    try:
+        pipe = PerceptionPipeline(camera_of_world(w),
+                                  load_fixture_geometry(default_fixtures_path()))
+
+        def ids() -> list[str]:
+            rgb, depth = w.render_rgbd()
+            scene = pipe.process(rgb, depth, w.time, joint_positions=w.joint_positions())
+            return sorted(o.object_id for o in scene.objects if not o.is_fixture)
+
+        before = ids()
+        assert "gray_bin" in before
+        w.inject("lighting_change", "now", {"factor": 0.45})
+        assert ids() == before  # the gray bin is not renamed black, no ghost objects
+    finally:
+        w.close()

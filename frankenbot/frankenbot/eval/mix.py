@@ -11,8 +11,9 @@ the outcomes in episode order; every ablation runs the same list, so results pai
 Success is the sim oracle's verdict. An episode in which an impossible anomaly fired is not
 counted in ``success_rate``; it is handled correctly when the run stopped cleanly with a reason
 that says why (or when the task was finished anyway), reported as ``impossible_handled_rate``.
-Latency is measured from the true onset (the sim's injection, stamped in wall time on the
-physics thread) to the first recovery command after it, per tier that commanded it.
+Latency is measured from the true onset (the sim's injection time) to the first recovery
+command after it, per tier that commanded it, in robot seconds: the executor runs on the robot's
+clock (sim time), as a ROS node with ``use_sim_time`` would.
 """
 
 from __future__ import annotations
@@ -198,7 +199,7 @@ class FiredAnomaly:
     phase: str
     catalogue_class: str
     detail: str
-    onset_wall: float  # wall clock (monotonic) of the injection; -1 when unknown
+    onset: float  # robot (sim) time of the injection; -1 when unknown
     tier: int = -1  # tier of the first recovery commanded after it; -1 none
     latency: float = -1.0  # s from onset to that recovery command; -1 none
 
@@ -289,21 +290,17 @@ class MixRunner:
             from frankenbot.memory.experience import experience_prior
 
             experience = experience_prior(memory)
-        executor = self.stack.executor(self.planner, params=params, experience=experience)
+        # the executor runs on the robot's clock (sim time here, as a ROS node with
+        # use_sim_time would): monitors, timeouts and staleness are judged in robot seconds, so
+        # a starved CPU slows the robot and its judge alike, and the sim's injection time is
+        # the true onset on the same clock
+        executor = self.stack.executor(self.planner, params=params, experience=experience,
+                                       clock=self.stack.robot.now)
         world = self.stack.world
         onsets: dict[int, float] = {}
-        seen = [len(world.anomaly_log())]
-        start = seen[0]
+        start = len(world.anomaly_log())
 
-        def watch(sample: Any) -> None:  # physics thread: wall time of each injection
-            log = world.anomaly_log()
-            for i, rec in enumerate(log[seen[0]:], start=seen[0]):
-                if rec.event == "fired" and i not in onsets:
-                    onsets[i] = time.monotonic() - max(0.0, sample.stamp - rec.time) / (
-                        self.options.realtime_factor)
-            seen[0] = len(log)
-
-        with self.stack.running(on_joint_state=watch):
+        with self.stack.running():
             planned = self.planner.plan(PlanRequest(
                 instruction=instance.instruction, scene=self.stack.scene(),
                 planner=self.options.planner))
@@ -332,6 +329,7 @@ class MixRunner:
         verdict = world.evaluate()
         log = world.anomaly_log()
         fired = [(i, r) for i, r in enumerate(log) if i >= start and r.event == "fired"]
+        onsets.update({i: r.time for i, r in fired})
         if memory is not None:
             from frankenbot.memory.records import AnomalyRecord as MemoryAnomaly
             from frankenbot.memory.records import EpisodeRecord
@@ -365,7 +363,7 @@ class MixRunner:
             nxt = onsets.get(fired[n + 1][0], float("inf")) if n + 1 < len(fired) else (
                 float("inf"))
             tier, latency = -1, -1.0
-            if onset > 0:
+            if onset >= 0:
                 for r in ordered:
                     if r.recovery_commanded_at > 0 and onset - 0.05 <= r.detected_at < nxt:
                         tier, latency = int(r.tier), r.recovery_commanded_at - onset

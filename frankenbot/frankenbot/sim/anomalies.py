@@ -1,10 +1,11 @@
 """Anomaly injection: kinds, their class, the phases that trigger them, and their effects.
 
 An anomaly is armed for a phase of the manipulation, detected from simulator state (never from
-the brain): ``moving`` (the arm moves, whatever the task), ``before_pick`` (the open gripper hovers just above a block), ``grasp_closing`` (the
-fingers are closing around a block), ``lift`` (a just-grasped block rises), ``transport`` (a held
-block is lifted and carried sideways), ``before_place`` (a held block descends), ``after_place``
-(a block was just released), or ``now``. When the phase is seen the effect is applied once and
+the brain): ``moving`` (the arm moves, whatever the task), ``before_pick`` (the open gripper
+hovers just above a block), ``grasp_closing`` (the fingers are closing around a block), ``lift``
+(a just-grasped block rises), ``transport`` (a held block is lifted and carried sideways),
+``before_place`` (a held block descends), ``after_place`` (a block was just released), or
+``now``. When the phase is seen the effect is applied once and
 logged with its class (frankenbot.common AnomalyClass), so the benchmark can mix predictable /
 semi-predictable / unpredictable anomalies.
 
@@ -74,7 +75,7 @@ KINDS: dict[str, KindSpec] = {
     "rotate_object": KindSpec(AnomalyClass.SEMI_PREDICTABLE, "before_pick",
                               "the block is turned by 30-50 degrees and shifted a little"),
     "lighting_change": KindSpec(AnomalyClass.SEMI_PREDICTABLE, "now",
-                                "the lights dim or brighten suddenly (params: factor)"),
+                                "the lights dim suddenly to 40-60% (params: factor)"),
     "move_container": KindSpec(AnomalyClass.UNPREDICTABLE, "transport",
                                "the target container is moved to another reachable place"),
     "block_on_target": KindSpec(AnomalyClass.UNPREDICTABLE, "before_place",
@@ -246,7 +247,9 @@ class AnomalyEngine:
                     continue
                 lifted = world._object_position(n)[2] - layout.OBJECT_BY_NAME[n].size[2] / 2
                 moving = float(np.linalg.norm(vel[:2]))  # carried sideways, not just lifted
-                if armed.phase == "lift" and 0.008 < lifted < 0.05 and vel[2] > 0.02:
+                # high enough that the block falls clear of the pads (they reach 22.5 mm
+                # below the TCP) and the fingers close on nothing, not on the block again
+                if armed.phase == "lift" and 0.03 < lifted < 0.08 and vel[2] > 0.02:
                     return n
                 if armed.phase == "transport" and lifted > 0.03 and moving > 0.05:
                     return n
@@ -433,7 +436,9 @@ def _rotate(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], targe
 
 def _lighting(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any],
               target: str) -> str:
-    factor = float(params.get("factor", eng._rng.choice([0.45, 1.6])))
+    # dimming by default: brightening saturates the camera (orange clips towards yellow), which
+    # no exposure compensation can undo; pass factor > 1 to test that
+    factor = float(params.get("factor", eng._rng.uniform(0.4, 0.6)))
     diffuse = eng.save_model_field(world, "light_diffuse")
     diffuse[:] = np.clip(diffuse * factor, 0.0, 1.0)
     head = world.model.vis.headlight
