@@ -14,7 +14,7 @@ from frankenbot.anomaly.candidates import Situation
 from frankenbot.anomaly.escalation import ReplanResult
 from frankenbot.state import Scene
 
-SCENE_WAIT_S = 3.0  # wall seconds a replan waits for a fresh scene
+SCENE_WAIT_S = 6.0  # wall seconds a replan waits for a fresh scene (a blip, a busy CPU)
 
 
 class PlannerReplanner:
