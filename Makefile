@@ -2,7 +2,7 @@
 #   make setup   Debian packages (apt-get), .venv with pinned requirements, colcon build
 #   make test    setup + the whole pytest suite + lint
 #   make demo    setup + sim and all nodes as separate processes, one task end to end
-#   make bench   setup + benchmarks that print numbers
+#   make bench   setup + every benchmark (results in docs/results/), then the README regenerated
 #   make clean   remove build products (keeps .venv; `make distclean` removes it too)
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -10,7 +10,7 @@ PYTHON ?= python3.11
 VENV := $(CURDIR)/.venv
 STAMP_DIR := $(VENV)/.stamps
 REQ := requirements/base.txt requirements/constraints.txt
-APT_PACKAGES := cmake g++ make libusb-1.0-0 libegl1 libegl-mesa0 libgl1-mesa-dri libgomp1
+APT_PACKAGES := cmake g++ make libusb-1.0-0 libegl1 libegl-mesa0 libgl1-mesa-dri libgomp1 chromium fonts-dejavu-core
 ENV := source $(CURDIR)/env.sh &&
 INSTRUCTION ?= put the red block in the green bowl
 PYTEST_ARGS ?=
@@ -24,11 +24,13 @@ setup: apt venv build
 
 # Debian packages: installed when missing and we are root; otherwise named in a clear message.
 apt:
+	@echo "setup [1/3]: Debian packages"
 	@bash scripts/check_prereqs.sh $(APT_PACKAGES)
 
 venv: $(STAMP_DIR)/requirements
 
 $(STAMP_DIR)/requirements: $(REQ) scripts/patch_venv.sh
+	@echo "setup [2/3]: Python packages into .venv (pinned; a few minutes on a fresh machine)"
 	@command -v $(PYTHON) >/dev/null || { echo "setup: $(PYTHON) not found (Python 3.11 is required by the ROS 2 Jazzy wheels)"; exit 1; }
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	set -o pipefail; $(VENV)/bin/python -m pip install -q --upgrade pip==26.3 2>&1 | { grep -v "^WARNING: Location" || true; }
@@ -37,6 +39,7 @@ $(STAMP_DIR)/requirements: $(REQ) scripts/patch_venv.sh
 	@mkdir -p $(STAMP_DIR) && touch $@
 
 build: venv
+	@echo "setup [3/3]: colcon build of frankenbot_interfaces and frankenbot"
 	@mkdir -p log && $(ENV) colcon --log-base log build --symlink-install \
 	    --base-paths frankenbot frankenbot_interfaces \
 	    --event-handlers console_cohesion- summary- status- \
@@ -53,12 +56,13 @@ test-fast: setup
 
 lint: venv
 	@$(ENV) ruff check frankenbot && echo "lint: ruff clean"
+	@$(ENV) lint-imports --config .importlinter --no-cache && echo "lint: import contracts kept"
 
 demo: setup
 	@$(ENV) frankenbot demo --instruction "$(INSTRUCTION)"
 
 bench: setup
-	@$(ENV) frankenbot bench --all-benchmarks
+	@$(ENV) frankenbot bench --all-benchmarks --out docs/results && frankenbot report
 
 clean:
 	rm -rf build install log .pytest_cache results

@@ -11,13 +11,15 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*"]),
-    package_data={PACKAGE: ["program/*.lark", "py.typed"]},
+    package_data={PACKAGE: ["program/*.lark", "py.typed", "eval/data/*.json"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
-        (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.sdf")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.sdf")
+         + glob("config/*.json")),
         (f"share/{PACKAGE}/skills", glob("skills/*.fb")),
+        (f"share/{PACKAGE}/urdf", glob("urdf/*.xacro")),
     ],
     install_requires=["setuptools"],
     zip_safe=False,

@@ -21,10 +21,11 @@ from frankenbot.errors import FrankenbotError
 COMMAND_MODULES: tuple[str, ...] = (
     "frankenbot.program.cli",  # check
     "frankenbot.sim.cli",  # sim (selftest, ...)
-    "frankenbot.perception.cli",  # perception (eval)
-    "frankenbot.planner.cli",  # plan
+    "frankenbot.eval.perception_cli",  # perception (eval)
+    "frankenbot.bringup.plan_cli",  # plan
     "frankenbot.memory.cli",  # skills
-    "frankenbot.bench.cli",  # bench
+    "frankenbot.eval.cli",  # bench
+    "frankenbot.eval.readme_report",  # report
     "frankenbot.bringup.cli",  # up, submit, status, demo
 )
 

@@ -8,6 +8,7 @@ ROS messages.
 from __future__ import annotations
 
 import enum
+import math
 
 
 class FailureCode(str, enum.Enum):
@@ -79,6 +80,27 @@ class AnomalyKind(str, enum.Enum):
     PRIMITIVE_FAILED = "primitive_failed"  # any other failure code nobody handled
 
 
+# The one table from a primitive's failure code to the anomaly kind it stands for (used when a
+# failed primitive is escalated, by the interpreter and the escalator alike).
+_KIND_OF_FAILURE: dict[FailureCode, AnomalyKind] = {
+    FailureCode.NOT_FOUND: AnomalyKind.OBJECT_MISSING,
+    FailureCode.UNREACHABLE: AnomalyKind.MOTION_REJECTED,
+    FailureCode.GRASP_FAILED: AnomalyKind.GRASP_FAILED,
+    FailureCode.REJECTED_BY_SAFETY: AnomalyKind.MOTION_REJECTED,
+    FailureCode.ABORTED: AnomalyKind.MOTION_ABORTED,
+    FailureCode.ESTOP: AnomalyKind.ESTOP,
+    FailureCode.TIMEOUT: AnomalyKind.TIMEOUT,
+    FailureCode.NO_STATE: AnomalyKind.SCENE_STALE,
+    FailureCode.PLACE_FAILED: AnomalyKind.PLACE_FAILED,
+    FailureCode.BLOCKED: AnomalyKind.TARGET_OCCUPIED,
+}
+
+
+def kind_for_failure(code: FailureCode) -> AnomalyKind:
+    """The anomaly kind a primitive's own failure code stands for."""
+    return _KIND_OF_FAILURE.get(code, AnomalyKind.PRIMITIVE_FAILED)
+
+
 class Tier(int, enum.Enum):
     """Escalation tiers of the multi-level anomaly handling."""
 
@@ -93,3 +115,12 @@ class RecoveryOutcome(str, enum.Enum):
     ESCALATED = "escalated"
     FAILED = "failed"
     PENDING = "pending"
+
+
+def quaternion_yaw(w: float, x: float, y: float, z: float) -> float:
+    """Rotation about z (radians) of the unit quaternion w + xi + yj + zk (roll/pitch ignored).
+
+    The one conversion for the whole package: MuJoCo stores quaternions as (w, x, y, z), ROS
+    messages as (x, y, z, w); callers pass the components by name.
+    """
+    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))

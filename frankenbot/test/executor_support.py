@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from frankenbot.common import FailureCode
-from frankenbot.primitives.result import CancelToken, PrimitiveResult
+from frankenbot.ports import CancelToken, PrimitiveResult
 from frankenbot.state import RobotSnapshot, Scene, SceneObject
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from frankenbot.motion.sim_adapter import SimRobot
+from frankenbot.eval.stack import pose_feed_scene
 from frankenbot.primitives.factory import build_primitives
-from frankenbot.sim.stack import pose_feed_scene
+from frankenbot.sim.robot_adapter import SimRobot
 from frankenbot.state import Scene
 
 

@@ -144,7 +144,7 @@ class Store:
 
 
 def test_memory_experience_can_override_the_rule_table():
-    from frankenbot.anomaly.experience import experience_prior
+    from frankenbot.memory.experience import experience_prior
 
     s = sit(AnomalyKind.TARGET_OCCUPIED)
     rows = [Exp("target_occupied", "place_in", "replan", 3, 6, 6),

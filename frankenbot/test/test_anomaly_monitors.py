@@ -18,9 +18,8 @@ from frankenbot.anomaly.monitors import (
     TimeoutMonitor,
     class_of,
     default_monitors,
-    kind_for_failure,
 )
-from frankenbot.common import AnomalyClass, AnomalyKind, FailureCode
+from frankenbot.common import AnomalyClass, AnomalyKind, FailureCode, kind_for_failure
 from frankenbot.state import RobotSnapshot, Scene, SceneObject, WorldSnapshot
 
 
@@ -178,6 +177,7 @@ def test_scene_stale_and_timeout():
     (FailureCode.GRASP_FAILED, AnomalyKind.GRASP_FAILED),
     (FailureCode.NOT_FOUND, AnomalyKind.OBJECT_MISSING),
     (FailureCode.BLOCKED, AnomalyKind.TARGET_OCCUPIED),
+    (FailureCode.NO_STATE, AnomalyKind.SCENE_STALE),
     (FailureCode.INVALID_ARGUMENT, AnomalyKind.PRIMITIVE_FAILED),
 ])
 def test_failure_codes_map_to_anomaly_kinds(code, kind):

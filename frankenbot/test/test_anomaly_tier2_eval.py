@@ -8,20 +8,21 @@ import pytest
 
 from frankenbot.anomaly.candidates import generate_candidates
 from frankenbot.anomaly.local_expert import LocalExpert
-from frankenbot.anomaly.situation_set import (
+from frankenbot.anomaly.tiny_model import build_tiny_loader
+from frankenbot.errors import ConfigError
+from frankenbot.eval.anomaly_bench import SITUATIONS
+from frankenbot.eval.situations import (
     build_set,
     load_situations,
     situation_from_json,
     situation_to_json,
 )
-from frankenbot.anomaly.tier2_eval import evaluate, random_expected, report
-from frankenbot.anomaly.tiny_model import build_tiny_loader
-from frankenbot.errors import ConfigError
+from frankenbot.eval.tier2_eval import evaluate, random_expected, report
 
 
 @pytest.fixture(scope="module")
-def items(fixtures_dir):
-    return load_situations(fixtures_dir / "anomaly" / "tier2_situations.json")
+def items():
+    return load_situations(SITUATIONS)
 
 
 def test_set_has_at_least_40_situations_of_every_class(items):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from frankenbot.bench.stats import mcnemar_exact, wilson_interval
+from frankenbot.eval.stats import mcnemar_exact, wilson_interval
 
 
 def test_wilson_interval_matches_reference_values():

@@ -13,11 +13,13 @@ pytestmark = pytest.mark.slow
 
 
 def test_suite_runs_an_episode_judged_by_the_oracle_and_writes_its_report(tmp_path) -> None:
-    from frankenbot.bench.suite import SuiteSpec, run_suite
+    from frankenbot.eval.recording import summarise_mcap
+    from frankenbot.eval.suite import SuiteSpec, run_suite
 
     lines: list[str] = []
-    outcomes, json_path, md_path = run_suite(SuiteSpec(("pick_up",), (0,)), out_dir=tmp_path,
-                                             realtime_factor=3.0, log=lines.append)
+    outcomes, json_path, md_path = run_suite(SuiteSpec(("pick_up",), (0,), record=True),
+                                             out_dir=tmp_path, realtime_factor=3.0,
+                                             log=lines.append)
     (o,) = outcomes
     assert o.success and o.program_ok, o.detail
     assert o.vlm_calls == 0 and o.program_lines > 0 and o.wall_time > 0
@@ -25,10 +27,21 @@ def test_suite_runs_an_episode_judged_by_the_oracle_and_writes_its_report(tmp_pa
     assert json.dumps(data).count('"pick_up"') >= 1
     assert "| pick_up | 1 | 1 |" in md_path.read_text()
     assert any(line.startswith("  ok   pick_up") for line in lines)
+    assert any(line.startswith("suite: 1/1 (100%)") for line in lines)  # progress, plain
+    for plot in ("success", "anomaly-classes", "latency"):
+        assert (tmp_path / f"suite-offline-{plot}.png").stat().st_size > 5000
+    # the episode's recording, in ROS 2 encoding, read back
+    topics = summarise_mcap(tmp_path / "recordings" / "suite-offline" / "pick_up-0.mcap").topics
+    assert topics["/joint_states"][0] == "sensor_msgs/msg/JointState"
+    assert topics["/joint_states"][1] > 50  # 50 Hz of sim time over the episode
+    assert topics["/frankenbot/tree_state"][1] >= 4  # every tree change
+    assert topics["/frankenbot/task_status"][1] == 2  # start and end
+    assert topics["/frankenbot/scene"][1] >= 2 and topics["/camera/camera/color/image_raw"][1] >= 2
+    assert "/frankenbot/events" in topics
 
 
 def test_brain_cancels_an_episode_past_its_timeout_and_records_into_memory(tmp_path) -> None:
-    from frankenbot.bringup.inprocess import BrainOptions, InProcessBrain
+    from frankenbot.eval.inprocess import BrainOptions, InProcessBrain
     from frankenbot.memory.store import MemoryStore
 
     db = tmp_path / "memory.db"

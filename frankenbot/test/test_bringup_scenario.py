@@ -34,3 +34,21 @@ def test_instruction_without_a_sim_task_is_refused_not_guessed():
     assert match_families("fly the drone to the kitchen") == []
     with pytest.raises(FrankenbotError, match="no task matching"):
         scenario_for("fly the drone to the kitchen")
+
+
+@pytest.mark.parametrize("instruction, family, params", [
+    ("I'd like the crimson cube to be in the emerald bowl", "put_in_bowl",
+     {"object": "red_block", "target": "green_bowl"}),
+    ("would you kindly pull the drawer open by its handle", "open_drawer", {}),
+    ("pick up the navy brick and set it down onto the plate", "put_on_plate",
+     {"object": "blue_block", "target": "white_plate"}),
+    ("stash the yellow block in the drawer, then shut it", "put_in_drawer",
+     {"object": "yellow_block"}),
+])
+def test_free_phrasings_find_their_task_through_the_understanding_stage(instruction, family,
+                                                                        params):
+    sc = scenario_for(instruction, first_seed=0)
+    assert sc.family == family
+    sampled = dict(sample_task(sc.family, sc.seed).task.params)
+    for key, value in params.items():
+        assert sampled[key] == value

@@ -6,7 +6,7 @@ from frankenbot.anomaly.records import AnomalyLog
 from frankenbot.common import AnomalyClass, AnomalyKind, RecoveryOutcome, Tier
 from frankenbot.execution.snapshot_source import SnapshotSource
 from frankenbot.execution.tracked_primitives import TrackedPrimitives
-from frankenbot.primitives.result import CancelToken, PrimitiveResult
+from frankenbot.ports import CancelToken, PrimitiveResult
 from frankenbot.state import RobotSnapshot, Scene, SceneObject
 
 RED = SceneObject("red_block", "red block", "block", "red", (0.4, 0.0, 0.02), (0.04,) * 3)

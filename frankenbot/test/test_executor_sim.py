@@ -26,7 +26,7 @@ DRAWER = 'task "open the drawer" { main { open_drawer(drawer=drawer) exit succes
 
 @pytest.fixture(scope="module")
 def harness():
-    from frankenbot.execution.sim_harness import SimHarness
+    from frankenbot.eval.executor_harness import SimHarness
 
     h = SimHarness(realtime_factor=2.0)
     yield h

@@ -1,14 +1,31 @@
-"""Launch files: `launch` is not installable here, so they are compiled and checked statically:
-every executable they start is one of the package's console scripts, every config file they name
-exists, and every included launch file is the documented one of its package."""
+"""Launch files: `launch` / `launch_ros` do not install here, so they are checked two ways.
+
+1. Statically (all files): they compile, define generate_launch_description, start only the
+   package's console scripts and name only existing config files.
+2. Executed (real_ur5e, gazebo) against TEST-ONLY fakes of the few launch API names they use
+   (LaunchDescription, DeclareLaunchArgument, OpaqueFunction, LaunchConfiguration.perform,
+   IncludeLaunchDescription, PythonLaunchDescriptionSource, launch_ros Node) and of
+   get_package_share_directory, which knows only frankenbot and records every lookup. The fakes
+   check nothing of launch's own semantics; what they show is what our code asks for: which
+   packages it looks up (so which must be installed) for given arguments, and what it starts.
+"""
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
+import sys
+import types
+from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from conftest import PACKAGE_ROOT
+
+from frankenbot.bringup import launch_plan
+from frankenbot.errors import ConfigError
 
 LAUNCH_FILES = sorted((PACKAGE_ROOT / "launch").glob("*.launch.py"))
 NODE_SCRIPTS = {"planner", "executor", "perception", "memory", "sim"}
@@ -22,8 +39,10 @@ KNOWN_INCLUDES = {
 
 
 def _constants(tree: ast.AST) -> list[str]:
+    """String constants in code (docstrings, which show example paths, left out)."""
+    docs = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
     return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
-            and isinstance(n.value, str)]
+            and isinstance(n.value, str) and id(n) not in docs]
 
 
 def test_the_three_setups_have_launch_files():
@@ -39,8 +58,8 @@ def test_launch_file_compiles_and_defines_entry_point(path):
     assert "generate_launch_description" in names
 
 
-@pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
-def test_launch_file_names_only_existing_executables_and_configs(path):
+def test_sim_launch_names_only_existing_executables_and_configs():
+    path = PACKAGE_ROOT / "launch" / "sim.launch.py"
     tree = ast.parse(path.read_text())
     frankenbot_exes: set[str] = set()
     for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
@@ -50,23 +69,231 @@ def test_launch_file_names_only_existing_executables_and_configs(path):
             exe = kwargs["executable"]
             if isinstance(exe, ast.Constant):
                 frankenbot_exes.add(exe.value)
-            else:  # executable=exe inside a comprehension over a tuple of names
-                assert isinstance(exe, ast.Name)
     for tup in (n for n in ast.walk(tree) if isinstance(n, ast.Assign)
                 and isinstance(n.value, ast.Tuple) and getattr(n.targets[0], "id", "")
                 == "BRAIN_NODES"):
         frankenbot_exes |= {e.value for e in tup.value.elts}
-    assert frankenbot_exes, "starts no frankenbot node"
-    assert frankenbot_exes <= NODE_SCRIPTS, frankenbot_exes - NODE_SCRIPTS
-    for const in _constants(tree):
+    assert frankenbot_exes and frankenbot_exes <= NODE_SCRIPTS
+
+
+@pytest.mark.parametrize("path", [*LAUNCH_FILES, Path(launch_plan.__file__)],
+                         ids=lambda p: p.name)
+def test_launch_file_names_only_existing_configs(path):
+    for const in _constants(ast.parse(path.read_text())):
         for name in re.findall(r"[\w-]+\.(?:yaml|sdf)\b", const):
             assert (PACKAGE_ROOT / "config" / name).is_file(), f"{path.name} names missing {name}"
 
 
-@pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
-def test_included_launch_files_are_the_documented_ones(path):
-    text = path.read_text()
-    for package, launch_file in re.findall(r'_include\("([\w]+)", "([\w.]+)"', text):
-        assert (package, launch_file) in KNOWN_INCLUDES
-    for package in re.findall(r'get_package_share_directory\("(\w+)"\)', text):
-        assert package in {"frankenbot"} | {p for p, _ in KNOWN_INCLUDES}
+# --- executing the launch files against fakes ------------------------------------------------
+class PackageNotFoundError(KeyError):
+    pass
+
+
+class FakeLaunch:
+    """TEST-ONLY stand-ins for the launch API names the launch files use (see module doc)."""
+
+    def __init__(self, installed: set[str]) -> None:
+        self.lookups: list[str] = []
+        self.installed = installed
+
+    def share(self, package: str) -> str:
+        self.lookups.append(package)
+        if package == "frankenbot":
+            return str(PACKAGE_ROOT)
+        if package in self.installed:
+            return f"/opt/ros/jazzy/share/{package}"
+        raise PackageNotFoundError(f"package '{package}' not found")
+
+    def modules(self) -> dict[str, types.ModuleType]:
+        def record(kind: str):
+            def make(*args: Any, **kwargs: Any) -> dict:
+                return {"kind": kind, "args": args, **kwargs}
+            return make
+
+        class LaunchConfiguration:
+            def __init__(self, name: str) -> None:
+                self.name = name
+
+            def perform(self, context: Any) -> str:
+                return context.launch_configurations[self.name]
+
+        launch = types.ModuleType("launch")
+        launch.LaunchDescription = lambda entities: {"kind": "description",
+                                                     "entities": list(entities)}
+        actions = types.ModuleType("launch.actions")
+        actions.DeclareLaunchArgument = record("argument")
+        actions.OpaqueFunction = record("opaque")
+        actions.IncludeLaunchDescription = record("include")
+        substitutions = types.ModuleType("launch.substitutions")
+        substitutions.LaunchConfiguration = LaunchConfiguration
+        sources = types.ModuleType("launch.launch_description_sources")
+        sources.PythonLaunchDescriptionSource = lambda path: {"kind": "source", "path": path}
+        launch_ros = types.ModuleType("launch_ros")
+        ros_actions = types.ModuleType("launch_ros.actions")
+        ros_actions.Node = record("node")
+        ament = types.ModuleType("ament_index_python")
+        ament_packages = types.ModuleType("ament_index_python.packages")
+        ament_packages.get_package_share_directory = self.share
+        xacro = types.ModuleType("xacro")  # renders nothing: only that it is asked
+        xacro.process_file = lambda path, mappings: types.SimpleNamespace(
+            toxml=lambda: f"<robot file='{path}' {mappings}/>")
+        return {"launch": launch, "launch.actions": actions,
+                "launch.substitutions": substitutions,
+                "launch.launch_description_sources": sources, "launch_ros": launch_ros,
+                "launch_ros.actions": ros_actions, "ament_index_python": ament,
+                "ament_index_python.packages": ament_packages, "xacro": xacro}
+
+
+def run_launch_file(monkeypatch, name: str, installed: set[str] = frozenset(),
+                    **overrides: str) -> tuple[FakeLaunch, list[dict]]:
+    """generate_launch_description() and its OpaqueFunction, with ``overrides`` as arguments,
+    on a machine where only frankenbot and ``installed`` are installed."""
+    fake = FakeLaunch(set(installed))
+    for module_name, module in fake.modules().items():
+        monkeypatch.setitem(sys.modules, module_name, module)
+    path = PACKAGE_ROOT / "launch" / name
+    spec = importlib.util.spec_from_file_location(f"launch_under_test_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    description = module.generate_launch_description()
+    entities = description["entities"]
+    declared = {e["args"][0]: e["default_value"] for e in entities if e["kind"] == "argument"}
+    unknown = set(overrides) - set(declared)
+    assert not unknown, f"{name} declares no argument {unknown}"
+    context = types.SimpleNamespace(launch_configurations={**declared, **overrides})
+    actions = []
+    for e in entities:
+        if e["kind"] == "opaque":
+            actions += e["function"](context)
+    return fake, actions
+
+
+EVERYTHING = frozenset({p for p, _ in KNOWN_INCLUDES})
+
+
+def test_a_package_that_is_needed_and_missing_fails_the_launch(monkeypatch):
+    with pytest.raises(PackageNotFoundError, match="ur_moveit_config"):
+        run_launch_file(monkeypatch, "real_ur5e.launch.py", motion_backend="moveit",
+                        launch_driver="false", launch_camera="false", launch_gripper="false")
+
+
+def _nodes(actions: list[dict]) -> list[dict]:
+    return [a for a in actions if a["kind"] == "node"]
+
+
+def _includes(actions: list[dict]) -> dict[str, dict[str, str]]:
+    return {Path(a["args"][0]["path"]).name: dict(a["launch_arguments"])
+            for a in actions if a["kind"] == "include"}
+
+
+def test_real_launch_builds_with_jtc_and_no_driver_without_those_packages(monkeypatch):
+    """motion_backend:=jtc launch_driver:=false: ur_moveit_config, ur_robot_driver and the
+    camera / gripper packages are never looked up, so they need not be installed."""
+    fake, actions = run_launch_file(monkeypatch, "real_ur5e.launch.py", motion_backend="jtc",
+                                    launch_driver="false", launch_camera="false",
+                                    launch_gripper="false")
+    assert set(fake.lookups) == {"frankenbot"}
+    assert _includes(actions) == {}
+    nodes = _nodes(actions)
+    assert sorted(n["executable"] for n in nodes) == sorted(launch_plan.BRAIN_NODES)
+    executor = next(n for n in nodes if n["executable"] == "executor")
+    assert {"motion_backend": "jtc"} in executor["parameters"]
+    assert executor["parameters"][0].endswith("config/real_ur5e.yaml")
+
+
+def test_real_launch_full_setup_passes_what_the_real_arm_needs(monkeypatch, tmp_path):
+    calibration = tmp_path / "ur5e_calibration.yaml"
+    calibration.write_text("kinematics: {}\n")  # ur_calibration's output (content: driver's)
+    camera = PACKAGE_ROOT / "config" / "camera.yaml"
+    fake, actions = run_launch_file(
+        monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+        robot_ip="192.168.56.101", motion_backend="moveit",
+        kinematics_params_file=str(calibration), camera_calibration=str(camera))
+    assert set(fake.lookups) >= {"ur_robot_driver", "realsense2_camera", "ur_moveit_config"}
+    includes = _includes(actions)
+    driver = includes["ur_control.launch.py"]
+    assert driver["initial_joint_controller"] == "scaled_joint_trajectory_controller"
+    assert driver["kinematics_params_file"] == str(calibration)
+    assert driver["robot_ip"] == "192.168.56.101"
+    assert includes["rs_launch.py"]["publish_tf"] == "false"  # our static TF is the only one
+    assert includes["ur_moveit.launch.py"]["ur_type"] == "ur5e"
+    nodes = _nodes(actions)
+    # the camera pose: one static transform base_link -> optical frame, from the file's numbers
+    tf = next(n for n in nodes if n["executable"] == "static_transform_publisher")
+    args = tf["arguments"]
+    cam = yaml.safe_load(camera.read_text())["camera"]
+    values = {args[i]: args[i + 1] for i in range(0, len(args), 2)}
+    assert values["--frame-id"] == "base_link"
+    assert values["--child-frame-id"] == "camera_color_optical_frame"
+    assert [float(values[k]) for k in ("--x", "--y", "--z")] == pytest.approx(cam["translation"])
+    assert [float(values[k]) for k in ("--qx", "--qy", "--qz", "--qw")] == pytest.approx(
+        cam["quaternion"], abs=1e-8)
+    # the gripper: its own controller manager, namespaced so nothing clashes with the driver's
+    gripper = [n for n in nodes if n.get("namespace") == launch_plan.GRIPPER_NAMESPACE]
+    assert {n["executable"] for n in gripper} == {"ros2_control_node", "robot_state_publisher",
+                                                  "spawner"}
+    spawned = [n["arguments"] for n in gripper if n["executable"] == "spawner"]
+    assert all(a[-1] == "/robotiq/controller_manager" for a in spawned)
+    assert {a[0] for a in spawned} == set(launch_plan.GRIPPER_CONTROLLERS)
+    assert not [n for n in nodes if n["executable"] in ("ros2_control_node",
+                                                         "robot_state_publisher")
+                and not n.get("namespace")]  # nothing un-namespaced next to the UR driver's
+    control = next(n for n in gripper if n["executable"] == "ros2_control_node")
+    assert "robotiq_on_tool0.urdf.xacro" in control["parameters"][0]["robot_description"]
+    assert control["parameters"][1].endswith("config/robotiq_controllers.yaml")
+
+
+def test_real_launch_refuses_missing_robot_ip_and_calibration_files(monkeypatch, tmp_path):
+    with pytest.raises(ConfigError, match="robot_ip"):
+        run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING)
+    with pytest.raises(ConfigError, match="kinematics_params_file"):
+        run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                        robot_ip="10.0.0.2",
+                        kinematics_params_file=str(tmp_path / "none.yaml"))
+    with pytest.raises(ConfigError, match="calibrate camera"):
+        run_launch_file(monkeypatch, "real_ur5e.launch.py", launch_driver="false",
+                        camera_calibration=str(tmp_path / "none.yaml"))
+    stale = tmp_path / "stale.yaml"
+    stale.write_text(yaml.safe_dump({"camera": {"translation": [0, 0, 1],
+                                                "quaternion": [0, 0, 0, 1],
+                                                "T_base_optical": [[1, 0, 0, 0]] * 4}}))
+    with pytest.raises(ConfigError, match="stale pose key"):
+        run_launch_file(monkeypatch, "real_ur5e.launch.py", launch_driver="false",
+                        camera_calibration=str(stale))
+
+
+def test_mock_hardware_smoke_setup_needs_no_robot_ip(monkeypatch):
+    _, actions = run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                                 use_mock_hardware="true", launch_camera="false")
+    driver = _includes(actions)["ur_control.launch.py"]
+    assert driver["use_mock_hardware"] == "true"
+    control = next(n for n in _nodes(actions) if n["executable"] == "ros2_control_node")
+    assert "'use_fake_hardware': 'true'" in control["parameters"][0]["robot_description"]
+
+
+def test_gazebo_launch_passes_the_initial_controller_explicitly(monkeypatch):
+    fake, actions = run_launch_file(monkeypatch, "gazebo.launch.py", installed=EVERYTHING,
+                                    planner="offline")
+    assert set(fake.lookups) == {"frankenbot", "ur_simulation_gz"}
+    sim = _includes(actions)["ur_sim_control.launch.py"]
+    assert sim["initial_joint_controller"] == "scaled_joint_trajectory_controller"
+    assert sim["world_file"].endswith("config/gazebo_tabletop.sdf")
+    planner = next(n for n in _nodes(actions) if n["executable"] == "planner")
+    assert {"planner_mode": "offline"} in planner["parameters"]
+    assert {"use_sim_time": True} in planner["parameters"]
+
+
+def test_every_package_a_plan_can_start_is_an_exec_depend(tmp_path):
+    from catkin_pkg.package import parse_package
+
+    declared = {d.name for d in parse_package(str(PACKAGE_ROOT / "package.xml")).exec_depends}
+    camera = str(PACKAGE_ROOT / "config" / "camera.yaml")
+    full = launch_plan.real_robot_plan({
+        "robot_ip": "10.0.0.2", "motion_backend": "moveit", "launch_driver": "true",
+        "launch_camera": "true", "launch_gripper": "true", "camera_calibration": camera},
+        PACKAGE_ROOT)
+    packages = full.packages() | launch_plan.gazebo_plan({}, PACKAGE_ROOT).packages()
+    assert packages - declared == set(), packages - declared
+    for inc in full.includes:
+        assert (inc.package, inc.launch_file) in KNOWN_INCLUDES
+    assert {"robotiq_description", "robotiq_controllers", "tf2_ros_py"} <= declared

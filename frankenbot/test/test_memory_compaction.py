@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from frankenbot.memory import benchmark
+from frankenbot.eval import memory_bench as benchmark
 from frankenbot.memory.compaction import compact
 from frankenbot.program.catalog import default_catalog
 from frankenbot.program.parser import parse_program, parse_skills
@@ -74,12 +74,23 @@ def test_benchmark_learned_arm_promotes_and_then_uses_skills(tmp_path: Path) -> 
 
 
 def test_benchmark_failed_runs_are_recorded_as_failures_and_never_promote(tmp_path: Path) -> None:
-    def always_fails(family, seed, program, catalog):  # type: ignore[no-untyped-def]
-        return False, "oracle says no"
+    def program_fails(family, seed, program, catalog):  # type: ignore[no-untyped-def]
+        return True, False, "the oracle would say yes, but the program exited failure", "[]"
 
-    rows, info = benchmark.run(8, executor=always_fails, db_dir=tmp_path, min_support=2)
-    assert not any(a.success for r in rows for a in r.arms.values())
+    rows, info = benchmark.run(8, executor=program_fails, db_dir=tmp_path, min_support=2)
+    assert all(a.success for r in rows for a in r.arms.values())  # the report counts the oracle
+    # memory saw only the program's failures: nothing promoted although the oracle agreed
     assert not [s for s in info["libraries"]["learned"] if s.origin == "promoted"]
+
+
+def test_memory_never_learns_the_oracles_verdict(tmp_path: Path) -> None:
+    def oracle_says_no(family, seed, program, catalog):  # type: ignore[no-untyped-def]
+        return False, True, "the program succeeded by its own checks; the oracle disagrees", "[]"
+
+    rows, info = benchmark.run(12, executor=oracle_says_no, db_dir=tmp_path, min_support=2)
+    assert not any(a.success for r in rows for a in r.arms.values())
+    # promotion follows the program's own outcome, which is all a robot knows
+    assert [s for s in info["libraries"]["learned"] if s.origin == "promoted"]
 
 
 def test_check_and_retry_idiom_compacts_onto_a_skill_that_wraps_a_skill() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from frankenbot import resources
 from frankenbot.memory.config import MemoryConfig
-from frankenbot.memory.records import AnomalyRecord, EpisodeRecord
-from frankenbot.memory.seed import default_seed_dir
+from frankenbot.memory.records import EpisodeAnomaly, EpisodeRecord
 from frankenbot.memory.store import MemoryStore, exemplar_tokens, skill_tokens
 from frankenbot.memory.tokens import estimate_tokens
 from frankenbot.program.catalog import default_catalog
@@ -23,7 +23,7 @@ def open_with_seeds(tmp_path: Path, seed_dir: Path) -> MemoryStore:
 
 
 def test_packaged_seed_skills_all_load_and_validate(tmp_path: Path) -> None:
-    with open_with_seeds(tmp_path, default_seed_dir()) as store:
+    with open_with_seeds(tmp_path, resources.skills_dir()) as store:
         names = {s.name for s in store.list_skills()}
         problems = store.seed_problems
         catalog = store.catalog(default_catalog())
@@ -65,12 +65,12 @@ def test_seed_loading_is_idempotent_and_picks_up_edits(tmp_path: Path) -> None:
 
 def test_context_respects_the_token_budget(tmp_path: Path) -> None:
     seeds = tmp_path / "skills"
-    shutil.copytree(default_seed_dir(), seeds)
+    shutil.copytree(resources.skills_dir(), seeds)
     with open_with_seeds(tmp_path, seeds) as store:
         for i in range(5):
             store.record_episode(EpisodeRecord(
                 f"put the red block in the green bowl {i}", PROGRAM, True,
-                anomalies=(AnomalyRecord("grasp_lost", 1, "retry main/0", "recovered",
+                anomalies=(EpisodeAnomaly("grasp_lost", 1, "retry main/0", "recovered",
                                          primitive="pick"),)))
         full = store.get_context("put the red block in the green bowl", 100_000, 3)
         assert len(full.skills) == len(store.list_skills()) and len(full.exemplars) == 3
@@ -88,7 +88,7 @@ def test_context_respects_the_token_budget(tmp_path: Path) -> None:
 
 
 def test_context_ranks_relevant_skills_first(tmp_path: Path) -> None:
-    with open_with_seeds(tmp_path, default_seed_dir()) as store:
+    with open_with_seeds(tmp_path, resources.skills_dir()) as store:
         ctx = store.get_context("put the green block in the drawer", 100_000, 0)
     assert ctx.skills[0].name in ("put_in_drawer", "take_from_drawer")
 
@@ -97,13 +97,14 @@ def test_experience_for_prefers_the_primitive_and_the_best_recovery(tmp_path: Pa
     with open_with_seeds(tmp_path, tmp_path) as store:
         def rec(action: str, outcome: str, primitive: str) -> None:
             store.record_episode(EpisodeRecord("x", PROGRAM, True, anomalies=(
-                AnomalyRecord("grasp_lost", 1, action, outcome, primitive=primitive),)))
+                EpisodeAnomaly("grasp_lost", 1, action, outcome, primitive=primitive),)))
         rec("retry main/0", "recovered", "pick")
         rec("retry main/0", "failed", "pick")
         rec("goto start", "recovered", "pick")
         rec("replan", "recovered", "place_in")
         store.record_episode(EpisodeRecord("y", PROGRAM, True, anomalies=(
-            AnomalyRecord("object_moved", 1, "detect", "recovered", node_path="main/1/place_in"),)))
+            EpisodeAnomaly("object_moved", 1, "detect", "recovered",
+                           node_path="main/1/place_in"),)))
         best = store.experience_for("grasp_lost", "pick")
         moved = store.experience_for("object_moved")
     assert [(e.action, e.tries, e.recovered) for e in best] == [

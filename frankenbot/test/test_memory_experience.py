@@ -10,7 +10,7 @@ from frankenbot.anomaly.candidates import Call, Situation
 from frankenbot.common import AnomalyClass, AnomalyKind
 from frankenbot.memory.config import MemoryConfig
 from frankenbot.memory.experience import candidate_keys, experience_prior
-from frankenbot.memory.records import AnomalyRecord, EpisodeRecord
+from frankenbot.memory.records import EpisodeAnomaly, EpisodeRecord
 from frankenbot.memory.store import MemoryStore
 
 PROGRAM = 'task "t" {\n  main {\n    pick(obj=green_block)\n  }\n}\n'
@@ -31,7 +31,7 @@ def store(tmp_path: Path):  # type: ignore[no-untyped-def]
 def record(store: MemoryStore, action: str, outcome: str, primitive: str = "pick",
            kind: str = "grasp_failed") -> None:
     store.record_episode(EpisodeRecord("pick up the green block", PROGRAM, True, anomalies=(
-        AnomalyRecord(kind, 2, action, outcome, primitive=primitive),)))
+        EpisodeAnomaly(kind, 2, action, outcome, primitive=primitive),)))
 
 
 def test_keys_are_generalised_to_the_new_situations_objects() -> None:

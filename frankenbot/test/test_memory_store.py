@@ -14,7 +14,7 @@ import pytest
 
 from frankenbot.errors import MemoryStoreError
 from frankenbot.memory.config import MemoryConfig
-from frankenbot.memory.records import AnomalyRecord, EpisodeRecord
+from frankenbot.memory.records import EpisodeAnomaly, EpisodeRecord
 from frankenbot.memory.schema import APPLICATION_ID, SCHEMA_VERSION
 from frankenbot.memory.store import MemoryStore
 
@@ -48,7 +48,7 @@ def test_new_database_is_marked_and_versioned(tmp_path: Path) -> None:
 def test_episode_round_trips_with_anomalies(tmp_path: Path) -> None:
     rec = EpisodeRecord(
         "put the red block in the green bowl", PROGRAM, True, "success", task_id="abc",
-        anomalies=(AnomalyRecord("grasp_lost", 1, "retry main/0", "recovered",
+        anomalies=(EpisodeAnomaly("grasp_lost", 1, "retry main/0", "recovered",
                                  node_path="main/0/pick", latency=0.01),),
         vlm_calls=1, repair_calls=1, planning_time=0.5, execution_time=12.0,
         trace_json='[{"node": "main/0"}]')

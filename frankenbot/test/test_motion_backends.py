@@ -24,7 +24,7 @@ from frankenbot.sim.world import SimWorld
 
 @pytest.fixture(scope="module")
 def robot():
-    from frankenbot.motion.sim_adapter import SimRobot
+    from frankenbot.sim.robot_adapter import SimRobot
 
     world = SimWorld(seed=0, width=64, height=48)
     yield SimRobot(world)

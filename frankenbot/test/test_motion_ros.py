@@ -31,16 +31,16 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg  # noqa: E
 
 from frankenbot.common import FailureCode  # noqa: E402
 from frankenbot.motion.kinematics import JOINT_NAMES  # noqa: E402
-from frankenbot.motion.ros_adapter import (  # noqa: E402
+from frankenbot.motion.trajectory import MotionLimits, joint_move  # noqa: E402
+from frankenbot.nodes.ros_robot import (  # noqa: E402
     RosRobot,
     joint_state_from_msg,
     trajectory_from_msg,
     trajectory_to_msg,
 )
-from frankenbot.motion.trajectory import MotionLimits, joint_move  # noqa: E402
 from frankenbot.nodes.spin import ResponsiveExecutor  # noqa: E402
+from frankenbot.ports import CancelToken  # noqa: E402
 from frankenbot.primitives.factory import build_primitives  # noqa: E402
-from frankenbot.primitives.result import CancelToken  # noqa: E402
 from frankenbot.sim.world import SimWorld  # noqa: E402
 from frankenbot.state import Scene  # noqa: E402
 
@@ -166,7 +166,7 @@ def test_adapter_sees_the_sim_node(harness) -> None:
     state = harness.robot.joint_state()
     assert state is not None and len(state.positions) == 6
     assert 0.0 <= harness.robot.gripper_state().width <= 0.085
-    assert harness.robot.speed_scaling() == pytest.approx(1.0)
+    assert harness.robot.speed_scaling() == pytest.approx(1.0)  # the sim sends 100 (%)
     clock = harness.robot.node.get_clock()
     t0 = clock.now().nanoseconds
     harness.robot.sleep(0.2)
@@ -201,13 +201,21 @@ def test_primitives_through_ros_topics(harness, family: str) -> None:
         assert verdict.success, (family, seed, verdict.details)
 
 
+def _is_hold(msg: JointTrajectoryMsg) -> bool:
+    """The stop command: one point, at rest (the Jazzy JTC rejects an empty trajectory)."""
+    return (len(msg.points) == 1 and len(msg.points[0].velocities) == 6
+            and all(v == 0.0 for v in msg.points[0].velocities))
+
+
 def test_estop_over_ros_stops_and_blocks(harness) -> None:
     harness.reset("pick_up", 3)
     prims = build_primitives(harness.robot)
     stops: list[float] = []
+    holds: list[JointTrajectoryMsg] = []
     sub = harness.node.create_subscription(
         JointTrajectoryMsg, "/scaled_joint_trajectory_controller/joint_trajectory",
-        lambda m: stops.append(time.perf_counter()) if not m.points else None, 10)
+        lambda m: (stops.append(time.perf_counter()), holds.append(m)) if _is_hold(m) else None,
+        10)
     out: dict[str, object] = {}
     thread = threading.Thread(target=lambda: out.setdefault(
         "r", prims.execute("pick", {"obj": harness.local_world.task.params["object"]},
@@ -226,6 +234,10 @@ def test_estop_over_ros_stops_and_blocks(harness) -> None:
     time.sleep(0.5)
     state = harness.robot.joint_state()
     assert max(abs(v) for v in state.velocities) < 0.02
+    # held where it was measured when the e-stop came, not somewhere on the planned path
+    assert np.allclose(holds[0].points[0].positions, state.positions, atol=0.02)
+    time.sleep(0.5)
+    assert np.allclose(harness.robot.joint_state().positions, state.positions, atol=2e-3)
     assert prims.execute("home", {}, CancelToken()).code == FailureCode.ESTOP
     harness.estop_pub.publish(Bool(data=False))
     deadline = time.monotonic() + 2.0
@@ -233,6 +245,34 @@ def test_estop_over_ros_stops_and_blocks(harness) -> None:
         time.sleep(0.01)
     assert prims.execute("home", {}, CancelToken()).ok
     harness.node.destroy_subscription(sub)
+
+
+def test_cancel_over_ros_stops_the_arm_in_topic_mode(harness) -> None:
+    """A cancelled move (topic interface, no action goal to cancel) stops the arm with the
+    one-point hold: it comes to rest short of the goal and stays there."""
+    harness.reset("pick_up", 0)
+    prims = build_primitives(harness.robot)
+    q0 = np.array(harness.settled_state().positions)
+    goal = q0 + np.array([0.9, 0.0, 0.0, 0.0, 0.0, 0.0])
+    token = CancelToken()
+    out: dict[str, object] = {}
+    thread = threading.Thread(target=lambda: out.setdefault(
+        "r", prims.backend.move_to_joints(goal, token)))
+    thread.start()
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:  # wait until the arm is clearly moving
+        state = harness.robot.joint_state()
+        if state is not None and abs(state.positions[0] - q0[0]) > 0.1:
+            break
+        time.sleep(0.01)
+    token.cancel("test cancel")
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    assert out["r"].code == FailureCode.PREEMPTED, out["r"]
+    rest = np.array(harness.settled_state(timeout=3.0).positions)
+    assert rest[0] < goal[0] - 0.2  # stopped, not run on to the goal
+    time.sleep(1.0)
+    assert np.allclose(harness.robot.joint_state().positions, rest, atol=2e-3)
 
 
 def test_trajectory_the_sim_controller_rejects_is_typed_and_moves_nothing(harness) -> None:
@@ -261,14 +301,18 @@ def test_speed_scaling_messages_are_read_and_sanitised(harness) -> None:
 
     robot = RosRobot(harness.node, scene_source=lambda: Scene(),
                      trajectory_topic="/nobody/joint_trajectory", estop_topic="/nobody/estop")
-    robot.speed_scaling_callback(Float64(data=0.4))
-    assert robot.speed_scaling() == pytest.approx(0.4)
-    robot.speed_scaling_callback(Float64(data=50.0))  # percent, as some driver versions send
+    robot.speed_scaling_callback(Float64(data=50.0))  # the broadcaster always sends percent
     assert robot.speed_scaling() == pytest.approx(0.5)
+    robot.speed_scaling_callback(Float64(data=0.4))  # 0.4 %, not 40 %
+    assert robot.speed_scaling() == pytest.approx(0.004)
+    robot.speed_scaling_callback(Float64(data=100.0))
+    assert robot.speed_scaling() == pytest.approx(1.0)
     robot.speed_scaling_callback(Float64(data=math.nan))
-    assert robot.speed_scaling() == pytest.approx(0.5)
+    assert robot.speed_scaling() == pytest.approx(1.0)
     robot.speed_scaling_callback(Float64(data=-1.0))
     assert robot.speed_scaling() == 0.0
+    robot.speed_scaling_callback(Float64(data=250.0))
+    assert robot.speed_scaling() == 1.0
 
 
 def test_missing_joint_state_over_ros_is_no_state(harness) -> None:

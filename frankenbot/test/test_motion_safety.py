@@ -11,7 +11,7 @@ import pytest
 from frankenbot.errors import ConfigError, SafetyViolation
 from frankenbot.motion.config import arm_config_from_mapping, load_arm_config
 from frankenbot.motion.kinematics import JOINT_NAMES, UR5eKinematics, top_down_pose
-from frankenbot.motion.safety import SafetyConfig, SafetyEnvelope, load_safety_config
+from frankenbot.motion.safety import SafetyConfig, SafetyEnvelope
 from frankenbot.motion.trajectory import (
     JointTrajectory,
     MotionLimits,
@@ -30,7 +30,7 @@ def kin() -> UR5eKinematics:
 
 @pytest.fixture
 def envelope(kin: UR5eKinematics) -> SafetyEnvelope:
-    return SafetyEnvelope(load_safety_config(), kin)
+    return SafetyEnvelope(load_arm_config().safety, kin)
 
 
 def test_shipped_config_loads_and_planning_stays_below_hard_limits() -> None:
@@ -96,7 +96,7 @@ def test_too_hard_acceleration_is_rejected(envelope: SafetyEnvelope) -> None:
 
 
 def test_cartesian_speed_limit(kin: UR5eKinematics) -> None:
-    strict = SafetyEnvelope(dataclasses.replace(load_safety_config(), max_cartesian_speed=0.05),
+    strict = SafetyEnvelope(dataclasses.replace(load_arm_config().safety, max_cartesian_speed=0.05),
                             kin)
     traj = joint_move(HOME, HOME + np.array([0.5, 0, 0, 0, 0, 0]), MotionLimits(), kin=kin)
     with pytest.raises(SafetyViolation, match="TCP speed"):

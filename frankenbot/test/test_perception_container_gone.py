@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from frankenbot.perception.eval import camera_of_world, default_fixtures_path
+from frankenbot import resources
+from frankenbot.eval.perception_eval import camera_of_world
 from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.pipeline import PerceptionPipeline
 
@@ -21,7 +22,7 @@ def world():
 
 def _pipeline(world) -> PerceptionPipeline:
     return PerceptionPipeline(camera_of_world(world),
-                              load_fixture_geometry(default_fixtures_path()))
+                              load_fixture_geometry(resources.fixtures_path()))
 
 
 def _frame(world, pipeline):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from frankenbot.errors import ConfigError, PerceptionError
-from frankenbot.perception import synthetic as syn
+from frankenbot.eval import synthetic_frames as syn
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.detector import Box2D, Owlv2Detector, non_max_suppression
 from frankenbot.perception.pipeline import PerceptionPipeline

@@ -9,11 +9,20 @@ import numpy as np
 import pytest
 import yaml
 
-from frankenbot.perception import synthetic as syn
+from frankenbot.eval import synthetic_frames as syn
 
 pytestmark = pytest.mark.ros
 
 rclpy = pytest.importorskip("rclpy")
+
+
+def camera_pose_entries(matrix: np.ndarray) -> dict:
+    """camera.yaml's pose keys for a 4x4 optical-frame pose (translation + quaternion xyzw)."""
+    from scipy.spatial.transform import Rotation
+
+    m = np.asarray(matrix, dtype=float)
+    return {"translation": m[:3, 3].tolist(),
+            "quaternion": Rotation.from_matrix(m[:3, :3]).as_quat().tolist()}
 
 
 def _image(arr: np.ndarray, encoding: str, stamp, frame: str = "camera_color_optical_frame"):
@@ -53,7 +62,7 @@ def node_proc(tmp_path, camera, spawn_process, python_exe):
     cam_file.write_text(yaml.safe_dump({
         "intrinsics": {"fx": k.fx, "fy": k.fy, "cx": k.cx, "cy": k.cy, "width": k.width,
                        "height": k.height},
-        "T_base_optical": camera.matrix.tolist()}))
+        **camera_pose_entries(camera.matrix)}))
     fixtures = tmp_path / "fixtures.yaml"
     fixtures.write_text(yaml.safe_dump({"fixtures": [
         {"id": "zone", "shape": "zone", "colour": "cyan", "position": [0.4, -0.45, 0.0],
@@ -166,7 +175,7 @@ def test_node_against_sim_node_publishes_the_sims_objects(ros_context, spawn_pro
                                                           python_exe, package_root):
     """Two real processes (sim node, perception node) over DDS; truth from an identical world."""
     pytest.importorskip("frankenbot.nodes.sim_node")
-    from frankenbot.perception.eval import match, truth_of_world
+    from frankenbot.eval.perception_eval import match, truth_of_world
     from frankenbot.perception.ros_conversions import scene_from_msg
     from frankenbot.sim.world import SimWorld
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from frankenbot.errors import ConfigError, PerceptionError
-from frankenbot.perception import synthetic as syn
+from frankenbot.eval import synthetic_frames as syn
 from frankenbot.perception.annotate import annotate, object_table
 from frankenbot.perception.camera import CameraModel, Intrinsics, camera_from_mapping
 from frankenbot.perception.colour import name_colour, rgb_to_hsv
@@ -174,12 +174,19 @@ def test_bad_fixture_and_config_values_are_rejected():
         PerceptionConfig.from_mapping({"stride": 0})
 
 
-def test_camera_config_accepts_matrix_or_quaternion():
+def test_camera_config_reads_translation_and_quaternion_only():
     intr = {"fx": 600, "fy": 600, "cx": 320, "cy": 240, "width": 640, "height": 480}
-    a = camera_from_mapping({"intrinsics": intr, "T_base_optical": np.eye(4).tolist()})
-    b = camera_from_mapping({"intrinsics": intr, "pose": {"position": [0, 0, 0],
-                                                          "quaternion": [0, 0, 0, 1]}})
-    assert np.allclose(a.matrix, b.matrix)
+    half = math.sqrt(0.5)
+    a = camera_from_mapping({"intrinsics": intr, "translation": [0.1, 0.2, 0.3],
+                             "quaternion": [0, 0, half, half]})  # 90 deg about z
+    assert np.allclose(a.matrix[:3, 3], [0.1, 0.2, 0.3])
+    assert np.allclose(a.matrix[:3, 0], [0, 1, 0], atol=1e-9)
+    # the stale second key set is refused, not silently preferred over the edited values
+    with pytest.raises(ConfigError, match="stale pose key"):
+        camera_from_mapping({"intrinsics": intr, "translation": [0, 0, 0],
+                             "quaternion": [0, 0, 0, 1], "T_base_optical": np.eye(4).tolist()})
+    with pytest.raises(ConfigError, match="translation"):
+        camera_from_mapping({"intrinsics": intr, "quaternion": [0, 0, 0, 1]})
     with pytest.raises(PerceptionError):
         Intrinsics(fx=float("nan"), fy=1, cx=0, cy=0, width=10, height=10)
 

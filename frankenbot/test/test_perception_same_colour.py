@@ -12,10 +12,11 @@ import math
 import numpy as np
 import pytest
 
+from frankenbot import resources
+from frankenbot.eval.perception_eval import camera_of_world
 from frankenbot.perception.colour import rgb_to_hsv
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.containers import fit_outline_circle
-from frankenbot.perception.eval import camera_of_world, default_fixtures_path
 from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.geometry import Detection, measure, split_stack
 from frankenbot.perception.pipeline import PerceptionPipeline
@@ -39,7 +40,7 @@ def world():
 
 def _perceive(world) -> Scene:
     pipeline = PerceptionPipeline(camera_of_world(world),
-                                  load_fixture_geometry(default_fixtures_path()))
+                                  load_fixture_geometry(resources.fixtures_path()))
     rgb, depth = world.render_rgbd()
     return pipeline.process(rgb, depth, world.time, world.joint_positions())
 

@@ -7,19 +7,19 @@ import time
 
 import pytest
 
+from frankenbot import resources
 from frankenbot.errors import PerceptionError
-from frankenbot.perception.camera import load_camera
-from frankenbot.perception.eval import (
+from frankenbot.eval.perception_eval import (
     DEFAULT_MATCH_RADIUS,
     camera_of_world,
-    default_fixtures_path,
     evaluate_sim,
     match,
     truth_of_world,
 )
+from frankenbot.eval.sim_scene_source import SimSceneSource
+from frankenbot.perception.camera import load_camera
 from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.pipeline import PerceptionPipeline
-from frankenbot.perception.sim_source import SimSceneSource
 
 sim_world = pytest.importorskip("frankenbot.sim.world")
 from frankenbot.sim.controller import TrajectoryPoint  # noqa: E402
@@ -33,7 +33,7 @@ def world():
 
 
 def _pipeline(world) -> PerceptionPipeline:
-    fixtures = load_fixture_geometry(default_fixtures_path())
+    fixtures = load_fixture_geometry(resources.fixtures_path())
     return PerceptionPipeline(camera_of_world(world), fixtures)
 
 
@@ -148,7 +148,7 @@ def test_ids_stay_stable_through_a_pick_and_place_into_a_bowl():
         world.reset("put_in_bowl", 11)
         obj, bowl = world.task.params["object"], world.task.params["target"]
         pipeline = _Recording(camera_of_world(world),
-                              load_fixture_geometry(default_fixtures_path()))
+                              load_fixture_geometry(resources.fixtures_path()))
         with SimSceneSource(world, pipeline, rate_hz=30.0) as source:
             first = source.wait_for_scene(timeout=10.0)
             ids = set(first.ids())
@@ -175,7 +175,7 @@ def test_plain_fixture_objects_still_hide_the_drawer_handle(world):
 
     world.reset(None, 1000)
     rgb, depth = world.render_rgbd()
-    pipeline = PerceptionPipeline(camera_of_world(world), load_fixtures(default_fixtures_path()))
+    pipeline = PerceptionPipeline(camera_of_world(world), load_fixtures(resources.fixtures_path()))
     scene = pipeline.process(rgb, depth, world.time, world.joint_positions())
     names = {t.name for t in truth_of_world(world)}
     assert {o.object_id for o in scene.objects if not o.is_fixture} == names

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from planner_fake_server import FakeServer, completion
 
-from frankenbot.planner.benchmark import run_benchmark
+from frankenbot.eval.planner_bench import run_benchmark
+from frankenbot.eval.taskset import sim_cases
 from frankenbot.planner.offline import plan_offline
-from frankenbot.planner.taskset import sim_cases
 
 
 @pytest.fixture

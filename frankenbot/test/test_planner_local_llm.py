@@ -26,7 +26,7 @@ def tiny_model():
     from tokenizers.pre_tokenizers import ByteLevel
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    from frankenbot.planner.local_llm_server import LocalModel
+    from frankenbot.eval.local_llm_server import LocalModel
 
     alphabet = sorted(ByteLevel.alphabet())
     vocab = {c: i for i, c in enumerate(alphabet)}
@@ -44,7 +44,7 @@ def tiny_model():
 
 @pytest.fixture
 def server(tiny_model):
-    from frankenbot.planner.local_llm_server import LocalChatServer
+    from frankenbot.eval.local_llm_server import LocalChatServer
 
     with LocalChatServer(tiny_model) as s:
         yield s

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from frankenbot.eval.taskset import standard_scene
 from frankenbot.planner.prompt import (
     LANGUAGE_REFERENCE,
     PromptBuilder,
@@ -15,7 +16,6 @@ from frankenbot.planner.prompt import (
     repair_message,
 )
 from frankenbot.planner.request import Exemplar, FailureContext, PlanImage, PlanRequest
-from frankenbot.planner.taskset import standard_scene
 from frankenbot.program.catalog import Param, ParamType, Signature, SignatureKind, default_catalog
 from frankenbot.program.check import check_text
 

@@ -7,9 +7,9 @@ import base64
 import pytest
 from planner_fake_server import FakeServer, Reply, completion, error
 
+from frankenbot.eval.taskset import standard_scene
 from frankenbot.planner.planner import Planner, PlannerConfig
 from frankenbot.planner.request import FailureContext, PlanImage, PlanRequest
-from frankenbot.planner.taskset import standard_scene
 from frankenbot.planner.vlm_client import VlmClient, VlmConfig
 
 GOOD = """Here is the program:

@@ -14,10 +14,10 @@ from primitives_support import ground_truth_scene
 from frankenbot.common import FailureCode
 from frankenbot.motion.kinematics import JOINT_NAMES
 from frankenbot.motion.safety import SafetyConfig, SafetyEnvelope
-from frankenbot.motion.sim_adapter import SimRobot
 from frankenbot.motion.trajectory import JointTrajectory, MotionLimits, TrajectoryPoint, joint_move
+from frankenbot.ports import CancelToken
 from frankenbot.primitives.factory import build_primitives
-from frankenbot.primitives.result import CancelToken
+from frankenbot.sim.robot_adapter import SimRobot
 from frankenbot.sim.runner import SimRunner
 from frankenbot.sim.world import SimWorld
 from frankenbot.state import Scene, SceneObject

@@ -14,7 +14,7 @@ from primitives_support import make_primitives
 
 from frankenbot.common import FailureCode
 from frankenbot.motion.kinematics import front_pose
-from frankenbot.primitives.result import CancelToken
+from frankenbot.ports import CancelToken
 from frankenbot.sim.world import SimWorld
 
 

@@ -11,7 +11,7 @@ import os
 import pytest
 from primitives_support import make_primitives
 
-from frankenbot.primitives.result import CancelToken
+from frankenbot.ports import CancelToken
 from frankenbot.sim.world import SimWorld
 
 SEEDS = range(int(os.environ.get("FRANKENBOT_SWEEP_SEEDS", "20")))

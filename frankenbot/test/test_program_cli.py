@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from frankenbot.cli import main
-from frankenbot.program.benchmark import run_benchmark
+from frankenbot.eval.program_bench import run_benchmark
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "program"
 GOOD = FIXTURES / "01_red_in_green_bowl.fb"

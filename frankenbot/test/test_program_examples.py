@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from frankenbot.common import ExitStatus
-from frankenbot.primitives.result import PrimitiveResult
+from frankenbot.ports import PrimitiveResult
 from frankenbot.program import (
     check_text,
     count_lines,

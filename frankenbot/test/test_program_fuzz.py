@@ -1,7 +1,7 @@
 """Fuzzing: arbitrary text never raises anything but ProgramSyntaxError, and nothing is slow.
 
 The normal run is short; the 100k-input campaign is the slow test below (FRANKENBOT_FUZZ_N sets
-its size) or ``python -m frankenbot.program.fuzz --n 100000``.
+its size) or ``python -m frankenbot.eval.fuzz --n 100000``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from frankenbot.eval.fuzz import MAX_SECONDS, check_one, run_fuzz
 from frankenbot.program import (
     ProgramSyntaxError,
     check_text,
@@ -19,7 +20,6 @@ from frankenbot.program import (
     parse_program,
     parse_skills,
 )
-from frankenbot.program.fuzz import MAX_SECONDS, check_one, run_fuzz
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -92,8 +92,8 @@ def test_fast_lexer_agrees_with_larks_contextual_lexer():
     from lark import Lark
     from lark.exceptions import LarkError
 
+    from frankenbot.eval.fuzz import GENERATORS, SEED_PROGRAMS
     from frankenbot.program import parser as parser_module
-    from frankenbot.program.fuzz import GENERATORS, SEED_PROGRAMS
 
     reference = Lark.open("grammar.lark", rel_to=parser_module.__file__, parser="lalr",
                           lexer="contextual", start=["start", "library"], keep_all_tokens=True,

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from frankenbot.common import AnomalyKind, ExitStatus, FailureCode, NodeStatus
-from frankenbot.primitives.result import CancelToken, PrimitiveResult
+from frankenbot.ports import CancelToken, PrimitiveResult
 from frankenbot.program import (
     Arg,
     Call,

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from frankenbot.common import AnomalyKind, ExitStatus, FailureCode
-from frankenbot.primitives.result import PrimitiveResult
+from frankenbot.ports import PrimitiveResult
 from frankenbot.program import (
     Arg,
     Call,

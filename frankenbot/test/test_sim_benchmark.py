@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from frankenbot.sim.benchmark import frame_time, node_deadlines, physics_speed
+from frankenbot.eval.sim_bench import frame_time, node_deadlines, physics_speed
 
 
 def test_physics_speed_measures_the_full_scene():

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 import yaml
 
+from frankenbot import resources
 from frankenbot.errors import SimError
 from frankenbot.sim import layout, tasks
-from frankenbot.sim.config_files import CONFIG_DIR, camera_config, fixtures_config
+from frankenbot.sim.config_files import camera_config, fixtures_config
 from frankenbot.sim.scripted import ScriptedArm
 from frankenbot.sim.world import SimWorld
 
@@ -103,17 +104,17 @@ def test_tower_sort_open_drawer_and_conditional_succeed_when_scripted(world):
 
 
 def test_config_files_match_the_model():
-    cam = yaml.safe_load((CONFIG_DIR / "camera.yaml").read_text())["camera"]
+    cam = yaml.safe_load((resources.config_dir() / "camera.yaml").read_text())["camera"]
     assert cam == camera_config()  # regenerate with `frankenbot sim write-config`
-    fixtures = yaml.safe_load((CONFIG_DIR / "scene_fixtures.yaml").read_text())
+    fixtures = yaml.safe_load((resources.config_dir() / "scene_fixtures.yaml").read_text())
     assert fixtures == fixtures_config()
 
 
 def test_camera_pose_of_world_matches_camera_yaml(world):
     cam = camera_config()
     T = world.camera_pose()
-    assert np.allclose(T, np.array(cam["T_base_optical"]), atol=1e-6)
-    x, y, z, w = cam["rotation"]
+    assert np.allclose(T[:3, 3], np.array(cam["translation"]), atol=1e-6)
+    x, y, z, w = cam["quaternion"]
     R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
                   [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
                   [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])

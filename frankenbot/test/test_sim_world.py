@@ -73,12 +73,17 @@ def test_joint_names_in_any_order_are_mapped(world):
     assert np.max(np.abs(world.joint_positions() - target)) < 0.01
 
 
-def test_new_trajectory_replaces_old_and_empty_one_stops(world):
+def test_new_trajectory_replaces_old_and_a_hold_point_stops(world):
     world.reset("pick_up", seed=1)
     far = HOME + np.array([0.8, 0, 0, 0, 0, 0])
     world.command_trajectory(world.JOINT_NAMES, [TrajectoryPoint(2.0, far.tolist())])
     world.advance(0.5)
-    world.command_trajectory(world.JOINT_NAMES, [])
+    with pytest.raises(SimError, match="Empty trajectory"):  # as the Jazzy JTC
+        world.command_trajectory(world.JOINT_NAMES, [])
+    assert world.trajectory_active()  # the rejected stop changed nothing
+    q_now = world.joint_positions()
+    world.command_trajectory(world.JOINT_NAMES, [TrajectoryPoint(0.05, q_now.tolist(),
+                                                                 [0.0] * 6)])
     world.advance(0.2)
     q_stop = world.joint_positions()
     world.advance(1.0)

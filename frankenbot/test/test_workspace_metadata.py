@@ -35,6 +35,9 @@ def test_frankenbot_package_declares_its_ros_imports():
 
     pkg = parse_package(str(PACKAGE_ROOT / "package.xml"))
     declared = {d.name for d in pkg.exec_depends}
+    # Python module -> the ROS package that installs it (where the names differ)
+    module_package = {"tf2_ros": "tf2_ros_py", "moveit": "moveit_py", "xacro": "xacro",
+                      "moveit_configs_utils": "moveit_configs_utils"}
     ros_imports = set()
     for path in (PACKAGE_ROOT / "frankenbot").rglob("*.py"):
         for line in path.read_text().splitlines():
@@ -44,13 +47,16 @@ def test_frankenbot_package_declares_its_ros_imports():
                 if root.endswith(("_msgs", "_srvs", "_interfaces")) or root in (
                         "rclpy", "ament_index_python", "launch", "launch_ros"):
                     ros_imports.add(root)
+                elif root in module_package:
+                    ros_imports.add(module_package[root])
     assert ros_imports - declared == set(), f"undeclared ROS imports: {ros_imports - declared}"
 
 
 def test_colcon_install_holds_share_files():
     share = INSTALL / "frankenbot" / "share" / "frankenbot"
     assert (share / "package.xml").is_file()
-    for folder, pattern in (("launch", "*.launch.py"), ("config", "*.yaml"), ("skills", "*.fb")):
+    for folder, pattern in (("launch", "*.launch.py"), ("config", "*.yaml"), ("skills", "*.fb"),
+                            ("urdf", "*.xacro")):
         source = sorted(p.name for p in (PACKAGE_ROOT / folder).glob(pattern))
         installed = sorted(p.name for p in (share / folder).glob(pattern))
         assert installed == source, f"{folder}: installed {installed} != source {source}"

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Mapping, Protocol, Sequence
 
-from frankenbot.common import AnomalyClass, AnomalyKind, FailureCode
+from frankenbot.common import AnomalyClass, AnomalyKind
 from frankenbot.state import SceneObject, WorldSnapshot
 
 # Which argument names of a primitive refer to objects whose pose matters while it runs.
@@ -48,23 +48,6 @@ KIND_CLASS: Mapping[AnomalyKind, AnomalyClass] = {
     AnomalyKind.PROGRAM_MONITOR: AnomalyClass.PREDICTABLE,
 }
 
-_FAILURE_KIND: Mapping[FailureCode, AnomalyKind] = {
-    FailureCode.NOT_FOUND: AnomalyKind.OBJECT_MISSING,
-    FailureCode.UNREACHABLE: AnomalyKind.MOTION_REJECTED,
-    FailureCode.GRASP_FAILED: AnomalyKind.GRASP_FAILED,
-    FailureCode.REJECTED_BY_SAFETY: AnomalyKind.MOTION_REJECTED,
-    FailureCode.ABORTED: AnomalyKind.MOTION_ABORTED,
-    FailureCode.ESTOP: AnomalyKind.ESTOP,
-    FailureCode.TIMEOUT: AnomalyKind.TIMEOUT,
-    FailureCode.NO_STATE: AnomalyKind.SCENE_STALE,
-    FailureCode.PLACE_FAILED: AnomalyKind.PLACE_FAILED,
-    FailureCode.BLOCKED: AnomalyKind.TARGET_OCCUPIED,
-}
-
-
-def kind_for_failure(code: FailureCode) -> AnomalyKind:
-    """The anomaly kind a primitive's own failure code stands for."""
-    return _FAILURE_KIND.get(code, AnomalyKind.PRIMITIVE_FAILED)
 
 
 def class_of(kind: AnomalyKind) -> AnomalyClass:

@@ -1,8 +1,9 @@
-"""`frankenbot up | submit | status | demo`: run and use FrankenBot without `ros2 launch`."""
+"""`frankenbot up | submit | status | demo | doctor`: run and use FrankenBot without launch."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -19,6 +20,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--seed", type=int, default=0, help="sim scene seed")
     up.add_argument("--planner", choices=("auto", "offline", "vlm"), default="auto")
     up.add_argument("--log-dir", type=Path, default=None, help="where node logs go")
+    up.add_argument("--record", nargs="?", type=Path, const=Path("artifacts") / "recordings",
+                    default=None, metavar="DIR",
+                    help="write one MCAP file (ROS 2 encoding) per task to DIR "
+                    "(default artifacts/recordings)")
+    _add_foxglove(up)
     up.set_defaults(func=_up)
 
     submit = sub.add_parser("submit", help="submit a task to a running FrankenBot",
@@ -44,7 +50,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo.add_argument("--seed", type=int, default=1)
     demo.add_argument("--out", type=Path, default=Path("artifacts") / "demo")
     demo.add_argument("--timeout", type=float, default=600.0)
+    record = demo.add_mutually_exclusive_group()
+    record.add_argument("--record", dest="record", action="store_true", default=True,
+                        help="write episode.mcap (ROS 2 encoding) into the run folder (default)")
+    record.add_argument("--no-record", dest="record", action="store_false",
+                        help="no MCAP recording")
+    _add_foxglove(demo)
     demo.set_defaults(func=_demo)
+
+    from frankenbot.bringup import doctor
+
+    doctor.register(sub)
+
+
+def _add_foxglove(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--foxglove", nargs="?", const="", default=None, metavar="PORT",
+                        help="serve a Foxglove live view on ws://localhost:PORT (default "
+                        "8765); layout: frankenbot/config/foxglove_layout.json")
 
 
 def _up(args: argparse.Namespace) -> int:
@@ -56,16 +78,47 @@ def _up(args: argparse.Namespace) -> int:
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="frankenbot-up-"))
     params = {"sim": {"task": args.task, "seed": args.seed},
               "planner": {"planner_mode": args.planner}}
-    with NodeGroup(setup=setup, log_dir=log_dir, parameters=params) as group:
+    with contextlib.ExitStack() as stack:
+        _observe(stack, foxglove=args.foxglove, record_dir=args.record)
+        group = stack.enter_context(NodeGroup(setup=setup, log_dir=log_dir, parameters=params))
         group.start(executables)
         print(f"frankenbot up: started {', '.join(executables)} (setup {setup}); "
-              f"logs in {log_dir}; Ctrl-C stops all")
+              f"logs in {log_dir}; Ctrl-C stops all", flush=True)
         code = group.wait()
         for p in group.processes:
             if not p.alive():
                 print(f"frankenbot up: {p.node_name} exited ({p.process.returncode}); "
                       f"last lines:\n{p.tail()}")
         return code
+
+
+def _observe(stack: contextlib.ExitStack, *, foxglove: str | None, record_dir: Path | None
+             ) -> None:
+    """The live view and per-task recordings of ``up``, torn down by ``stack``."""
+    if foxglove is None and record_dir is None:
+        return
+    from frankenbot.bringup.ros_client import BrainClient
+    from frankenbot.bringup.tap import PerTaskRecordingSink, TopicTap, topics_for
+
+    sinks: list = []
+    if foxglove is not None:
+        from frankenbot.bringup.live_view import LiveView, parse_port
+
+        view = LiveView(parse_port(foxglove))
+        stack.callback(view.close)
+        sinks.append(view)
+        print(f"frankenbot up: Foxglove live view on {view.url} (open it in Foxglove: "
+              f"Open connection -> Foxglove WebSocket; layout "
+              f"frankenbot/config/foxglove_layout.json)", flush=True)
+    if record_dir is not None:
+        recorder = PerTaskRecordingSink(
+            record_dir, on_closed=lambda p: print(f"frankenbot up: recorded {p}", flush=True))
+        stack.callback(recorder.close)
+        sinks.append(recorder)
+        print(f"frankenbot up: recording each task to {record_dir}/", flush=True)
+    client = stack.enter_context(BrainClient("frankenbot_view"))
+    tap = TopicTap(client.node, sinks, topics_for(live_view=foxglove is not None))
+    stack.callback(tap.close)
 
 
 def _submit(args: argparse.Namespace) -> int:
@@ -140,4 +193,12 @@ def _demo(args: argparse.Namespace) -> int:
 
     terminate_on_sigterm()
     return run_demo(instruction=args.instruction, seed=args.seed, out_dir=args.out,
-                    timeout=args.timeout)
+                    timeout=args.timeout, record=args.record,
+                    foxglove_port=None if args.foxglove is None else _port(args.foxglove))
+
+
+def _port(value: str) -> int:
+    from frankenbot.bringup.live_view import parse_port
+
+    return parse_port(value)
+

@@ -8,6 +8,7 @@ program, trace, summary, annotated camera frames and an animated GIF of the epis
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -45,11 +46,31 @@ def _save_gif(path: Path, frames: list[np.ndarray], fps: float = 4.0) -> None:
                    duration=int(1000 / fps), loop=0, optimize=True)
 
 
-def run_demo(*, instruction: str, seed: int, out_dir: Path, timeout: float) -> int:
+def run_demo(*, instruction: str, seed: int, out_dir: Path, timeout: float,
+             record: bool = True, foxglove_port: int | None = None) -> int:
+    """The demo; ``record`` writes ``episode.mcap``, ``foxglove_port`` serves the live view."""
+    with contextlib.ExitStack() as stack:
+        view = None
+        if foxglove_port is not None:
+            from frankenbot.bringup.live_view import LiveView
+
+            view = LiveView(foxglove_port)
+            stack.callback(view.close)
+            print(f"Foxglove live view on {view.url} (layout: "
+                  f"frankenbot/config/foxglove_layout.json)", flush=True)
+        return _run_demo(instruction=instruction, seed=seed, out_dir=out_dir, timeout=timeout,
+                         record=record, view=view)
+
+
+def _run_demo(*, instruction: str, seed: int, out_dir: Path, timeout: float, record: bool,
+              view: object | None) -> int:
     from frankenbot.bringup.processes import NODE_EXECUTABLES, NodeGroup
     from frankenbot.bringup.progress import EventView, ProgressPrinter
     from frankenbot.bringup.ros_client import BrainClient, FrameRecorder
     from frankenbot.bringup.scenario import scenario_for
+    from frankenbot.bringup.tap import RecordingSink, TopicTap, topics_for
+    from frankenbot.eval.episode_report import write_episode_report
+    from frankenbot.eval.recording import summarise_mcap
 
     run_dir = Path(out_dir) / time.strftime("%Y%m%d-%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -65,29 +86,41 @@ def run_demo(*, instruction: str, seed: int, out_dir: Path, timeout: float) -> i
         print(f"started nodes {', '.join(NODE_EXECUTABLES)} as separate processes "
               f"(logs: {run_dir / 'logs'})")
         with BrainClient("frankenbot_demo") as client:
+            tap = TopicTap(client.node, [view] if view is not None else [],
+                           topics_for(live_view=view is not None))
             missing = client.wait_for_services(BRAIN_SERVICES, STARTUP_TIMEOUT_S)
             group.check_alive()
             if missing:
                 raise FrankenbotError(f"nodes did not come up within {STARTUP_TIMEOUT_S:.0f} s; "
                                       f"missing {', '.join(missing)}")
             print(f"all nodes up after {time.monotonic() - t_start:.1f} s")
-            client.sim_reset(scenario.family, scenario.seed)
-            recorder = FrameRecorder(client)
-            seen = client.wait_for_scene(after=client.sim_time(), required=scenario.objects,
-                                         timeout=SCENE_WAIT_S)
-            print(f"perception sees {seen} objects and fixtures")
-            printer = ProgressPrinter(write=lambda line: print(line, flush=True))
-            events: list = []
+            # the recording holds the episode from the scene's reset on
+            recording = RecordingSink(run_dir / "episode.mcap") if record else None
+            if recording is not None:
+                tap.sinks.append(recording)
+            try:  # a finished file even when the task fails to finish
+                client.sim_reset(scenario.family, scenario.seed)
+                recorder = FrameRecorder(client)
+                seen = client.wait_for_scene(after=client.sim_time(),
+                                             required=scenario.objects, timeout=SCENE_WAIT_S)
+                print(f"perception sees {seen} objects and fixtures")
+                printer = ProgressPrinter(write=lambda line: print(line, flush=True))
+                events: list = []
 
-            def on_feedback(fb) -> None:
-                events.extend(EventView.of(e) for e in fb.events)
-                printer.update(phase=fb.phase, active_path=fb.active_path,
-                               active_node=fb.active_node, active_line=fb.active_line,
-                               vlm_calls=fb.vlm_calls, events=events)
+                def on_feedback(fb) -> None:
+                    events.extend(EventView.of(e) for e in fb.events)
+                    printer.update(phase=fb.phase, active_path=fb.active_path,
+                                   active_node=fb.active_node, active_line=fb.active_line,
+                                   vlm_calls=fb.vlm_calls, events=events)
 
-            result = client.run_task(instruction, timeout=timeout, on_feedback=on_feedback)
-            group.check_alive()
-            verdict = client.sim_evaluate()
+                result = client.run_task(instruction, timeout=timeout, on_feedback=on_feedback)
+                group.check_alive()
+                verdict = client.sim_evaluate()
+            finally:
+                if recording is not None:
+                    tap.sinks.remove(recording)
+                    recording.close()
+                tap.close()
             frames, annotated = recorder.snapshot()
     ok = bool(verdict.success)
     print(f"program: {'success' if result.success else result.outcome} — {result.summary}")
@@ -95,6 +128,9 @@ def run_demo(*, instruction: str, seed: int, out_dir: Path, timeout: float) -> i
           f"{result.replans}); anomalies: {len(events)}; task time {result.duration:.1f} s")
     print(f"oracle: {'SUCCESS' if ok else 'FAILURE'}\n  " + verdict.details.replace("\n", "\n  "))
     _write_artifacts(run_dir, instruction, scenario, result, verdict, events, frames, annotated)
+    if recording is not None:
+        print("recording: " + "\n  ".join(summarise_mcap(recording.recorder.path).lines()))
+    print(f"report: {write_episode_report(run_dir)}")
     print(f"artifacts: {run_dir}")
     return 0 if ok else 1
 

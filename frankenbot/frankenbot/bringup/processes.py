@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterable, Mapping
 
+from frankenbot import resources
 from frankenbot.errors import ConfigError, FrankenbotError
 
 NODE_EXECUTABLES = ("sim", "perception", "memory", "planner", "executor")
@@ -47,22 +48,12 @@ def terminate_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
-def package_root() -> Path:
-    """The frankenbot ament_python package folder (source checkout) or its installed share."""
-    source = Path(__file__).resolve().parents[2]
-    if (source / "config").is_dir():
-        return source
-    try:
-        from ament_index_python.packages import get_package_share_directory
-    except ImportError as e:  # pragma: no cover - ament_index ships with rclpy
-        raise ConfigError("cannot locate frankenbot's config folder") from e
-    return Path(get_package_share_directory("frankenbot"))
 
 
 def config_file(setup: str) -> Path:
     if setup not in SETUPS:
         raise ConfigError(f"unknown setup {setup!r}; expected one of {', '.join(SETUPS)}")
-    path = package_root() / "config" / f"{setup}.yaml"
+    path = resources.config_dir() / f"{setup}.yaml"
     if not path.is_file():
         raise ConfigError(f"parameter file {path} is missing")
     return path

@@ -31,9 +31,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from frankenbot.bench.stats import mcnemar_exact, wilson_interval
 from frankenbot.errors import ConfigError, SimError
 from frankenbot.eval.seeds import EVALUATION_FIRST_SEED, evaluation_seeds
+from frankenbot.eval.stats import mcnemar_exact, wilson_interval
 
 MIXES: dict[str, dict[str, float]] = {
     "natural": {"predictable": 70, "semi_predictable": 20, "unpredictable": 10},
@@ -248,15 +248,15 @@ class MixRunner:
 
     def __init__(self, options: MixOptions = MixOptions(), memory_dir: Path | None = None
                  ) -> None:
+        from frankenbot.eval.stack import SimStack
         from frankenbot.planner.planner import Planner
-        from frankenbot.sim.stack import SimStack
 
         self.options = options
         self.stack = SimStack(scene="perceived", realtime_factor=options.realtime_factor,
                               stale_timeout_s=options.scene_stale_after_s)
         client = None
         if options.planner == "vlm":
-            from frankenbot.bringup.inprocess import _vlm_client
+            from frankenbot.eval.inprocess import _vlm_client
 
             client = _vlm_client()
         self.planner = Planner(client=client)

@@ -15,7 +15,7 @@ DEVELOPMENT_SEEDS = range(0, EVALUATION_FIRST_SEED)
 
 
 def evaluation_seeds(n: int, first: int = EVALUATION_FIRST_SEED) -> tuple[int, ...]:
-    """``n`` consecutive evaluation seeds starting at ``first`` (which must be an evaluation seed)."""
+    """``n`` consecutive evaluation seeds from ``first`` (itself an evaluation seed)."""
     if n < 1:
         raise ConfigError(f"need at least one seed, got {n}")
     if first < EVALUATION_FIRST_SEED:
@@ -26,12 +26,13 @@ def evaluation_seeds(n: int, first: int = EVALUATION_FIRST_SEED) -> tuple[int, .
 
 
 def development_seeds(n: int, first: int = 0) -> tuple[int, ...]:
-    """``n`` consecutive development seeds from ``first``; refuses to reach into evaluation seeds."""
+    """``n`` consecutive development seeds from ``first``, never reaching evaluation seeds."""
     if n < 1:
         raise ConfigError(f"need at least one seed, got {n}")
     if first < 0 or first + n > EVALUATION_FIRST_SEED:
         raise ConfigError(
-            f"development seeds are 0..{EVALUATION_FIRST_SEED - 1}, asked for {first}..{first + n - 1}"
+            f"development seeds are 0..{EVALUATION_FIRST_SEED - 1}, "
+            f"asked for {first}..{first + n - 1}"
         )
     return tuple(range(first, first + n))
 

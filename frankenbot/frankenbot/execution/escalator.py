@@ -17,9 +17,9 @@ from typing import Callable, Iterable
 from frankenbot.anomaly.candidates import Call as RepairCall
 from frankenbot.anomaly.candidates import RepairAction, Situation
 from frankenbot.anomaly.escalation import EscalationPolicy, Resolution
-from frankenbot.anomaly.monitors import class_of, kind_for_failure
+from frankenbot.anomaly.monitors import class_of
 from frankenbot.anomaly.records import AnomalyLog, AnomalyRecord
-from frankenbot.common import AnomalyKind, FailureCode, Tier
+from frankenbot.common import AnomalyKind, FailureCode, Tier, kind_for_failure
 from frankenbot.program.catalog import Catalog, ParamType
 from frankenbot.program.check import check_text
 from frankenbot.program.escalation import (

@@ -14,7 +14,7 @@ import time
 from typing import Callable, Mapping
 
 from frankenbot.anomaly.monitors import OBJECT_ARGS, MonitorContext
-from frankenbot.primitives.result import CancelToken, PrimitiveExecutor, PrimitiveResult, Value
+from frankenbot.ports import CancelToken, PrimitiveExecutor, PrimitiveResult, Value
 from frankenbot.state import WorldSnapshot
 
 StartListener = Callable[[str, Mapping[str, Value], str, float], None]

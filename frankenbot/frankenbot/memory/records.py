@@ -57,7 +57,7 @@ class SkillRecord:
 
 
 @dataclass(frozen=True)
-class AnomalyRecord:
+class EpisodeAnomaly:
     """One anomaly of an episode and what was done about it (mirrors msg/AnomalyEvent)."""
 
     kind: str
@@ -81,7 +81,7 @@ class EpisodeRecord:
     success: bool
     outcome: str = ""  # ExitStatus value
     task_id: str = ""
-    anomalies: tuple[AnomalyRecord, ...] = ()
+    anomalies: tuple[EpisodeAnomaly, ...] = ()
     vlm_calls: int = 0
     repair_calls: int = 0
     planning_time: float = 0.0
@@ -100,8 +100,8 @@ class EpisodeRecord:
         if not isinstance(self.instruction, str) or not isinstance(self.program, str):
             raise MemoryStoreError("episode instruction and program must be text")
         for a in self.anomalies:
-            if not isinstance(a, AnomalyRecord) or not a.kind:
-                raise MemoryStoreError(f"episode anomalies must be AnomalyRecords with a kind,"
+            if not isinstance(a, EpisodeAnomaly) or not a.kind:
+                raise MemoryStoreError(f"episode anomalies must be EpisodeAnomaly with a kind,"
                                        f" got {a!r}")
 
 

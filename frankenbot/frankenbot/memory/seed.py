@@ -12,6 +12,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from frankenbot import resources
 from frankenbot.errors import FrankenbotError
 from frankenbot.memory import language
 from frankenbot.memory.records import SkillOrigin
@@ -23,24 +24,9 @@ log = logging.getLogger(__name__)
 SKILL_SUFFIX = ".fb"
 
 
-def default_seed_dir() -> Path:
-    """The package's ``skills/`` (source tree or develop install), else the installed share dir."""
-    import frankenbot
-
-    source = Path(frankenbot.__file__).resolve().parents[1] / "skills"
-    if source.is_dir():
-        return source
-    try:
-        from ament_index_python.packages import get_package_share_directory
-
-        return Path(get_package_share_directory("frankenbot")) / "skills"
-    except Exception:  # no ament index: no installed share dir either
-        return source
-
-
 def load_seed_skills(store: "MemoryStore", seed_dir: str | Path | None = None) -> tuple[str, ...]:
     """Load every ``*.fb`` file of ``seed_dir`` into ``store``; returns the problems found."""
-    directory = Path(seed_dir) if seed_dir else default_seed_dir()
+    directory = Path(seed_dir) if seed_dir else resources.skills_dir()
     if not directory.is_dir():
         problem = f"{directory}: seed skill directory not found; no seed skills loaded"
         log.warning(problem)

@@ -25,7 +25,7 @@ from frankenbot.errors import FrankenbotError, MemoryStoreError, ProgramError
 from frankenbot.memory import language, promotion
 from frankenbot.memory.config import MemoryConfig
 from frankenbot.memory.records import (
-    AnomalyRecord,
+    EpisodeAnomaly,
     EpisodeRecord,
     Exemplar,
     ExperienceSummary,
@@ -301,7 +301,7 @@ class MemoryStore:
                 promoted = self._promote(catalog, notes)
         return RecordResult(episode_id, promoted, "; ".join(notes))
 
-    def _insert_experience(self, episode_id: int, a: AnomalyRecord, catalog: Catalog) -> None:
+    def _insert_experience(self, episode_id: int, a: EpisodeAnomaly, catalog: Catalog) -> None:
         primitive = a.primitive
         if not primitive and a.node_path:
             last = a.node_path.rstrip("/").rsplit("/", 1)[-1]
@@ -692,7 +692,7 @@ def _skill_from_row(r: sqlite3.Row) -> SkillRecord:
 
 
 def _episode_from_row(r: sqlite3.Row) -> StoredEpisode:
-    anomalies = tuple(AnomalyRecord(**a) for a in json.loads(r["anomalies_json"]))
+    anomalies = tuple(EpisodeAnomaly(**a) for a in json.loads(r["anomalies_json"]))
     rec = EpisodeRecord(
         instruction=r["instruction"], program=r["program"], success=bool(r["success"]),
         outcome=r["outcome"], task_id=r["task_id"], anomalies=anomalies,

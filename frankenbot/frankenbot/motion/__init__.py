@@ -5,11 +5,10 @@ Modules (pure unless noted):
   trajectory      timed joint paths within limits, straight-line Cartesian paths by dense IK
   safety          the envelope every trajectory passes before it is sent (config/safety.yaml)
   config          loads config/safety.yaml (safety, planning limits, execution watch)
-  robot_interface the port: joint state, trajectories, gripper, scene, clock, e-stop
   backend         MotionBackend protocol and MotionOutcome
   jtc_backend     analytic IK + our trajectories + watched execution (sim and real arm)
   moveit_backend  MoveIt 2 planning (moveit_py, lazily imported; untested here)
-  sim_adapter     RobotInterface over the in-process simulator
-  ros_adapter     RobotInterface over the UR driver's ROS 2 topics/actions (imports rclpy)
-  benchmark       pick planning time and e-stop latency
+
+The RobotInterface port lives in ``frankenbot.ports``; its adapters are ``sim.robot_adapter``
+(in-process simulator) and ``nodes.ros_robot`` (the UR driver's ROS 2 topics and actions).
 """

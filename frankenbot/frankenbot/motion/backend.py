@@ -15,7 +15,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from frankenbot.common import FailureCode
-from frankenbot.primitives.result import CancelToken
+from frankenbot.ports import CancelToken
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,11 @@ from typing import Any, Mapping
 
 import yaml
 
+from frankenbot import resources
 from frankenbot.errors import ConfigError
 from frankenbot.motion.jtc_backend import ExecutionConfig
 from frankenbot.motion.kinematics import HOME_JOINTS, KinematicsConfig
-from frankenbot.motion.safety import DEFAULT_SAFETY_FILE, SafetyConfig
+from frankenbot.motion.safety import SafetyConfig
 from frankenbot.motion.trajectory import MotionLimits
 
 DEFAULT_HOME: tuple[float, ...] = HOME_JOINTS
@@ -74,7 +75,7 @@ def arm_config_from_mapping(data: Mapping[str, Any]) -> ArmConfig:
 
 def load_arm_config(path: str | Path | None = None) -> ArmConfig:
     """Read config/safety.yaml (or ``path``) into an ArmConfig; ConfigError on any problem."""
-    file = Path(path) if path is not None else DEFAULT_SAFETY_FILE
+    file = Path(path) if path is not None else resources.config_dir() / "safety.yaml"
     try:
         data = yaml.safe_load(file.read_text())
     except (OSError, yaml.YAMLError) as e:

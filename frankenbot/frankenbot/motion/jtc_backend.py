@@ -21,12 +21,6 @@ from frankenbot.common import FailureCode
 from frankenbot.errors import MotionError, SafetyViolation
 from frankenbot.motion.backend import MotionOutcome
 from frankenbot.motion.kinematics import HOME_JOINTS, UnreachableError, UR5eKinematics
-from frankenbot.motion.robot_interface import (
-    ControllerRejected,
-    EstopEngaged,
-    RobotInterface,
-    TrajectoryState,
-)
 from frankenbot.motion.safety import SafetyEnvelope
 from frankenbot.motion.trajectory import (
     DiscontinuityError,
@@ -35,7 +29,13 @@ from frankenbot.motion.trajectory import (
     joint_move,
     linear_move,
 )
-from frankenbot.primitives.result import CancelToken
+from frankenbot.ports import (
+    CancelToken,
+    ControllerRejected,
+    EstopEngaged,
+    RobotInterface,
+    TrajectoryState,
+)
 
 
 @dataclass(frozen=True)

@@ -193,16 +193,19 @@ class UR5eKinematics:
             f"no IK solution within joint limits for TCP at ({p[0]:.3f}, {p[1]:.3f}, "
             f"{p[2]:.3f}) m")
 
-    def link_points(self, qs: np.ndarray) -> np.ndarray:
-        """Origins of the DH frames 1..6 plus the TCP for N configurations: shape (N, 7, 3).
+    def link_frames(self, qs: np.ndarray) -> np.ndarray:
+        """Poses in base_link of the DH frames 1..6 (6 is tool0) plus the TCP for N
+        configurations: shape (N, 7, 4, 4), or (7, 4, 4) for one configuration.
 
         Vectorised so the safety envelope can check every link of every trajectory sample
-        against the table and the workspace box in one pass.
+        against the table and the workspace box in one pass; the live view draws them.
         """
-        qs = np.atleast_2d(np.asarray(qs, dtype=float))
+        arr = np.asarray(qs, dtype=float)
+        single = arr.ndim == 1
+        qs = np.atleast_2d(arr)
         n = qs.shape[0]
         frames = np.broadcast_to(np.eye(4), (n, 4, 4)).copy()
-        out = np.empty((n, 7, 3))
+        out = np.empty((n, 7, 4, 4))
         for i in range(6):
             ct, st = np.cos(qs[:, i]), np.sin(qs[:, i])
             ca, sa = math.cos(_DH_ALPHA[i]), math.sin(_DH_ALPHA[i])
@@ -220,13 +223,14 @@ class UR5eKinematics:
             step[:, 2, 3] = _DH_D[i]
             step[:, 3, 3] = 1.0
             frames = frames @ step
-            out[:, i, :] = frames[:, :3, 3]
-        tcp = frames[:, :3, 3] + frames[:, :3, 2] * self.config.tcp_offset
-        out[:, 6, :] = tcp
-        # base -> base_link: negate x and y.
-        out[:, :, 0] *= -1.0
-        out[:, :, 1] *= -1.0
-        return out
+            out[:, i] = frames
+        out[:, 6] = frames @ self._tool0_from_tcp
+        out = _BASE_LINK_FROM_BASE @ out  # base -> base_link
+        return out[0] if single else out
+
+    def link_points(self, qs: np.ndarray) -> np.ndarray:
+        """Origins of the DH frames 1..6 plus the TCP for N configurations: shape (N, 7, 3)."""
+        return self.link_frames(np.atleast_2d(np.asarray(qs, dtype=float)))[:, :, :3, 3]
 
 
 def _check_joints(q: Sequence[float]) -> None:

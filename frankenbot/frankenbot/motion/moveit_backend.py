@@ -8,6 +8,20 @@ its "not installed" error path is tested) without them. Written against the Jazz
 "tool0")`` / ``set_goal_state(robot_state=...)``, ``plan(single_plan_parameters=
 PlanRequestParameters(robot, "<namespace>"))`` and the planning scene monitor.
 
+Configuration (``moveit_config_dict``): ur_moveit_config's own files through
+MoveItConfigsBuilder, with the SRDF from ``srdf/ur.srdf.xacro`` mapped with ``name`` = ur_type
+(as upstream's ur_moveit.launch.py does; the builder's default ``config/ur.srdf`` does not exist
+there), then config/moveit_cpp.yaml deep-merged on top. ``to_dict()`` merges moveit_cpp shallowly,
+so a top-level key equal to a pipeline name (``ompl``) would replace that pipeline's whole
+config and MoveItPy would fail with "Planning plugin name is empty". The robot description
+itself comes from the driver's ``/robot_description`` topic (ur_moveit_config ships no URDF).
+MoveItPy runs under its own node name (``MOVEIT_NODE_NAME``), not the executor's, and gets its
+parameters from the dict, not from the launch file.
+
+Gripper: ur_moveit_config's ``ur_manipulator`` group and the driver's URDF have no gripper, so
+the Robotiq is added to the planning scene as a box attached to tool0 (``GRIPPER_BOX``), which
+makes MoveIt check gripper-table and gripper-object collisions on every plan.
+
 Why a planner swap and not ``robot.execute``: MoveIt plans (collision-aware, OMPL for free moves
 and Pilz LIN for straight lines, see config/moveit_cpp.yaml), then the plan goes through the same
 safety envelope and the same watched execution as the JTC backend (``JtcBackend.execute``), so
@@ -21,20 +35,64 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from frankenbot import resources
 from frankenbot.common import FailureCode
 from frankenbot.errors import MotionError
 from frankenbot.motion.jtc_backend import ExecutionConfig, JtcBackend, PlanningError
 from frankenbot.motion.kinematics import JOINT_NAMES, UR5eKinematics
-from frankenbot.motion.robot_interface import RobotInterface
-from frankenbot.motion.safety import CONFIG_DIR, SafetyEnvelope
+from frankenbot.motion.safety import SafetyEnvelope
 from frankenbot.motion.trajectory import JointTrajectory, MotionLimits, TrajectoryPoint
+from frankenbot.ports import RobotInterface
 
-MOVEIT_CPP_FILE = CONFIG_DIR / "moveit_cpp.yaml"
+MOVEIT_NODE_NAME = "frankenbot_moveit_py"  # not the executor's name: two nodes, two names
 PLANNING_GROUP = "ur_manipulator"
 TIP_LINK = "tool0"
-FREE_MOTION_PARAMS = "ompl"  # namespaces in moveit_cpp.yaml
-LINEAR_MOTION_PARAMS = "pilz_lin"
+SRDF_XACRO = Path("srdf") / "ur.srdf.xacro"  # in ur_moveit_config (Jazzy)
+PIPELINES = ("ompl", "pilz_industrial_motion_planner")
+FREE_MOTION_PARAMS = "frankenbot_free"  # plan_request_params namespaces in moveit_cpp.yaml
+LINEAR_MOTION_PARAMS = "frankenbot_linear"
 TABLE_ID = "frankenbot_table"
+GRIPPER_ID = "frankenbot_gripper"
+# Robotiq 2F-85 on tool0 as one box (m): 0.09 wide across the fingers, 0.07 deep, 0.16 long
+# along tool0's z (coupling + body + open fingers), centred 0.08 out.
+GRIPPER_BOX = ((0.09, 0.07, 0.16), (0.0, 0.0, 0.08))
+GRIPPER_TOUCH_LINKS = ("wrist_3_link", "flange", "tool0")
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    """``override`` merged into a copy of ``base``, recursively (mappings merge, rest replaces)."""
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def default_moveit_cpp_file() -> Path:
+    """config/moveit_cpp.yaml (the package's config folder)."""
+    return resources.config_dir() / "moveit_cpp.yaml"
+
+
+def moveit_config_dict(builder_cls: Any, *, ur_type: str = "ur5e",
+                       moveit_cpp_file: str | Path | None = None) -> dict:
+    """The parameter dict for ``MoveItPy(config_dict=...)`` (see the module docstring).
+
+    ``builder_cls`` is moveit_configs_utils.MoveItConfigsBuilder (passed in so this runs, and is
+    tested, where MoveIt is not installed).
+    """
+    import yaml
+
+    path = Path(moveit_cpp_file) if moveit_cpp_file is not None else default_moveit_cpp_file()
+    overrides = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(overrides, dict):
+        raise MoveItUnavailable(f"{path} must be a mapping")
+    builder = (builder_cls(robot_name="ur", package_name="ur_moveit_config")
+               .robot_description_semantic(SRDF_XACRO, {"name": ur_type})
+               .planning_pipelines(default_planning_pipeline=PIPELINES[0],
+                                   pipelines=list(PIPELINES)))
+    return deep_merge(builder.to_moveit_configs().to_dict(), overrides)
 
 
 class MoveItUnavailable(MotionError):
@@ -74,14 +132,16 @@ class MoveItBackend(JtcBackend):
     def __init__(self, robot: RobotInterface, *, kinematics: UR5eKinematics,
                  envelope: SafetyEnvelope, limits: MotionLimits | None = None,
                  execution: ExecutionConfig | None = None, node: Any = None,
-                 config_file: str | Path = MOVEIT_CPP_FILE, node_name: str = "moveit_py",
-                 table_z: float = 0.0) -> None:
+                 config_file: str | Path | None = None, node_name: str = MOVEIT_NODE_NAME,
+                 table_z: float = 0.0, ur_type: str = "ur5e") -> None:
         super().__init__(robot, kinematics=kinematics, envelope=envelope, limits=limits,
                          execution=execution)
-        self._config_file = Path(config_file)
+        self._config_file = (Path(config_file) if config_file is not None
+                             else default_moveit_cpp_file())
         self._node_name = node_name
         self._node = node  # unused by moveit_py itself; kept for logging
         self._table_z = table_z
+        self._ur_type = ur_type
         self._moveit: Any = None
         self._arm: Any = None
         self._params_cls: Any = None
@@ -91,13 +151,13 @@ class MoveItBackend(JtcBackend):
     def _session(self) -> tuple[Any, Any]:
         if self._moveit is None:
             moveit_py, params_cls, builder = _moveit_modules()
-            config = (builder(robot_name="ur", package_name="ur_moveit_config")
-                      .moveit_cpp(file_path=str(self._config_file))
-                      .to_moveit_configs().to_dict())
+            config = moveit_config_dict(builder, ur_type=self._ur_type,
+                                        moveit_cpp_file=self._config_file)
             self._moveit = moveit_py(node_name=self._node_name, config_dict=config)
             self._arm = self._moveit.get_planning_component(PLANNING_GROUP)
             self._params_cls = params_cls
             self._add_table()
+            self._attach_gripper()
         return self._moveit, self._arm
 
     def _add_table(self) -> None:
@@ -116,6 +176,29 @@ class MoveItBackend(JtcBackend):
         co.primitive_poses.append(pose)
         with self._moveit.get_planning_scene_monitor().read_write() as scene:
             scene.apply_collision_object(co)
+            scene.current_state.update()
+
+    def _attach_gripper(self) -> None:
+        """The gripper as a box attached to tool0, so plans keep it clear of the table."""
+        from geometry_msgs.msg import Pose
+        from moveit_msgs.msg import (  # type: ignore[import-not-found]
+            AttachedCollisionObject,
+            CollisionObject,
+        )
+        from shape_msgs.msg import SolidPrimitive  # type: ignore[import-not-found]
+
+        size, centre = GRIPPER_BOX
+        pose = Pose()
+        pose.position.x, pose.position.y, pose.position.z = centre
+        pose.orientation.w = 1.0
+        co = CollisionObject(id=GRIPPER_ID, operation=CollisionObject.ADD)
+        co.header.frame_id = TIP_LINK
+        co.primitives.append(SolidPrimitive(type=SolidPrimitive.BOX, dimensions=list(size)))
+        co.primitive_poses.append(pose)
+        aco = AttachedCollisionObject(link_name=TIP_LINK, object=co,
+                                      touch_links=list(GRIPPER_TOUCH_LINKS))
+        with self._moveit.get_planning_scene_monitor().read_write() as scene:
+            scene.process_attached_collision_object(aco)
             scene.current_state.update()
 
     def _plan(self, namespace: str, speed_scaling: float) -> JointTrajectory:

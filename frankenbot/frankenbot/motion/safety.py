@@ -14,18 +14,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import yaml
 
 from frankenbot.errors import ConfigError, SafetyViolation
 from frankenbot.motion.kinematics import JOINT_NAMES, UR5eKinematics
 from frankenbot.motion.trajectory import JointTrajectory
-
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
-DEFAULT_SAFETY_FILE = CONFIG_DIR / "safety.yaml"
 
 
 @dataclass(frozen=True)
@@ -74,18 +69,6 @@ class SafetyConfig:
             kwargs[key] = tuple(float(v) for v in value) if isinstance(value, list) else float(
                 value)
         return cls(**kwargs)
-
-
-def load_safety_config(path: str | Path | None = None) -> SafetyConfig:
-    """Read ``safety:`` from a YAML file (default: the package's config/safety.yaml)."""
-    file = Path(path) if path is not None else DEFAULT_SAFETY_FILE
-    try:
-        data = yaml.safe_load(file.read_text())
-    except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(f"cannot read safety config {file}: {e}") from e
-    if not isinstance(data, dict) or not isinstance(data.get("safety"), dict):
-        raise ConfigError(f"{file} must have a top-level 'safety:' mapping")
-    return SafetyConfig.from_mapping(data["safety"])
 
 
 class SafetyEnvelope:

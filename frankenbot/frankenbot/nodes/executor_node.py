@@ -12,15 +12,16 @@ Publishes
   /frankenbot/events (AnomalyEvent): every anomaly when detected and when a tier acted
 Uses
   /joint_states, /frankenbot/scene, /frankenbot/estop and the trajectory / gripper command
-      topics (through ``frankenbot.motion.ros_adapter.RosRobot``)
+      topics (through ``frankenbot.nodes.ros_robot.RosRobot``)
   /frankenbot/replan (frankenbot_interfaces/srv/Replan) for tier 3
   ``reset_topic`` (std_msgs/Header; the sim's ~/scene_reset): a new world, so the beliefs of the
       primitives (held object, open drawers) are forgotten
 Parameters (see PARAMS below for descriptions and defaults)
   monitor_rate_hz, debounce_ticks, handler_retries, tier2_attempts, replans, tier2_method,
   confidence_threshold, rule_bonus, step_budget, scene_stale_after_s, local_expert_model,
-  local_expert_threads, trajectory_mode, gripper_mode, replan_timeout, feedback_rate_hz,
-  reset_topic
+  local_expert_threads, trajectory_mode, gripper_mode, gripper_action, gripper_joint,
+  gripper_closed_position, gripper_joint_states_topic, program_running_topic,
+  action_server_wait, replan_timeout, feedback_rate_hz, reset_topic
 
 One goal at a time (a second is rejected while one runs). Callbacks that must not block each
 other have their own groups under a MultiThreadedExecutor: the action (reentrant), the replan
@@ -42,10 +43,12 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
 
+from frankenbot import resources
 from frankenbot.anomaly.candidates import Situation
 from frankenbot.anomaly.escalation import Budgets, ReplanResult
 from frankenbot.anomaly.local_expert import LocalExpert, gemma_loader
 from frankenbot.anomaly.records import AnomalyRecord
+from frankenbot.anomaly.ros_conversions import event_to_msg
 from frankenbot.common import ExitStatus, NodeStatus
 from frankenbot.errors import ConfigError, FrankenbotError
 from frankenbot.execution.executor import ExecutionOutcome, ExecutorParams, ProgramExecutor
@@ -71,7 +74,21 @@ PARAMS: dict[str, tuple[Any, str]] = {
                                           "| none; loaded only when tier2_method uses the LM"),
     "local_expert_threads": (2, "torch threads for the local expert"),
     "trajectory_mode": ("topic", "topic (JTC topic, sim + real) | action (FollowJointTrajectory)"),
-    "gripper_mode": ("topic", "topic (position command) | action (Robotiq GripperCommand)"),
+    "gripper_mode": ("topic", "topic (position command, the sim) | parallel (control_msgs "
+                              "ParallelGripperCommand: the Jazzy Robotiq controller) | "
+                              "gripper_command (control_msgs GripperCommand: other grippers)"),
+    "gripper_action": ("/robotiq_gripper_controller/gripper_cmd",
+                       "gripper action server (parallel / gripper_command modes)"),
+    "gripper_joint": ("robotiq_85_left_knuckle_joint",
+                      "the gripper joint commanded (parallel mode) and read from joint states"),
+    "gripper_closed_position": (0.8, "gripper joint position (rad) when fully closed"),
+    "gripper_joint_states_topic": ("/joint_states", "where the gripper joint is published (a "
+                                                    "namespaced gripper: /robotiq/joint_states)"),
+    "program_running_topic": ("/io_and_status_controller/robot_program_running",
+                              "UR driver's External Control program state (std_msgs/Bool, "
+                              "latched); '' = not watched"),
+    "action_server_wait": (10.0, "seconds to wait at start (and before a goal) for the "
+                                 "trajectory / gripper action servers"),
     "motion_backend": ("jtc", "jtc (analytic IK + joint trajectory controller) | moveit "
                               "(MoveItPy collision-aware planning; real ROS install only)"),
     "replan_timeout": (120.0, "seconds to wait for /frankenbot/replan"),
@@ -136,8 +153,7 @@ class ExecutorNode(Node):
         except (TypeError, ValueError) as e:
             raise ConfigError(f"frankenbot_executor parameters: {e}") from e
         if robot is None or primitives is None:
-            robot, primitives = self._build_robot(str(p["trajectory_mode"]),
-                                                  str(p["gripper_mode"]))
+            robot, primitives = self._build_robot(p)
         self.robot = robot
         self.primitives = primitives
         self.expert = self._build_expert(params.tier2_method, str(p["local_expert_model"]),
@@ -175,15 +191,24 @@ class ExecutorNode(Node):
                                f"{params.monitor_rate_hz:g} Hz)")
 
     # ---- construction -----------------------------------------------------------------------
-    def _build_robot(self, trajectory_mode: str, gripper_mode: str) -> tuple[Any, Any]:
-        from frankenbot.motion.ros_adapter import RosRobot
-        from frankenbot.perception.eval import default_fixtures_path
+    def _build_robot(self, p: dict[str, Any]) -> tuple[Any, Any]:
+        from frankenbot.nodes.ros_robot import RosRobot
         from frankenbot.primitives.factory import build_primitives
 
-        robot = RosRobot(self, trajectory_mode=trajectory_mode, gripper_mode=gripper_mode)
+        try:
+            robot = RosRobot(
+                self, trajectory_mode=str(p["trajectory_mode"]),
+                gripper_mode=str(p["gripper_mode"]), gripper_action=str(p["gripper_action"]),
+                gripper_joint=str(p["gripper_joint"]),
+                gripper_closed_position=float(p["gripper_closed_position"]),
+                gripper_joint_states_topic=str(p["gripper_joint_states_topic"]),
+                program_running_topic=str(p["program_running_topic"]),
+                server_wait=float(p["action_server_wait"]))
+        except ValueError as e:
+            raise ConfigError(f"frankenbot_executor parameters: {e}") from e
         backend = str(self.get_parameter("motion_backend").value)
-        # moveit: MoveItPy runs in this process under this node's name (see real_ur5e.launch.py)
-        prims = build_primitives(robot, backend=backend, fixtures=default_fixtures_path(),
+        # moveit: MoveItPy runs in this process as its own node (moveit_backend.MOVEIT_NODE_NAME)
+        prims = build_primitives(robot, backend=backend, fixtures=resources.fixtures_path(),
                                  moveit_node=self if backend == "moveit" else None)
         return robot, prims
 
@@ -300,12 +325,7 @@ class ExecutorNode(Node):
         return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
     def event_msg(self, r: AnomalyRecord) -> AnomalyEvent:
-        msg = AnomalyEvent(task_id=self._task_id, event_id=r.event_id, kind=r.kind.value,
-                           anomaly_class=r.anomaly_class.value, tier=int(r.tier),
-                           source=r.source, node_path=r.node_path, detail=r.detail,
-                           detected_at=self._stamp(r.detected_at),
-                           recovery_commanded_at=self._stamp(r.recovery_commanded_at),
-                           latency=float(r.latency), action=r.action, outcome=r.outcome.value)
+        msg = event_to_msg(r, task_id=self._task_id, to_time=self._stamp)
         msg.header.stamp = self.get_clock().now().to_msg()
         return msg
 

@@ -31,7 +31,7 @@ from rclpy.node import Node
 
 from frankenbot.errors import FrankenbotError
 from frankenbot.memory.config import MemoryConfig
-from frankenbot.memory.records import AnomalyRecord, EpisodeRecord, SkillRecord
+from frankenbot.memory.records import EpisodeAnomaly, EpisodeRecord, SkillRecord
 from frankenbot.memory.store import MemoryStore
 from frankenbot.nodes.spin import run_node
 from frankenbot_interfaces.msg import Skill
@@ -58,9 +58,9 @@ def skill_msg(s: SkillRecord) -> Skill:
                  origin=s.origin)
 
 
-def anomaly_record(e: Any) -> AnomalyRecord:
-    """AnomalyEvent message -> AnomalyRecord (the primitive is derived from node_path later)."""
-    return AnomalyRecord(kind=e.kind, tier=int(e.tier), action=e.action, outcome=e.outcome,
+def episode_anomaly(e: Any) -> EpisodeAnomaly:
+    """AnomalyEvent message -> EpisodeAnomaly (the primitive is derived from node_path later)."""
+    return EpisodeAnomaly(kind=e.kind, tier=int(e.tier), action=e.action, outcome=e.outcome,
                          node_path=e.node_path, source=e.source, detail=e.detail,
                          anomaly_class=e.anomaly_class, latency=float(e.latency))
 
@@ -119,7 +119,7 @@ class MemoryNode(Node):
                 instruction=request.instruction, program=request.program,
                 success=bool(request.success), outcome=request.outcome,
                 task_id=request.task_id,
-                anomalies=tuple(anomaly_record(a) for a in request.anomalies),
+                anomalies=tuple(episode_anomaly(a) for a in request.anomalies),
                 vlm_calls=int(request.vlm_calls), repair_calls=int(request.repair_calls),
                 planning_time=float(request.planning_time),
                 execution_time=float(request.execution_time),

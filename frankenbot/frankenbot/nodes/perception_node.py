@@ -43,11 +43,12 @@ from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
+from frankenbot import resources
 from frankenbot.errors import FrankenbotError, PerceptionError
 from frankenbot.nodes.spin import run_node
 from frankenbot.perception.annotate import annotate
 from frankenbot.perception.camera import CameraModel, load_camera
-from frankenbot.perception.config import PerceptionConfig, resolve_config_path
+from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.pipeline import DEFAULT_QUERIES, PerceptionPipeline
 from frankenbot.perception.ros_conversions import (
@@ -84,7 +85,7 @@ class PerceptionNode(Node):
                                      "processed for this long (s)"))
         self.sync_tolerance = float(p("sync_tolerance", 0.05, "max colour/depth stamp "
                                       "difference (s) for a frame pair"))
-        camera_config = str(p("camera_config", "", "camera.yaml with T_base_optical (a bare "
+        camera_config = str(p("camera_config", "", "camera.yaml: translation + quaternion (a bare "
                               "name is looked up in the package's config/); empty: the pose "
                               "from TF base_frame <- camera frame (needs tf2_ros)"))
         fixtures_path = str(p("fixtures_path", "", "scene_fixtures.yaml (drawer, zone; bare "
@@ -129,9 +130,9 @@ class PerceptionNode(Node):
 
             self._detector = Owlv2Detector.from_pretrained(detector_model,
                                                            threshold=detector_threshold)
-        self._extrinsics = (load_camera(resolve_config_path(camera_config)).matrix
+        self._extrinsics = (load_camera(resources.config_path(camera_config)).matrix
                             if camera_config else None)
-        self._fixtures = (load_fixture_geometry(resolve_config_path(fixtures_path))
+        self._fixtures = (load_fixture_geometry(resources.config_path(fixtures_path))
                           if fixtures_path else ())
         self._pipeline: PerceptionPipeline | None = None
         self._tf_buffer: Any = None

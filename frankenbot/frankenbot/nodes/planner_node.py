@@ -43,6 +43,12 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
 from frankenbot.errors import FrankenbotError
+from frankenbot.execution.episode import (
+    ExecutionReport,
+    PlanningContext,
+    episode_record,
+    plan_request,
+)
 from frankenbot.nodes.spin import run_node
 from frankenbot.planner.planner import Planner, PlannerConfig, make_client
 from frankenbot.planner.prompt import encode_png
@@ -222,8 +228,9 @@ class PlannerNode(Node):
                 experience = tuple(ctx.anomaly_experience)
             else:
                 self.get_logger().warning("memory get_context timed out; planning without it")
-        return PlanRequest(instruction, scene, image, tuple(skills), tuple(exemplars),
-                           experience, planner=planner, task_id=task_id)
+        context = PlanningContext(tuple(skills), tuple(exemplars), experience)
+        return plan_request(instruction, scene, context=context, image=image, planner=planner,
+                            task_id=task_id)
 
     # -- planning ----------------------------------------------------------------------------
 
@@ -391,13 +398,17 @@ class PlannerNode(Node):
             return
         out = task.outcome
         assert out is not None
+        # what memory learns is decided in one place (execution.episode): the executor's report
+        report = ExecutionReport(success=bool(res.success), outcome=res.outcome,
+                                 final_program=res.final_program, vlm_calls=task.replan_calls,
+                                 duration=float(res.duration), trace_json=res.trace_json)
+        ep = episode_record(task.task_id, task.instruction, out, report)
         req = RecordEpisode.Request(
-            task_id=task.task_id, instruction=task.instruction,
-            program=res.final_program or out.program_text, success=bool(res.success),
-            outcome=res.outcome, anomalies=list(res.anomalies),
-            vlm_calls=out.vlm_calls + task.replan_calls, repair_calls=out.repair_calls,
-            planning_time=out.latency, execution_time=float(res.duration),
-            trace_json=res.trace_json)
+            task_id=ep.task_id, instruction=ep.instruction, program=ep.program,
+            success=ep.success, outcome=ep.outcome, anomalies=list(res.anomalies),
+            vlm_calls=ep.vlm_calls, repair_calls=ep.repair_calls,
+            planning_time=ep.planning_time, execution_time=ep.execution_time,
+            trace_json=ep.trace_json)
         self.record_client.call_async(req)
 
     # -- tier 3 ------------------------------------------------------------------------------

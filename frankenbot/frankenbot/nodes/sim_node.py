@@ -7,7 +7,8 @@ from the robot. All physics, tasks, oracle and anomalies live in ``frankenbot.si
 Publishes
   /joint_states (sensor_msgs/JointState): 6 UR joints + the Robotiq knuckle, at joint_state_rate
   /clock (rosgraph_msgs/Clock): sim time, with every joint state
-  /speed_scaling_state_broadcaster/speed_scaling (std_msgs/Float64): 1.0 (at ~10 Hz)
+  /speed_scaling_state_broadcaster/speed_scaling (std_msgs/Float64): 100.0 (percent, as the
+      driver's broadcaster publishes it; at ~10 Hz)
   /camera/camera/color/image_raw (sensor_msgs/Image, rgb8), at camera_rate (sim time)
   /camera/camera/aligned_depth_to_color/image_raw (sensor_msgs/Image, 16UC1 millimetres)
   /camera/camera/color/camera_info (sensor_msgs/CameraInfo, frame camera_color_optical_frame)
@@ -15,7 +16,8 @@ Publishes
       the new scene, frame_id = its task id; perception forgets its tracks on it
 Subscribes
   /scaled_joint_trajectory_controller/joint_trajectory (trajectory_msgs/JointTrajectory);
-      starts on receipt (header.stamp is not used), replaces the running one, empty = stop
+      starts on receipt (header.stamp is not used), replaces the running one; an empty one is
+      rejected as by the Jazzy JTC (a stop is a one-point hold)
   robotiq.COMMAND_TOPIC (std_msgs/Float64MultiArray [knuckle position 0 .. 0.8])
 Services
   ~/reset (frankenbot_interfaces/srv/ResetScene), ~/inject_anomaly (InjectAnomaly),
@@ -47,15 +49,15 @@ from sensor_msgs.msg import CameraInfo, Image, JointState
 from std_msgs.msg import Float64, Float64MultiArray, Header
 from trajectory_msgs.msg import JointTrajectory
 
-from frankenbot import robotiq
+from frankenbot import robotiq, ur_driver
 from frankenbot.errors import FrankenbotError, SimError
 from frankenbot.nodes.spin import run_node
 from frankenbot.sim.runner import Frame, JointStateSample, SimRunner
 from frankenbot.sim.world import SimWorld, TrajectoryPoint
 from frankenbot_interfaces.srv import EvaluateTask, InjectAnomaly, ResetScene
 
-TRAJECTORY_TOPIC = "/scaled_joint_trajectory_controller/joint_trajectory"
-SPEED_SCALING_TOPIC = "/speed_scaling_state_broadcaster/speed_scaling"
+TRAJECTORY_TOPIC = ur_driver.TRAJECTORY_TOPIC
+SPEED_SCALING_TOPIC = ur_driver.SPEED_SCALING_TOPIC
 COLOR_TOPIC = "/camera/camera/color/image_raw"
 DEPTH_TOPIC = "/camera/camera/aligned_depth_to_color/image_raw"
 INFO_TOPIC = "/camera/camera/color/camera_info"
@@ -161,7 +163,7 @@ class SimNode(Node):
             self.joint_pub.publish(msg)
             self._ticks += 1
             if self._ticks % 12 == 0:
-                self.scaling_pub.publish(Float64(data=1.0))
+                self.scaling_pub.publish(Float64(data=100.0))  # percent
         if len(self.world.instabilities) != self._instabilities_seen:
             self._instabilities_seen = len(self.world.instabilities)
             event = self.world.instabilities[-1]
@@ -195,7 +197,8 @@ class SimNode(Node):
         try:
             self.world.command_trajectory(list(msg.joint_names), trajectory_points(msg))
         except SimError as e:
-            self.get_logger().error(f"trajectory rejected, arm holds: {e}")
+            self.get_logger().error(f"trajectory rejected (the running one, if any, "
+                                    f"continues): {e}")
 
     def gripper_callback(self, msg: Float64MultiArray) -> None:
         if len(msg.data) != 1:

@@ -122,27 +122,50 @@ def _quat_to_matrix(q: Any) -> np.ndarray:
     ])
 
 
+POSE_KEYS = ("translation", "quaternion")  # the one key set of camera.yaml (see below)
+STALE_POSE_KEYS = ("T_base_optical", "t_base_optical", "matrix", "rotation", "position",
+                   "orientation", "pose")
+
+
 def _pose_from_mapping(data: Mapping[str, Any]) -> np.ndarray:
-    """Accept ``T_base_optical`` (4x4 rows), or ``position`` + ``quaternion`` ([x, y, z, w])."""
-    for key in ("T_base_optical", "t_base_optical", "matrix"):
-        if key in data:
-            t = np.asarray(data[key], dtype=float)
-            if t.size == 16:
-                return t.reshape(4, 4)
-            raise ConfigError(f"camera config '{key}' must have 16 numbers, got {t.size}")
-    pose = data.get("pose", data)
-    pos = pose.get("position", pose.get("translation"))
-    quat = pose.get("quaternion", pose.get("orientation", pose.get("rotation")))
+    """``translation`` [x, y, z] (m) + ``quaternion`` [x, y, z, w] of the optical frame in base.
+
+    That is what `frankenbot calibrate camera` and `frankenbot sim write-config` write. Other pose
+    keys (a 4x4 ``T_base_optical``, ``rotation``, ``pose``) are refused with a clear error rather
+    than read: a second key set once silently overrode the values a user had edited.
+    """
+    stale = [k for k in STALE_POSE_KEYS if k in data]
+    if stale:
+        raise ConfigError(f"camera config has stale pose key(s) {stale}: write the optical "
+                          f"frame's pose in base_link only as translation [x, y, z] and "
+                          f"quaternion [x, y, z, w]")
+    pos, quat = data.get("translation"), data.get("quaternion")
     if pos is None or quat is None:
-        raise ConfigError("camera config needs T_base_optical or pose.position + pose.quaternion")
-    if isinstance(quat, Mapping):
-        quat = [quat["x"], quat["y"], quat["z"], quat["w"]]
-    if isinstance(pos, Mapping):
-        pos = [pos["x"], pos["y"], pos["z"]]
+        raise ConfigError("camera config needs translation [x, y, z] and quaternion "
+                          "[x, y, z, w] (the optical frame in base_link)")
+    if len(pos) != 3 or len(quat) != 4:
+        raise ConfigError(f"camera translation needs 3 numbers and quaternion 4, got "
+                          f"{len(pos)} and {len(quat)}")
     t = np.eye(4)
     t[:3, :3] = _quat_to_matrix(quat)
     t[:3, 3] = np.asarray(pos, dtype=float)
+    if not np.all(np.isfinite(t)):
+        raise ConfigError("camera translation and quaternion must be finite")
     return t
+
+
+def camera_pose_from_mapping(data: Mapping[str, Any]) -> tuple[str, str, list[float],
+                                                                list[float]]:
+    """(parent, frame, translation, quaternion xyzw) of a camera config, checked: what a
+    static transform publisher needs (real_ur5e.launch.py)."""
+    if "camera" in data and isinstance(data["camera"], Mapping):
+        data = data["camera"]
+    t = _pose_from_mapping(data)
+    quat = [float(v) for v in data["quaternion"]]
+    n = math.sqrt(sum(v * v for v in quat))
+    return (str(data.get("parent", "base_link")), str(data.get("frame",
+                                                               "camera_color_optical_frame")),
+            [float(v) for v in t[:3, 3]], [v / n for v in quat])
 
 
 def camera_from_mapping(data: Mapping[str, Any]) -> CameraModel:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping
 
 from frankenbot.errors import ConfigError
@@ -97,21 +96,3 @@ class PerceptionConfig:
             raise ConfigError("stale_timeout_s must be > 0 and memory_s >= 0")
 
 
-def resolve_config_path(name: str) -> Path:
-    """Find a config file: as given, else in the package's config/ (source tree or share)."""
-    p = Path(name).expanduser()
-    if p.is_absolute() or p.is_file():
-        if not p.is_file():
-            raise ConfigError(f"config file not found: {p}")
-        return p
-    candidates = [Path(__file__).resolve().parents[2] / "config" / name]
-    try:
-        from ament_index_python.packages import get_package_share_directory
-
-        candidates.append(Path(get_package_share_directory("frankenbot")) / "config" / name)
-    except Exception:  # no ament index (plain venv): only the source tree
-        pass
-    for c in candidates:
-        if c.is_file():
-            return c
-    raise ConfigError(f"config file {name!r} not found (looked in {[str(c) for c in candidates]})")

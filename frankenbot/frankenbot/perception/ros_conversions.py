@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from frankenbot.common import quaternion_yaw
 from frankenbot.errors import PerceptionError
 from frankenbot.perception.camera import Intrinsics
 from frankenbot.state import Scene, SceneObject
@@ -34,7 +35,8 @@ def yaw_to_quaternion(yaw: float) -> tuple[float, float, float, float]:
 
 
 def quaternion_to_yaw(x: float, y: float, z: float, w: float) -> float:
-    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    """Yaw of a ROS (x, y, z, w) quaternion."""
+    return quaternion_yaw(w, x, y, z)
 
 
 def object_to_msg(obj: SceneObject) -> Any:
@@ -140,10 +142,12 @@ def image_msg_from_rgb(rgb: np.ndarray, stamp: float, frame_id: str) -> Any:
     return msg
 
 
-_RGB = {"red": (0.85, 0.1, 0.1), "green": (0.1, 0.65, 0.2), "blue": (0.1, 0.25, 0.9),
-        "yellow": (0.95, 0.85, 0.1), "orange": (1.0, 0.5, 0.05), "purple": (0.55, 0.15, 0.7),
-        "white": (0.95, 0.95, 0.95), "black": (0.1, 0.1, 0.1), "gray": (0.5, 0.5, 0.5),
-        "pink": (1.0, 0.5, 0.7), "brown": (0.55, 0.35, 0.2), "cyan": (0.1, 0.8, 0.85)}
+# display colour of each colour name (RViz markers, the Foxglove live view)
+COLOUR_RGB = {"red": (0.85, 0.1, 0.1), "green": (0.1, 0.65, 0.2), "blue": (0.1, 0.25, 0.9),
+              "yellow": (0.95, 0.85, 0.1), "orange": (1.0, 0.5, 0.05), "purple": (0.55, 0.15, 0.7),
+              "white": (0.95, 0.95, 0.95), "black": (0.1, 0.1, 0.1),
+              "gray": (0.5, 0.5, 0.5), "pink": (1.0, 0.5, 0.7), "brown": (0.55, 0.35, 0.2),
+              "cyan": (0.1, 0.8, 0.85)}
 
 
 def scene_markers(scene: Scene, lifetime_s: float = 1.0) -> Any:
@@ -165,7 +169,7 @@ def scene_markers(scene: Scene, lifetime_s: float = 1.0) -> Any:
             m.action = Marker.ADD
             m.pose = object_to_msg(obj).pose
             m.lifetime = Duration(sec=int(lifetime_s), nanosec=int((lifetime_s % 1) * 1e9))
-            r, g, b = _RGB.get(obj.colour, (0.7, 0.7, 0.7))
+            r, g, b = COLOUR_RGB.get(obj.colour, (0.7, 0.7, 0.7))
             if kind == "box":
                 m.type = Marker.CUBE
                 m.scale.x, m.scale.y, m.scale.z = (max(float(v), 0.002) for v in obj.size)

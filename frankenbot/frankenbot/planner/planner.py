@@ -117,7 +117,41 @@ class Planner:
                                   planner=PlannerKind.VLM.value)
         else:
             outcome = self._vlm(request, failure, self.client)
+        if outcome.ok and outcome.program is not None:
+            outcome = self._self_contained(outcome, request)
         return replace(outcome, latency=time.monotonic() - start)
+
+    def _self_contained(self, outcome: PlanOutcome, request: PlanRequest) -> PlanOutcome:
+        """The program with the definitions of the library skills it calls, so the executor
+        (which knows only the primitives) can validate and run it with nothing else: memory's
+        library is the planner's context, not the executor's."""
+        from frankenbot.program.parser import parse_skills
+        from frankenbot.program.printer import print_program
+        from frankenbot.program.tree import Main, Program
+
+        program = outcome.program
+        local = {s.name for s in program.skills}
+        library = {sig.name: sig.body for sig in request.skills if sig.body}
+        defs: dict[str, Any] = {}
+        todo = [c.name for c in program.calls()]
+        while todo:
+            name = todo.pop()
+            if name in local or name in defs or name not in library:
+                continue
+            for d in parse_skills(library[name]):
+                if d.name == name:
+                    defs[name] = d
+                    todo += [c.name for c in Program("", Main(), (), (d,)).calls()]
+        if not defs:
+            return outcome
+        whole = replace(program, skills=program.skills + tuple(defs.values()))
+        text = print_program(whole)
+        checked = language.check(text, self.catalog, request.scene.ids())
+        if not checked.valid:
+            return replace(outcome, ok=False, program_text="", program=None,
+                           message="a library skill the program calls does not validate on its "
+                           f"own: {checked.diagnostics}", diagnostics=checked.diagnostics)
+        return replace(outcome, program_text=text, program=checked.program)
 
     def _catalog(self, request: PlanRequest) -> Catalog:
         return self.catalog.with_skills(request.skills)
@@ -133,13 +167,37 @@ class Planner:
                 note = f" (offline recovery: {what})"
         except PlannerError as e:
             return PlanOutcome(False, "", None, str(e), planner=kind)
-        checked = language.check(text, self._catalog(request), request.scene.ids())
+        catalog = self._catalog(request)
+        checked = language.check(text, catalog, request.scene.ids())
         if not checked.valid:
             return PlanOutcome(False, "", None, "the offline planner wrote an invalid program "
                                f"(a bug): {checked.diagnostics}", planner=kind,
                                diagnostics=checked.diagnostics)
+        compacted = self._with_skills(checked.program, request, catalog)
+        if compacted is not None:
+            text, checked = compacted
+            note += " using library skills"
         return PlanOutcome(True, text, checked.program, "planned offline" + note,
                            first_call_valid=True, planner=kind)
+
+    @staticmethod
+    def _with_skills(program: Any, request: PlanRequest, catalog: Catalog) -> Any:
+        """The offline program with spelled-out skill bodies replaced by calls of the skills
+        memory offered (what a VLM reading the skill list would write); None when none fit.
+        The result is checked again like any planner output."""
+        from frankenbot.memory.compaction import compact
+        from frankenbot.program.parser import parse_skills
+        from frankenbot.program.printer import print_program
+
+        skills = [d for sig in request.skills if sig.body for d in parse_skills(sig.body)]
+        if not skills:
+            return None
+        shorter = compact(program, skills, catalog)
+        if shorter == program:
+            return None
+        text = print_program(shorter)
+        checked = language.check(text, catalog, request.scene.ids())
+        return (text, checked) if checked.valid else None
 
     def _vlm(self, request: PlanRequest, failure: FailureContext | None,
              client: VlmClient) -> PlanOutcome:

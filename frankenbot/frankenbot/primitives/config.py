@@ -14,10 +14,8 @@ from typing import Any, Mapping
 
 import yaml
 
+from frankenbot import resources
 from frankenbot.errors import ConfigError
-
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
-DEFAULT_FIXTURES_FILE = CONFIG_DIR / "scene_fixtures.yaml"
 
 
 @dataclass(frozen=True)
@@ -104,7 +102,7 @@ def drawer_from_fixtures(path: str | Path | None = None, name: str = "drawer") -
     ``handle_position``) [x, y, z], ``pull_axis`` [x, y, z], ``stroke`` and optionally
     ``cavity_centre`` / ``cavity_size``. Falls back to the defaults when the file is absent.
     """
-    file = Path(path) if path is not None else DEFAULT_FIXTURES_FILE
+    file = Path(path) if path is not None else resources.config_dir() / "scene_fixtures.yaml"
     if not file.is_file():
         if path is not None:
             raise ConfigError(f"fixtures file not found: {file}")

@@ -15,8 +15,8 @@ from frankenbot.errors import ConfigError
 from frankenbot.motion.config import load_arm_config
 from frankenbot.motion.jtc_backend import JtcBackend
 from frankenbot.motion.kinematics import UR5eKinematics
-from frankenbot.motion.robot_interface import RobotInterface
 from frankenbot.motion.safety import SafetyEnvelope
+from frankenbot.ports import RobotInterface
 from frankenbot.primitives.config import PrimitiveConfig, drawer_from_fixtures
 from frankenbot.primitives.primitives import Primitives
 
@@ -41,11 +41,7 @@ def build_primitives(robot: RobotInterface, *, arm_config: str | Path | None = N
 
         motion: Any = MoveItBackend(robot, kinematics=kin, envelope=envelope,
                                     limits=cfg.limits, execution=cfg.execution,
-                                    node=moveit_node, table_z=cfg.safety.table_z,
-                                    # moveit_py reads the parameters given to the process's
-                                    # node, so it must carry that node's name
-                                    node_name=(moveit_node.get_name() if moveit_node is not None
-                                               else "moveit_py"))
+                                    node=moveit_node, table_z=cfg.safety.table_z)
     else:
         motion = JtcBackend(robot, kinematics=kin, envelope=envelope, limits=cfg.limits,
                             execution=cfg.execution, posture=cfg.home)

@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from frankenbot.common import FailureCode
-from frankenbot.motion.robot_interface import RobotInterface
-from frankenbot.primitives.result import CancelToken, PrimitiveResult
+from frankenbot.ports import CancelToken, PrimitiveResult, RobotInterface
 
 POLL_PERIOD = 0.02  # s of robot time between gripper width reads
 REACHED = 0.001  # m: within this of the command counts as reached

@@ -32,11 +32,10 @@ from frankenbot.motion.kinematics import (
     top_down_pose,
     wrap_angle,
 )
-from frankenbot.motion.robot_interface import EstopEngaged, RobotInterface
+from frankenbot.ports import CancelToken, EstopEngaged, PrimitiveResult, RobotInterface, Value
 from frankenbot.primitives.config import PrimitiveConfig
 from frankenbot.primitives.gripper import GripperTiming, StepFailed, move_gripper
 from frankenbot.primitives.placement import Palm, occupants, spot_in_container
-from frankenbot.primitives.result import CancelToken, PrimitiveResult, Value
 from frankenbot.state import RobotSnapshot, SceneObject
 
 WAIT_POLL = 0.01  # s of robot time between cancel checks in wait()

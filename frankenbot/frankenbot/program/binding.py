@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from frankenbot.primitives.result import Value
+from frankenbot.ports import Value
 from frankenbot.program.catalog import Catalog, ParamType, Signature, SignatureKind
 from frankenbot.program.tree import Arg, Call, Ident, Program, SkillDef
 from frankenbot.program.validator import skill_signature

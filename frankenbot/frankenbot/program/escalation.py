@@ -11,23 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Protocol, Union
 
-from frankenbot.common import AnomalyKind, FailureCode
-from frankenbot.primitives.result import PrimitiveResult
+from frankenbot.common import AnomalyKind
+from frankenbot.ports import PrimitiveResult
 from frankenbot.program.trace import TraceEntry
 from frankenbot.program.tree import Call, Program
-
-# A failed primitive becomes an anomaly of this kind when nobody handles it.
-KIND_OF_FAILURE: Mapping[FailureCode, AnomalyKind] = {
-    FailureCode.NOT_FOUND: AnomalyKind.OBJECT_MISSING,
-    FailureCode.UNREACHABLE: AnomalyKind.MOTION_REJECTED,
-    FailureCode.GRASP_FAILED: AnomalyKind.GRASP_FAILED,
-    FailureCode.REJECTED_BY_SAFETY: AnomalyKind.MOTION_REJECTED,
-    FailureCode.ABORTED: AnomalyKind.MOTION_ABORTED,
-    FailureCode.ESTOP: AnomalyKind.ESTOP,
-    FailureCode.TIMEOUT: AnomalyKind.TIMEOUT,
-    FailureCode.PLACE_FAILED: AnomalyKind.PLACE_FAILED,
-    FailureCode.BLOCKED: AnomalyKind.TARGET_OCCUPIED,
-}
 
 
 @dataclass(frozen=True)

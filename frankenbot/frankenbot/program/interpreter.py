@@ -20,12 +20,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from frankenbot.common import AnomalyKind, ExitStatus, FailureCode, NodeStatus
-from frankenbot.primitives.result import CancelToken, PrimitiveExecutor, PrimitiveResult, Value
+from frankenbot.common import AnomalyKind, ExitStatus, FailureCode, NodeStatus, kind_for_failure
+from frankenbot.ports import CancelToken, PrimitiveExecutor, PrimitiveResult, Value
 from frankenbot.program.binding import CallResolver, bind_args, bound_call
 from frankenbot.program.catalog import Catalog, Signature, SignatureKind
 from frankenbot.program.escalation import (
-    KIND_OF_FAILURE,
     Abort,
     Decision,
     EscalationContext,
@@ -440,7 +439,7 @@ class Interpreter:
             return _CONTINUE
         self._emit(path, call, line, "leave", NodeStatus.FAILURE,
                    f"{result.code.value}: {result.detail}")
-        kind = KIND_OF_FAILURE.get(result.code, AnomalyKind.PRIMITIVE_FAILED)
+        kind = kind_for_failure(result.code)
         ev = MonitorEvent(f"primitive:{call.name}", kind, result.detail or result.code.value,
                           self._clock(), builtin=True)
         return self._escalate(ev, path, bound_call(call, sig, values), failure=result)

@@ -503,11 +503,3 @@ def validate_skill(skill: SkillDef, catalog: Catalog) -> list[Diagnostic]:
     v.check_skill(skill)
     v.check_recursion()
     return sort_diagnostics(v.out)
-
-
-
-def check_text(text: str, catalog: Catalog, object_ids: Iterable[str] | None = None):
-    """Same as ``frankenbot.program.check.check_text`` (re-exported here for convenience)."""
-    from frankenbot.program.check import check_text as _check_text
-
-    return _check_text(text, catalog, object_ids)

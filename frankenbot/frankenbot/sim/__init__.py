@@ -6,6 +6,7 @@ Modules (pure Python over mujoco, no rclpy; the ROS front end is ``nodes/sim_nod
 ``camera`` (headless RGB-D), ``render_process`` (rendering in a child process), ``tasks``
 (families, templates, oracle predicates), ``anomalies`` (injection by kind and phase),
 ``world`` (``SimWorld``, the in-process API), ``runner`` (``SimRunner``: physics on a thread),
-``kinematics`` + ``scripted`` (a small scripted arm), ``selftest``, ``benchmark``,
-``config_files`` (camera.yaml, scene_fixtures.yaml) and ``cli`` (``frankenbot sim ...``).
+``kinematics`` + ``scripted`` (a small scripted arm), ``selftest``, ``robot_adapter``
+(the RobotInterface port over the world), ``config_files`` (camera.yaml,
+scene_fixtures.yaml) and ``cli`` (``frankenbot sim ...``).
 """

@@ -105,7 +105,7 @@ KINDS: dict[str, KindSpec] = {
 
 
 @dataclass(frozen=True)
-class AnomalyRecord:
+class InjectedAnomaly:
     """One log line: an anomaly armed, fired (applied) or skipped."""
 
     time: float
@@ -130,7 +130,7 @@ class AnomalyEngine:
 
     def __init__(self) -> None:
         self._armed: list[_Armed] = []
-        self._log: list[AnomalyRecord] = []
+        self._log: list[InjectedAnomaly] = []
         self._prev_held: set[str] = set()
         self._prev_tcp: np.ndarray | None = None
         self._released: dict[str, float] = {}
@@ -159,7 +159,7 @@ class AnomalyEngine:
         self._saved_model.setdefault(attr, arr.copy())
         return arr
 
-    def log(self) -> list[AnomalyRecord]:
+    def log(self) -> list[InjectedAnomaly]:
         return list(self._log)
 
     # ------------------------------------------------------------------ arming
@@ -186,7 +186,7 @@ class AnomalyEngine:
                     "drawer", "zone"):
                 raise SimError(f"anomaly parameter {key}: unknown object {params[key]!r}")
         self._rng = np.random.default_rng([len(self._log), int(world.time * 1000)])
-        self._log.append(AnomalyRecord(world.time, kind, phase, spec.anomaly_class, "armed",
+        self._log.append(InjectedAnomaly(world.time, kind, phase, spec.anomaly_class, "armed",
                                        params=dict(params)))
         armed = _Armed(kind, phase, dict(params))
         if phase == "now":
@@ -283,12 +283,12 @@ class AnomalyEngine:
             event = "fired"
         except SimError as e:
             if armed.phase == "now":
-                self._log.append(AnomalyRecord(world.time, armed.kind, armed.phase,
+                self._log.append(InjectedAnomaly(world.time, armed.kind, armed.phase,
                                                KINDS[armed.kind].anomaly_class, "skipped",
                                                target, str(e), armed.params))
                 raise
             detail, event = str(e), "skipped"
-        self._log.append(AnomalyRecord(world.time, armed.kind, armed.phase,
+        self._log.append(InjectedAnomaly(world.time, armed.kind, armed.phase,
                                        KINDS[armed.kind].anomaly_class, event, target, detail,
                                        dict(armed.params)))
         _logger.info("anomaly %s %s at %.3f s (phase %s): %s", armed.kind, event, world.time,

@@ -45,9 +45,9 @@ def _tasks(args: argparse.Namespace) -> int:
 def _write_config(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from frankenbot.sim.config_files import CONFIG_DIR, write_configs
+    from frankenbot.sim.config_files import write_configs
 
-    for path in write_configs(Path(args.dir) if args.dir else CONFIG_DIR):
+    for path in write_configs(Path(args.dir) if args.dir else None):
         print(f"wrote {path}")
     return 0
 

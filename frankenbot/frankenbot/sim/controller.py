@@ -70,8 +70,8 @@ class JointTrajectoryController:
                                                               np.ndarray | None]:
         """Check a trajectory and return (times, positions, velocities) in controller order."""
         names = list(joint_names)
-        if not points:
-            return np.zeros(0), np.zeros((0, len(self.joint_names))), None
+        if not points:  # as the Jazzy JTC: a stop is a hold point, not an empty trajectory
+            raise SimError("Empty trajectory received.")
         if len(set(names)) != len(names):
             raise SimError(f"trajectory joint names repeat: {names}")
         unknown = [n for n in names if n not in self.joint_names]
@@ -115,11 +115,8 @@ class JointTrajectoryController:
 
     def start(self, now: float, q_now: np.ndarray, joint_names: Sequence[str],
               points: Sequence[TrajectoryPoint]) -> None:
-        """Replace the running trajectory (an empty one stops and holds ``q_now``)."""
+        """Replace the running trajectory (SimError, nothing changes, on a bad one)."""
         times, pos, vel = self.validate(joint_names, points)
-        if times.size == 0:
-            self.hold(q_now, reason="empty trajectory: stopped")
-            return
         # The current state becomes the implicit first point at t = 0, as in the JTC.
         if times[0] > 0.0:
             times = np.concatenate([[0.0], times])

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from frankenbot import robotiq
+from frankenbot.common import quaternion_yaw
 from frankenbot.errors import SimError
 from frankenbot.sim import layout
 from frankenbot.sim.controller import TrajectoryPoint, TrajectoryState
@@ -181,6 +182,5 @@ class ScriptedArm:
 
 
 def _grasp_yaw(quat: tuple[float, float, float, float]) -> float:
-    w, x, y, z = quat
-    yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    yaw = quaternion_yaw(*quat)
     return (yaw + math.pi / 4) % (math.pi / 2) - math.pi / 4

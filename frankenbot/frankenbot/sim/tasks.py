@@ -14,6 +14,7 @@ from typing import Mapping
 
 import numpy as np
 
+from frankenbot.common import quaternion_yaw
 from frankenbot.errors import SimError
 from frankenbot.sim import layout
 
@@ -276,8 +277,7 @@ def _xy(a: ObjectState, b: ObjectState) -> float:
 
 
 def _yaw(q: tuple[float, float, float, float]) -> float:
-    w, x, y, z = q
-    return math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return quaternion_yaw(*q)  # MuJoCo order (w, x, y, z)
 
 
 def inside(obj: ObjectState, container: ObjectState) -> tuple[bool, str]:

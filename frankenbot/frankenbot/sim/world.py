@@ -22,7 +22,7 @@ from frankenbot.common import AnomalyClass
 from frankenbot.errors import SimError
 from frankenbot.sim import layout, tasks
 from frankenbot.sim import model as model_mod
-from frankenbot.sim.anomalies import AnomalyEngine, AnomalyRecord
+from frankenbot.sim.anomalies import AnomalyEngine, InjectedAnomaly
 from frankenbot.sim.camera import CameraInfo, CameraRenderer, camera_info_for
 from frankenbot.sim.controller import (
     JointTrajectoryController,
@@ -496,6 +496,6 @@ class SimWorld:
         with self._lock:
             return self._anomalies.arm(self, kind, phase, dict(params or {}))
 
-    def anomaly_log(self) -> list[AnomalyRecord]:
+    def anomaly_log(self) -> list[InjectedAnomaly]:
         with self._lock:
             return self._anomalies.log()

@@ -1,1 +1,0 @@
-"""FrankenBot bench."""

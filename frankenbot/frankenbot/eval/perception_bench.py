@@ -1,0 +1,94 @@
+"""Perception benchmark: accuracy vs sim ground truth and per-frame latency by stage.
+
+``run_benchmark(quick)`` prints a readable report and returns the numbers. Latency is measured on
+real 640x480 sim renders, per stage (point cloud, table + clusters, measurement, tracking) and for
+the whole pipeline at pixel strides 1 and 2. The machine is shared, so numbers vary with load.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from frankenbot import resources
+from frankenbot.eval.perception_eval import (
+    camera_of_world,
+    evaluate_sim,
+    scenes,
+)
+from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.fixtures import load_fixture_geometry
+from frankenbot.perception.geometry import measure
+from frankenbot.perception.pipeline import PerceptionPipeline
+from frankenbot.perception.segmentation import backproject, depth_to_mm, segment
+
+
+def _stats(values_s: list[float]) -> dict[str, float]:
+    ms = np.asarray(values_s) * 1000.0
+    return {"median_ms": float(np.median(ms)), "p95_ms": float(np.percentile(ms, 95)),
+            "max_ms": float(np.max(ms))}
+
+
+def _latency(frames: list[tuple[Any, Any, Any]], camera: Any, stride: int,
+             repeats: int) -> dict[str, dict[str, float]]:
+    config = PerceptionConfig(stride=stride)
+    pipeline = PerceptionPipeline(camera, load_fixture_geometry(resources.fixtures_path()), config)
+    times: dict[str, list[float]] = {"cloud": [], "segment": [], "measure": [], "total": []}
+    rng = np.random.default_rng(0)
+    for _ in range(repeats):
+        for k, (rgb, depth, joints) in enumerate(frames):
+            t0 = time.perf_counter()
+            backproject(depth_to_mm(depth), camera, stride)
+            t1 = time.perf_counter()
+            _, clusters = segment(rgb, depth, camera, config, rng)
+            t2 = time.perf_counter()
+            for c in clusters:
+                measure(c)
+            t3 = time.perf_counter()
+            pipeline.process(rgb, depth, float(k), joints)
+            t4 = time.perf_counter()
+            times["cloud"].append(t1 - t0)
+            times["segment"].append(t2 - t1)  # includes its own cloud
+            times["measure"].append(t3 - t2)
+            times["total"].append(t4 - t3)
+    return {k: _stats(v) for k, v in times.items()}
+
+
+def run_benchmark(quick: bool = False) -> dict[str, object]:
+    """Accuracy on sim scenes (10 quick / 50 full) and latency at strides 1 and 2."""
+    from frankenbot.sim.world import SimWorld
+
+    n_scenes = 10 if quick else 50
+    n_frames = 4 if quick else 12
+    repeats = 1 if quick else 3
+    print(f"perception benchmark ({'quick' if quick else 'full'}): {n_scenes} eval scenes, "
+          f"{n_frames} frames x {repeats} for latency")
+    accuracy = evaluate_sim(n_scenes, progress=True)
+    frames = []
+    with SimWorld(seed=0) as world:
+        camera = camera_of_world(world)
+        for family, seed in scenes():
+            if len(frames) >= n_frames:
+                break
+            try:
+                world.reset(family or None, seed)
+            except Exception:  # the sampler could not lay out this seed
+                continue
+            rgb, depth = world.render_rgbd()
+            frames.append((rgb, depth, world.joint_positions()))
+    latency = {f"stride_{s}": _latency(frames, camera, s, repeats) for s in (1, 2)}
+    print(f"  accuracy: recall {100 * accuracy['recall']:.1f}%  precision "
+          f"{100 * accuracy['precision']:.1f}%  colour {100 * accuracy['colour_accuracy']:.1f}%"
+          f"  shape {100 * accuracy['shape_accuracy']:.1f}%")
+    print(f"  position error: median {accuracy['position_error_median_mm']:.1f} mm, p95 "
+          f"{accuracy['position_error_p95_mm']:.1f} mm (targets 5 / 15 mm)")
+    for name, stages in latency.items():
+        parts = "  ".join(f"{k} {v['median_ms']:.1f}/{v['p95_ms']:.1f}" for k, v in stages.items())
+        print(f"  latency {name} (median/p95 ms): {parts}   (target total <= 150 ms)")
+    return {"accuracy": accuracy, "latency": latency, "quick": quick}
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run_benchmark()

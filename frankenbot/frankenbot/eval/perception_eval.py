@@ -1,0 +1,247 @@
+"""Score perception against simulator ground truth (the only place ground truth meets perception).
+
+For each rendered scene: match perceived objects to true objects (optimal assignment on distance,
+gated at ``match_radius``), then count recall, precision, colour and shape accuracy and position
+errors. Used by ``frankenbot perception eval`` and the benchmark; the brain never sees truth.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from frankenbot import resources
+from frankenbot.common import quaternion_yaw
+from frankenbot.errors import SimError
+from frankenbot.perception.camera import CameraModel, Intrinsics
+from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.fixtures import load_fixture_geometry
+from frankenbot.perception.pipeline import PerceptionPipeline
+from frankenbot.planner.request import PlanImage
+from frankenbot.state import Scene, SceneObject
+
+DEFAULT_MATCH_RADIUS = 0.05  # metres
+VISIBLE_SHARE = 0.25  # an object with less of its top outline in view counts as occluded
+
+
+@dataclass(frozen=True)
+class TruthObject:
+    """What the simulator says is there."""
+
+    name: str
+    shape: str
+    colour: str
+    position: tuple[float, float, float]
+    visible: float = 1.0  # share of the object's top outline the camera sees (occlusion)
+
+
+def visible_fraction(position: tuple[float, float, float], size: tuple[float, float, float],
+                     yaw: float, camera: CameraModel, depth_m: np.ndarray) -> float:
+    """Share of sample points on an object's top outline whose rendered depth is the object's.
+
+    Scoring only: tells an occluded object (behind a bin) from a perception miss.
+    """
+    c, s = math.cos(yaw), math.sin(yaw)
+    hx, hy = size[0] / 2 * 0.9, size[1] / 2 * 0.9  # on a block's top and on a bowl's rim
+    local = [(hx * math.cos(a), hy * math.sin(a))
+             for a in np.linspace(0.0, 2 * math.pi, 12, endpoint=False)]
+    top = position[2] + size[2] / 2 - 0.002
+    pts = np.array([(position[0] + c * x - s * y, position[1] + s * x + c * y, top)
+                    for x, y in local])
+    pix = camera.project(pts)
+    cam_z = ((pts - camera.matrix[:3, 3]) @ camera.matrix[:3, :3])[:, 2]
+    h, w = depth_m.shape
+    seen = 0
+    for (u, v), z in zip(pix, cam_z, strict=True):
+        if np.isfinite(u) and np.isfinite(v) and 0 <= u < w and 0 <= v < h:
+            d = float(depth_m[int(v), int(u)])
+            seen += int(d > 0 and abs(d - z) < 0.012)
+    return seen / len(local)
+
+
+@dataclass
+class EvalTotals:
+    """Accumulated counts and errors over many frames."""
+
+    truths: int = 0
+    visible_truths: int = 0  # objects with >= VISIBLE_SHARE of their top outline in view
+    visible_matched: int = 0
+    detections: int = 0
+    matched: int = 0
+    colour_ok: int = 0
+    shape_ok: int = 0
+    errors_m: list[float] = field(default_factory=list)
+    latencies_s: list[float] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)
+    false_positives: list[str] = field(default_factory=list)
+    wrong_colour: list[str] = field(default_factory=list)
+
+    def add(self, scene: Scene, truth: Sequence[TruthObject], latency_s: float, tag: str = "",
+            match_radius: float = DEFAULT_MATCH_RADIUS) -> None:
+        dets = [o for o in scene.objects if not o.is_fixture]
+        self.truths += len(truth)
+        self.detections += len(dets)
+        self.latencies_s.append(latency_s)
+        pairs = match(dets, truth, match_radius)
+        self.matched += len(pairs)
+        self.visible_truths += sum(t.visible >= VISIBLE_SHARE for t in truth)
+        self.visible_matched += sum(truth[j].visible >= VISIBLE_SHARE for _, j in pairs)
+        used_d = {i for i, _ in pairs}
+        used_t = {j for _, j in pairs}
+        for i, j in pairs:
+            d, t = dets[i], truth[j]
+            self.errors_m.append(math.dist(d.position, t.position))
+            if d.colour == t.colour:
+                self.colour_ok += 1
+            else:
+                self.wrong_colour.append(f"{tag}: {t.name} seen as {d.colour}")
+            if d.shape == t.shape:
+                self.shape_ok += 1
+        self.misses += [f"{tag}: {t.name} ({100 * t.visible:.0f}% visible)"
+                        for j, t in enumerate(truth) if j not in used_t]
+        self.false_positives += [f"{tag}: {d.object_id} at {tuple(round(v, 3) for v in d.position)}"
+                                 for i, d in enumerate(dets) if i not in used_d]
+
+    def summary(self) -> dict[str, Any]:
+        err = np.asarray(self.errors_m) * 1000.0
+        lat = np.asarray(self.latencies_s) * 1000.0
+        return {
+            "frames": len(self.latencies_s),
+            "objects": self.truths,
+            "detections": self.detections,
+            "recall": self.matched / self.truths if self.truths else 0.0,
+            "recall_visible": (self.visible_matched / self.visible_truths
+                               if self.visible_truths else 0.0),
+            "occluded_objects": self.truths - self.visible_truths,
+            "precision": self.matched / self.detections if self.detections else 0.0,
+            "colour_accuracy": self.colour_ok / self.matched if self.matched else 0.0,
+            "shape_accuracy": self.shape_ok / self.matched if self.matched else 0.0,
+            "position_error_median_mm": float(np.median(err)) if err.size else float("nan"),
+            "position_error_p95_mm": float(np.percentile(err, 95)) if err.size else float("nan"),
+            "latency_median_ms": float(np.median(lat)) if lat.size else float("nan"),
+            "latency_p95_ms": float(np.percentile(lat, 95)) if lat.size else float("nan"),
+            "misses": self.misses[:20],
+            "false_positives": self.false_positives[:20],
+            "wrong_colour": self.wrong_colour[:20],
+        }
+
+
+def match(dets: Sequence[SceneObject], truth: Sequence[TruthObject],
+          radius: float) -> list[tuple[int, int]]:
+    """Optimal one-to-one pairs (detection index, truth index) closer than ``radius``."""
+    if not dets or not truth:
+        return []
+    cost = np.array([[math.dist(d.position, t.position) for t in truth] for d in dets])
+    # Tie-break co-located pairs (a block inside a bowl) by shape, never beyond the radius.
+    tie = np.array([[0.0 if d.shape == t.shape else 0.02 for t in truth] for d in dets])
+    rows, cols = linear_sum_assignment(np.where(cost < radius, cost + tie, 1e3))
+    return [(int(r), int(c)) for r, c in zip(rows, cols, strict=True) if cost[r, c] < radius]
+
+
+def camera_of_world(world: Any) -> CameraModel:
+    """CameraModel from a SimWorld's camera_info() and camera_pose()."""
+    info = world.camera_info()
+    intr = Intrinsics(fx=info.fx, fy=info.fy, cx=info.cx, cy=info.cy, width=info.width,
+                      height=info.height)
+    return CameraModel.from_matrix(intr, world.camera_pose())
+
+
+def truth_of_world(world: Any, min_z: float = -0.2, depth: np.ndarray | None = None
+                   ) -> list[TruthObject]:
+    """Ground truth of the objects on the table (parked objects are below it).
+
+    With the frame's ``depth`` (uint16 mm), each object also gets its visible share.
+    """
+    camera = camera_of_world(world) if depth is not None else None
+    out = []
+    for s in world.object_states().values():
+        if s.position[2] <= min_z:
+            continue
+        vis = 1.0
+        if camera is not None and depth is not None:
+            yaw = quaternion_yaw(*s.quaternion)
+            vis = visible_fraction(tuple(s.position), tuple(s.size), yaw, camera,
+                                   depth.astype(np.float64) / 1000.0)
+        out.append(TruthObject(s.name, s.shape, s.colour, tuple(s.position), vis))
+    return out
+
+
+
+
+def scenes() -> Iterable[tuple[str, int]]:
+    """(task family or "" for the full free scene, seed): every family in turn, fixed seeds."""
+    from frankenbot.sim.tasks import TASK_FAMILIES
+
+    families = ("", *TASK_FAMILIES)
+    k = 0
+    while True:
+        yield families[k % len(families)], 1000 + k
+        k += 1
+
+
+def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
+                 fixtures_path: str | Path | None = None, width: int = 640, height: int = 480,
+                 progress: bool = False) -> dict[str, Any]:
+    """Render ``n_scenes`` sim scenes, perceive each with a fresh tracker, score against truth."""
+    from frankenbot.sim.world import SimWorld
+
+    fixtures = load_fixture_geometry(fixtures_path or resources.fixtures_path())
+    totals = EvalTotals()
+    t_start = time.perf_counter()
+    bar = None
+    if progress:  # a bar on a terminal, one line per scene elsewhere
+        from frankenbot.eval.progress import Progress
+
+        bar = Progress(n_scenes, "perception eval", log=lambda line: print(line, flush=True))
+    with SimWorld(seed=0, width=width, height=height) as world:
+        pipeline = PerceptionPipeline(camera_of_world(world), fixtures, config)
+        done = 0
+        for family, seed in scenes():
+            if done >= n_scenes:
+                break
+            try:
+                world.reset(family or None, seed)
+            except SimError:  # the sampler could not lay out this seed: take the next one
+                continue
+            done += 1
+            rgb, depth = world.render_rgbd()
+            pipeline.reset()
+            result = pipeline.process_frame(rgb, depth, stamp=world.time,
+                                            joint_positions=world.joint_positions())
+            totals.add(result.scene, truth_of_world(world, depth=depth), result.latency_s,
+                       tag=f"{family or 'free'}/{seed}")
+            if bar is not None:
+                bar.step(f"{family or 'free'}/{seed}: {len(result.scene.objects)} objects, "
+                         f"{result.latency_s * 1000:.0f} ms")
+    if bar is not None:
+        bar.close()
+    out = totals.summary()
+    out["wall_s"] = time.perf_counter() - t_start
+    return out
+
+def perceived_sim_scene(task: str, seed: int) -> tuple[str, Scene, PlanImage | None, str]:
+    """(task instruction, perceived scene, annotated image, object table) of a sim scene.
+
+    What the planner sees of sim task ``task`` (or a plain seeded table): one MuJoCo render
+    through the perception pipeline and the set-of-mark annotation; no ground truth.
+    """
+    from frankenbot.perception.annotate import annotate
+    from frankenbot.perception.fixtures import load_fixtures
+    from frankenbot.perception.pipeline import PerceptionPipeline
+    from frankenbot.planner.prompt import encode_png
+    from frankenbot.sim.world import SimWorld
+
+    with SimWorld(seed=seed) as world:
+        instance = world.reset(task or None, seed)
+        camera = camera_of_world(world)
+        rgb, depth = world.render_rgbd()
+        pipeline = PerceptionPipeline(camera, load_fixtures(resources.fixtures_path()))
+        scene = pipeline.process(rgb, depth, world.time, world.joint_positions())
+    image, table = annotate(rgb, scene, camera)
+    return (instance.instruction if task else ""), scene, encode_png(image), table

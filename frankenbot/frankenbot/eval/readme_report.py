@@ -1,0 +1,274 @@
+"""``frankenbot report``: the README's measured table and docs/BENCHMARK.md, from result files.
+
+Numbers are never typed into the README by hand. Benchmarks write JSON result files with a
+``meta`` block (``eval.provenance``: date, commit, machine, conditions); this module reads the
+files in a results folder (default ``docs/results/``, the committed ones) and rewrites the part
+of README.md between ``<!-- measured:begin -->`` and ``<!-- measured:end -->`` and the part of
+docs/BENCHMARK.md between the same markers. A row whose file is missing says so instead of
+showing a stale number. ``frankenbot report EPISODE_DIR`` writes an episode's HTML report
+instead (``eval.episode_report``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from frankenbot.errors import ConfigError
+from frankenbot.resources import package_root
+
+BEGIN, END = "<!-- measured:begin -->", "<!-- measured:end -->"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the measured table: what, from which file, how to read it, against what."""
+
+    what: str
+    source: str  # result file stem in the results folder
+    result: Callable[[dict[str, Any]], str]  # results -> the number(s), as text
+    target: str
+    conditions: Callable[[dict[str, Any]], str]  # results -> how it was measured
+
+
+def _ms(x: float) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1f} ms"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _suite(r: dict[str, Any]) -> str:
+    o = r["overall"]
+    worst = min(r["summary"], key=lambda s: s["rate"])
+    return (f"{o['successes']}/{o['trials']} ({_pct(o['rate'])}, Wilson 95% "
+            f"[{_pct(o['ci_low'])}, {_pct(o['ci_high'])}]); weakest family {worst['family']} "
+            f"{worst['successes']}/{worst['trials']}")
+
+
+def _tier1(r: dict[str, Any], key: str) -> str:
+    s = r["tier1"][key]
+    return f"{_ms(s['median'])} median, {_ms(s['p95'])} p95 (n={s['n']})"
+
+
+def _tier2(r: dict[str, Any]) -> str:
+    t = r["tier2"]
+    parts = [f"{name} {_pct(t[name]['accuracy'])}" for name in ("rules", "lm", "rules+lm")
+             if isinstance(t.get(name), dict)]
+    return ", ".join(parts) + f", random {_pct(t['random_expected'])}"
+
+
+def _memory(r: dict[str, Any]) -> str:
+    n, s = r["none"], r["seeds"]
+    ratio = (s["lines_mean"] - n["lines_mean"]) / n["lines_mean"] if n["lines_mean"] else 0.0
+    prompt = ((s["prompt_tokens_mean"] - n["prompt_tokens_mean"]) / n["prompt_tokens_mean"]
+              if n["prompt_tokens_mean"] else 0.0)
+    judged = "oracle" if r.get("executed") else "validator"
+    return (f"program lines {n['lines_mean']:.1f} -> {s['lines_mean']:.1f} ({100 * ratio:+.0f}%),"
+            f" prompt tokens {100 * prompt:+.0f}%, planning calls "
+            f"{n['planning_calls_mean']:.2f} / {s['planning_calls_mean']:.2f}; {judged} "
+            f"{n['success']}/{r['tasks']} without, {s['success']}/{r['tasks']} with memory")
+
+
+ROWS: tuple[Row, ...] = (
+    Row("parse + validate a 60-line program", "bench-program",
+        lambda r: f"{r['parse_validate_ms']:.2f} ms CPU "
+                  f"(wall {r['parse_validate_wall_ms']:.2f} ms)",
+        "<= 2 ms", lambda r: "median, CPU time of the measuring thread"),
+    Row("interpreter overhead per node / monitor predicate", "bench-program",
+        lambda r: f"{r['node_overhead_us']:.1f} us / {r['predicate_us_median']:.1f} us median "
+                  f"({r['predicate_us_max']:.1f} us worst)",
+        "<= 20 us", lambda r: "CPU time, primitives excluded"),
+    Row("sim physics, full scene / RGB+depth 640x480", "bench-sim",
+        lambda r: f"{r['physics']['realtime_factor']:.1f}x real time / "
+                  f"{r['rgbd_640x480']['mean_ms']:.1f} ms",
+        ">= 10x / <= 40 ms", lambda r: "MuJoCo, wall clock, no rendering for physics"),
+    Row("IK + trajectories for a full pick", "bench-motion",
+        lambda r: f"{r['pick_planning']['median_ms']:.2f} ms median "
+                  f"(CPU {r['pick_planning']['cpu_median_ms']:.2f} ms)",
+        "<= 5 ms", lambda r: f"{r['pick_planning']['n']} random blocks, wall clock"),
+    Row("e-stop message to stop command", "bench-motion",
+        lambda r: (f"{r['estop']['callback_median_ms']:.2f} ms median in the callback, "
+                   f"{r['estop']['e2e_p95_ms']:.2f} ms p95 end to end") if r["estop"].get("n")
+        else f"not measured ({r['estop'].get('error', '')})",
+        "<= one 2 ms cycle",
+        lambda r: "Bool received -> stop trajectory published; end to end: published -> "
+                  "received by the controller topic (2 DDS hops, one machine)"),
+    Row("perception: recall / precision / colour", "bench-perception",
+        lambda r: f"{_pct(r['accuracy']['recall'])} / {_pct(r['accuracy']['precision'])} / "
+                  f"{_pct(r['accuracy']['colour_accuracy'])}",
+        ">= 98%", lambda r: "rendered sim scenes vs sim ground truth, "
+                            f"{r['accuracy'].get('scenes', '?')} scenes, "
+                            f"noise {r['accuracy'].get('noise', 'none')}"),
+    Row("perception position error median / p95", "bench-perception",
+        lambda r: f"{r['accuracy']['position_error_median_mm']:.1f} mm / "
+                  f"{r['accuracy']['position_error_p95_mm']:.1f} mm",
+        "<= 5 / 15 mm", lambda r: f"noise {r['accuracy'].get('noise', 'none')}"),
+    Row("offline planner: sim templates / paraphrases / refusals", "bench-planner",
+        lambda r: f"{r['offline_sim']['valid']}/{r['offline_sim']['tasks']} / "
+                  f"{r['offline_paraphrases']['valid']}/{r['offline_paraphrases']['tasks']} / "
+                  f"{r['refusals']['refused']}/{r['refusals']['cases']}",
+        "all", lambda r: "counts programs that parse and validate (not execution; see the "
+                         "suite and the language benchmark for correctness)"),
+    Row("tier 1, true onset -> detection", "bench-anomaly",
+        lambda r: _tier1(r, "onset_to_detection_ms"), "reported",
+        lambda r: f"perceived scene, sim injection time as onset, seeds "
+                  f"{r['tier1'].get('seeds', '?')}, load {r['tier1'].get('load_avg_1min', 0):.1f}"),
+    Row("tier 1, detection -> recovery command", "bench-anomaly",
+        lambda r: _tier1(r, "detect_to_command_ms"), "<= 50 ms (paper ~300 ms)",
+        lambda r: "perceived scene; the recovery's first primitive starting"),
+    Row("tier 1, true onset -> first recovery motion", "bench-anomaly",
+        lambda r: _tier1(r, "onset_to_first_motion_ms"), "reported",
+        lambda r: "perceived scene; first trajectory sent after the recovery command"),
+    Row("tier-2 accuracy on the labelled situations", "bench-anomaly", _tier2, "reported",
+        lambda r: f"{r['tier2'].get('situations', '?')} hand-labelled sim situations, "
+                  f"model {r['tier2'].get('model', '?')}"),
+    Row("monitor loop with 20 monitors", "bench-anomaly",
+        lambda r: f"{r['monitor_loop']['achieved_hz']:.0f} Hz, "
+                  f"{100 * r['monitor_loop']['cpu_share']:.1f}% of a core",
+        "200 Hz", lambda r: f"{r['monitor_loop']['monitors']} monitors, synthetic scene"),
+    Row("memory: without / with memory", "bench-memory", _memory, "reported",
+        lambda r: f"{r['tasks']} sim tasks on evaluation seeds, offline planner with memory's "
+                  "context, each program executed in the sim" if r.get("executed")
+        else f"{r['tasks']} tasks, validator only (not executed)"),
+    Row("task suite, offline planner, oracle-judged", "suite-offline", _suite,
+        ">= 90% per family",
+        lambda r: f"{len(r['meta']['conditions']['families'])} families x "
+                  f"{len(r['meta']['conditions']['seeds'])} seeds "
+                  f"{_seed_range(r['meta']['conditions']['seeds'])}, "
+                  f"{r['meta']['conditions'].get('scene', '')}, noise "
+                  f"{r['meta']['conditions'].get('sensor_noise', 'none')}"),
+)
+
+
+def _seed_range(seeds: list[int]) -> str:
+    return f"{min(seeds)}-{max(seeds)}" if seeds else ""
+
+
+def _load(folder: Path, stem: str) -> dict[str, Any] | None:
+    path = folder / f"{stem}.json"
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ConfigError(f"cannot read result file {path}: {e}") from e
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "/").replace("\n", " ")
+
+
+def measured_table(folder: Path) -> str:
+    """The Markdown table of every row, each with its conditions and where it came from."""
+    lines = ["| what | result | target | conditions | measured |", "|---|---|---|---|---|"]
+    for row in ROWS:
+        data = _load(folder, row.source)
+        if data is None:
+            lines.append(f"| {row.what} | not measured (no `{row.source}.json`) | "
+                         f"{row.target} | | |")
+            continue
+        meta = data.get("meta", {})
+        results = data.get("results", data)  # suite files keep their own layout
+        if row.source.startswith("suite"):
+            results = data
+        try:
+            result, cond = row.result(results), row.conditions(results)
+        except (KeyError, TypeError, ValueError) as e:
+            result, cond = f"not readable ({type(e).__name__}: {e})", ""
+        m = meta.get("machine", {})
+        when = (f"{meta.get('date', '?')}, {meta.get('commit', '?')}, {m.get('cpus', '?')} CPUs, "
+                f"load {m.get('load_avg_1min_at_start', '?')}; `{row.source}.json`")
+        lines.append(f"| {row.what} | {_cell(result)} | {row.target} | {_cell(cond)} | "
+                     f"{_cell(when)} |")
+    return "\n".join(lines) + "\n"
+
+
+def suite_section(folder: Path) -> str:
+    """docs/BENCHMARK.md's generated part: every suite result file's table with its meta."""
+    from frankenbot.eval.tables import TaskRow, markdown_table
+
+    out = []
+    for path in sorted(folder.glob("suite-*.json")):
+        data = json.loads(path.read_text())
+        meta = data.get("meta", {})
+        cond = meta.get("conditions", {})
+        rows = [TaskRow(**{k: (tuple(v) if k == "failures" else v) for k, v in s.items()})
+                for s in data["summary"]]
+        out.append(markdown_table(rows, title=meta.get("title", path.stem)))
+        out.append(f"Measured {meta.get('date', '?')} at commit {meta.get('commit', '?')} on "
+                   f"{meta.get('machine', {}).get('cpus', '?')} CPUs (load "
+                   f"{meta.get('machine', {}).get('load_avg_1min_at_start', '?')} at start); "
+                   f"seeds {cond.get('seeds', [])}; scene: {cond.get('scene', '?')}; sensor "
+                   f"noise: {cond.get('sensor_noise', '?')}; planner: {cond.get('planner', '?')}; "
+                   f"success judged by the {cond.get('judge', 'sim oracle')}; file "
+                   f"`docs/results/{path.name}`.\n")
+        failures = [f for s in data["summary"] for f in s.get("failures", [])]
+        if failures:
+            out.append("Failures:\n\n" + "\n".join(f"- {f.splitlines()[0][:200]}"
+                                                   for f in failures) + "\n")
+    return "\n".join(out) if out else "No suite result files yet.\n"
+
+
+def replace_between(text: str, body: str, where: str) -> str:
+    if BEGIN not in text or END not in text:
+        raise ConfigError(f"{where} has no {BEGIN} ... {END} markers to regenerate")
+    head, rest = text.split(BEGIN, 1)
+    _old, tail = rest.split(END, 1)
+    return f"{head}{BEGIN}\n{body}{END}{tail}"
+
+
+def regenerate(results: Path, repo: Path) -> list[Path]:
+    """Rewrite the generated parts of README.md and docs/BENCHMARK.md; returns what changed."""
+    changed = []
+    for path, body in ((repo / "README.md", measured_table(results)),
+                       (repo / "docs" / "BENCHMARK.md", suite_section(results))):
+        old = path.read_text()
+        new = replace_between(old, body, str(path))
+        if new != old:
+            path.write_text(new)
+            changed.append(path)
+    return changed
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report", help="regenerate the README's measured numbers, or an episode's HTML report",
+        description="Without EPISODE_DIR: rewrite the measured table in README.md and the suite "
+        "tables in docs/BENCHMARK.md from the benchmark result files. With EPISODE_DIR (a "
+        "demo's artifacts folder): write its HTML report.")
+    p.add_argument("episode_dir", nargs="?", type=Path, default=None, metavar="EPISODE_DIR")
+    p.add_argument("--results", type=Path, default=None,
+                   help="result files folder (default: docs/results of the source tree)")
+    p.add_argument("--check", action="store_true",
+                   help="exit 1 if README.md or docs/BENCHMARK.md are not up to date")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.episode_dir is not None:
+        try:
+            from frankenbot.eval.episode_report import write_episode_report
+        except ImportError as e:
+            raise ConfigError(f"episode reports are not available here: {e}") from e
+        print(write_episode_report(args.episode_dir))
+        return 0
+    repo = package_root().parent
+    if not (repo / "README.md").is_file():
+        raise ConfigError(f"no README.md at {repo}: run from a source checkout")
+    results = args.results or repo / "docs" / "results"
+    if args.check:
+        stale = [p for p, body in ((repo / "README.md", measured_table(results)),
+                                   (repo / "docs" / "BENCHMARK.md", suite_section(results)))
+                 if replace_between(p.read_text(), body, str(p)) != p.read_text()]
+        for p in stale:
+            print(f"out of date: {p} (run `frankenbot report`)")
+        return 1 if stale else 0
+    for path in regenerate(results, repo):
+        print(f"updated {path}")
+    return 0

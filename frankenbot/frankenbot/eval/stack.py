@@ -1,0 +1,184 @@
+"""The robot side of the brain over the MuJoCo sim, in one process (no DDS).
+
+``SimStack`` owns one ``SimWorld``, the ``SimRobot`` adapter (JTC backend behind the safety
+envelope) and the primitives, rebuilt per episode so that beliefs (held object, drawer states)
+never leak from one task's world into the next. ``running()`` starts the physics thread (a
+``SimRunner``) for one episode and, with a perceived scene, the perception thread.
+
+The scene the brain sees is one of:
+
+* ``"perceived"`` (default): rendered RGB-D frames through the real perception pipeline
+  (``SimSceneSource``); the brain never reads ground truth. The task-suite brain and memory's
+  program judge use this.
+* ``"ground_truth"``: the simulator's own poses (``pose_feed_scene``), frozen while the camera is.
+  Measurement scaffolding only: the executor's harness uses it to isolate anomaly handling from
+  perception, whose own latency and accuracy perception's benchmark reports.
+
+Everything below the simulator is imported lazily so ``frankenbot.sim`` stays importable without
+the brain's packages.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+from frankenbot import resources
+from frankenbot.common import quaternion_yaw
+from frankenbot.errors import SimError
+from frankenbot.state import Scene, SceneObject
+
+SCENE_WAIT_S = 30.0  # wall seconds for the first perceived frame after a reset
+SCENE_MODES = ("perceived", "ground_truth")
+
+
+def _yaw(q: tuple[float, float, float, float]) -> float:
+    return quaternion_yaw(*q)  # MuJoCo order (w, x, y, z)
+
+
+def pose_feed_scene(world: Any) -> Callable[[], Scene]:
+    """Scene from simulator poses (measurement scaffolding only), frozen while the camera is."""
+    from frankenbot.sim import layout
+
+    d, zone = layout.DRAWER, layout.ZONE
+    last: list[Scene] = [Scene(stale=True)]
+
+    def source() -> Scene:
+        if world.camera_frozen():
+            return last[0]
+        objs = [SceneObject(st.name, st.name.replace("_", " "), st.shape, st.colour,
+                            st.position, st.size, _yaw(st.quaternion), last_seen=world.time)
+                for st in world.object_states().values()]
+        objs.append(SceneObject("drawer", "drawer", "drawer", "", d.body_centre, d.body_size,
+                                is_fixture=True))
+        objs.append(SceneObject("zone", "cyan zone", "zone", "cyan",
+                                (zone.centre[0], zone.centre[1], 0.0005),
+                                (zone.size[0], zone.size[1], 0.001), is_fixture=True))
+        last[0] = Scene.of(objs, stamp=world.time)
+        return last[0]
+
+    return source
+
+
+class SimStack:
+    """World + robot adapter + per-episode primitives + the scene the brain sees."""
+
+    def __init__(self, *, scene: str = "perceived", realtime_factor: float = 2.0,
+                 camera_rate: float = 10.0, perception_rate: float = 10.0,
+                 stale_timeout_s: float | None = None) -> None:
+        from frankenbot.sim.robot_adapter import SimRobot
+        from frankenbot.sim.world import SimWorld
+
+        if scene not in SCENE_MODES:
+            raise SimError(f"scene must be one of {', '.join(SCENE_MODES)}, got {scene!r}")
+        self.perceived = scene == "perceived"
+        self.realtime_factor = realtime_factor
+        self.camera_rate = camera_rate
+        self.perception_rate = perception_rate
+        self.fixtures = resources.fixtures_path()
+        self.world = SimWorld()
+        self._pipeline: Any = None
+        self._pose_feed: Callable[[], Scene] | None = None
+        if self.perceived:
+            from frankenbot.eval.perception_eval import camera_of_world
+            from frankenbot.perception.config import PerceptionConfig
+            from frankenbot.perception.fixtures import load_fixture_geometry
+            from frankenbot.perception.pipeline import PerceptionPipeline
+
+            # ``stale_timeout_s``: sim seconds without a processed frame before the perceived
+            # scene is stale (None: perception's default)
+            config = PerceptionConfig() if stale_timeout_s is None else PerceptionConfig(
+                stale_timeout_s=stale_timeout_s)
+            self._pipeline = PerceptionPipeline(camera_of_world(self.world),
+                                                load_fixture_geometry(self.fixtures), config)
+        else:
+            self._pose_feed = pose_feed_scene(self.world)
+        self._source: Any = None  # the perception thread of the running episode
+        self.robot = SimRobot(self.world, scene_source=self.scene, physics_thread=True)
+        self.primitives = self._build_primitives()
+
+    def _build_primitives(self) -> Any:
+        from frankenbot.primitives.factory import build_primitives
+
+        return build_primitives(self.robot, fixtures=self.fixtures)
+
+    # ------------------------------------------------------------------ what the brain sees
+    def scene(self) -> Scene:
+        """The current scene (stale before the first perceived frame of an episode)."""
+        if self._pose_feed is not None:
+            return self._pose_feed()
+        source = self._source
+        return source.scene() if source is not None else Scene(stale=True)
+
+    def snapshot(self) -> Any:
+        """Robot state, scene, primitive facts and the sim clock: what the interpreter reads."""
+        from frankenbot.state import WorldSnapshot
+
+        return WorldSnapshot(self.primitives.snapshot(), self.scene(), self.primitives.facts(),
+                             self.robot.now())
+
+    # ------------------------------------------------------------------ episodes
+    def reset(self, family: str, seed: int) -> Any:
+        """Release the e-stop, build the task's world, fresh primitives, forget perceived tracks;
+        returns the sim's ``TaskInstance``."""
+        self.robot.set_estop(False)
+        instance = self.world.reset(family, seed)
+        self.primitives = self._build_primitives()
+        if self._pipeline is not None:
+            self._pipeline.reset()
+        return instance
+
+    @contextmanager
+    def running(self, *, on_joint_state: Callable[[Any], None] | None = None,
+                on_frame: Callable[[Any], None] | None = None) -> Iterator[None]:
+        """Physics (and perception) threads for one episode; the arm is stopped on the way out,
+        also when the body raises. With a perceived scene, waits for the first frame first.
+        ``on_joint_state`` / ``on_frame`` see every joint sample / rendered frame (recordings)."""
+        from frankenbot.sim.runner import SimRunner
+
+        runner = SimRunner(self.world, realtime_factor=self.realtime_factor,
+                           camera_rate=self.camera_rate, render=self.perceived)
+        if on_joint_state is not None:
+            runner.on_joint_state(on_joint_state)
+        if on_frame is not None:
+            runner.on_frame(on_frame)
+        if not self.perceived:
+            with runner:
+                try:
+                    yield
+                finally:
+                    self.robot.stop()
+            return
+        from frankenbot.eval.sim_scene_source import SimSceneSource
+
+        source = SimSceneSource(runner, self._pipeline, rate_hz=self.perception_rate)
+        with runner, source:
+            self._source = source
+            try:
+                source.wait_for_scene(timeout=SCENE_WAIT_S)
+                yield
+            finally:
+                self.robot.stop()
+                self._source = None
+
+    def executor(self, planner: Any, **kwargs: Any) -> Any:
+        """A ``ProgramExecutor`` over this episode's primitives and scene whose tier-3 replans go
+        to ``planner``; ``kwargs`` are the executor's own options (params, expert, ...)."""
+        from frankenbot.execution.executor import ProgramExecutor
+        from frankenbot.execution.replanner import PlannerReplanner
+
+        def replanner_for(task_id: str, instruction: str, text: str) -> Any:
+            return PlannerReplanner(planner, instruction=instruction, program_text=text,
+                                    scene=self.scene)
+
+        return ProgramExecutor(self.primitives, self.primitives.snapshot, self.scene,
+                               stop_arm=self.robot.stop, replanner_for=replanner_for, **kwargs)
+
+    def close(self) -> None:
+        self.world.close()
+
+    def __enter__(self) -> "SimStack":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

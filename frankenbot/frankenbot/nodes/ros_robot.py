@@ -1,0 +1,554 @@
+"""RobotInterface over ROS 2: the UR driver's interfaces (or the sim node, which speaks them too).
+
+The executor node owns the rclpy node and its MultiThreadedExecutor and hands the node in; this
+adapter only creates its publishers, subscriptions and (optionally) action clients on it, each in
+its own callback group so the e-stop is never queued behind anything else.
+
+Subscribes  /joint_states (sensor_msgs/JointState: the six UR joints, and the gripper's knuckle
+            unless ``gripper_joint_states_topic`` names another topic, e.g. a namespaced
+            Robotiq controller manager's /robotiq/joint_states),
+            /speed_scaling_state_broadcaster/speed_scaling (std_msgs/Float64, percent),
+            /io_and_status_controller/robot_program_running (std_msgs/Bool, latched; real driver),
+            /frankenbot/scene (frankenbot_interfaces/SceneObjects; unless a scene source is
+            injected), /frankenbot/estop (std_msgs/Bool).
+Publishes   /scaled_joint_trajectory_controller/joint_trajectory (trajectory_msgs/JointTrajectory;
+            the stop is a one-point hold at the measured joints: the Jazzy JTC rejects an empty
+            trajectory), robotiq.COMMAND_TOPIC (std_msgs/Float64MultiArray; ``gripper_mode=topic``).
+Actions     (real driver only; control_msgs is imported lazily and exercised here only against
+            fake message types in the tests: it does not install here)
+            ``trajectory_mode="action"``: FollowJointTrajectory on
+            /scaled_joint_trajectory_controller/follow_joint_trajectory;
+            ``gripper_mode="parallel"``: ParallelGripperCommand on ``gripper_action`` (goal: a
+            JointState naming the knuckle joint, position in radians; Jazzy's Robotiq
+            controller); ``gripper_mode="gripper_command"``: GripperCommand (other grippers).
+            Servers are awaited at start (``server_wait`` s; a clear error is logged when one is
+            missing) and again before the first goal, which fails with a clear message then.
+
+E-stop: the Bool callback publishes the stop itself, before anything else (and cancels the
+action goal), and ``send_trajectory`` refuses motion until a False arrives. While the driver
+reports the External Control program as not running, trajectories are refused with
+``ur_driver.PROGRAM_NOT_RUNNING``. The robot clock is the node's clock (sim time under
+``use_sim_time``); the joint state counts as missing when none arrived within ``state_timeout``
+seconds of wall time.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from typing import Any, Sequence
+
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState as JointStateMsg
+from std_msgs.msg import Bool, Float64, Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
+from trajectory_msgs.msg import JointTrajectoryPoint
+
+from frankenbot import robotiq, ur_driver
+from frankenbot.motion.kinematics import JOINT_NAMES
+from frankenbot.motion.trajectory import JointTrajectory
+from frankenbot.ports import (
+    ControllerRejected,
+    EstopEngaged,
+    GripperState,
+    JointState,
+    SceneSource,
+    TrajectoryState,
+)
+from frankenbot.state import Scene
+
+TRAJECTORY_TOPIC = ur_driver.TRAJECTORY_TOPIC
+FOLLOW_ACTION = ur_driver.FOLLOW_ACTION
+JOINT_STATES_TOPIC = ur_driver.JOINT_STATES_TOPIC
+SPEED_SCALING_TOPIC = ur_driver.SPEED_SCALING_TOPIC
+PROGRAM_RUNNING_TOPIC = ur_driver.PROGRAM_RUNNING_TOPIC
+SCENE_TOPIC = "/frankenbot/scene"
+ESTOP_TOPIC = "/frankenbot/estop"
+STALL_WALL_TIMEOUT = 5.0  # s of wall time without clock progress before sleep() gives up
+GRIPPER_MODES = ("topic", "parallel", "gripper_command")
+STOP_RAMP = 0.05  # s: the hold point's time_from_start (the JTC blends into it, no jump)
+
+
+def _duration(seconds: float) -> Any:
+    from builtin_interfaces.msg import Duration
+
+    sec = math.floor(seconds)
+    return Duration(sec=int(sec), nanosec=int(round((seconds - sec) * 1e9)) % 1_000_000_000)
+
+
+def trajectory_to_msg(traj: JointTrajectory) -> JointTrajectoryMsg:
+    """Our JointTrajectory -> trajectory_msgs/JointTrajectory (header stamp 0 = start now)."""
+    msg = JointTrajectoryMsg()
+    msg.joint_names = list(traj.joint_names)
+    vel = traj.velocities().tolist() if traj.has_velocities else None
+    for i, (t, q) in enumerate(zip(traj.times().tolist(), traj.positions().tolist(),
+                                   strict=True)):
+        point = JointTrajectoryPoint()
+        point.positions = q
+        if vel is not None:
+            point.velocities = vel[i]
+        point.time_from_start = _duration(t)
+        msg.points.append(point)
+    return msg
+
+
+def trajectory_from_msg(msg: JointTrajectoryMsg) -> JointTrajectory:
+    from frankenbot.motion.trajectory import TrajectoryPoint
+
+    pts = tuple(TrajectoryPoint(
+        float(p.time_from_start.sec) + float(p.time_from_start.nanosec) * 1e-9,
+        tuple(float(v) for v in p.positions),
+        tuple(float(v) for v in p.velocities) if len(p.velocities) else None)
+        for p in msg.points)
+    return JointTrajectory(tuple(msg.joint_names), pts)
+
+
+def joint_state_from_msg(msg: JointStateMsg, names: Sequence[str] = JOINT_NAMES
+                         ) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """(positions, velocities) in ``names`` order, or None if a joint is missing or not finite."""
+    index = {n: i for i, n in enumerate(msg.name)}
+    if any(n not in index for n in names) or len(msg.position) < len(msg.name):
+        return None
+    pos = tuple(float(msg.position[index[n]]) for n in names)
+    has_vel = len(msg.velocity) >= len(msg.name)
+    vel = tuple(float(msg.velocity[index[n]]) for n in names) if has_vel else (0.0,) * len(names)
+    if not all(math.isfinite(v) for v in pos + vel):
+        return None
+    return pos, vel
+
+
+def hold_msg(positions: Sequence[float], ramp: float = STOP_RAMP,
+             names: Sequence[str] = JOINT_NAMES) -> JointTrajectoryMsg:
+    """The stop: one point at the measured joints, at rest, ``ramp`` s from now.
+
+    The Jazzy JTC rejects an empty trajectory ("Empty trajectory received."), so stopping means
+    replacing the running trajectory with a hold. A short ramp instead of 0 lets the controller
+    blend from its current state rather than step the position command.
+    """
+    msg = JointTrajectoryMsg()
+    msg.joint_names = list(names)
+    point = JointTrajectoryPoint()
+    point.positions = [float(v) for v in positions]
+    point.velocities = [0.0] * len(point.positions)
+    point.time_from_start = _duration(max(0.0, float(ramp)))
+    msg.points.append(point)
+    return msg
+
+
+def parallel_gripper_goal(action_type: Any, joint: str, position: float) -> Any:
+    """A ParallelGripperCommand goal: ``command`` is a JointState with one joint, in radians.
+
+    Velocity and effort stay empty: parallel_gripper_action_controller then uses its own
+    ``max_velocity`` / ``max_effort`` parameters (robotiq_controllers.yaml).
+    """
+    goal = action_type.Goal()
+    goal.command.name = [str(joint)]
+    goal.command.position = [float(position)]
+    return goal
+
+
+def gripper_command_goal(action_type: Any, position: float, max_effort: float) -> Any:
+    """A GripperCommand goal (grippers whose controller is still gripper_action_controller)."""
+    goal = action_type.Goal()
+    goal.command.position = float(position)
+    goal.command.max_effort = float(max_effort)
+    return goal
+
+
+def _default_action_client(node: Node, action_type: Any, name: str,
+                           callback_group: Any) -> Any:
+    from rclpy.action import ActionClient
+
+    return ActionClient(node, action_type, name, callback_group=callback_group)
+
+
+class RosRobot:
+    """RobotInterface over ROS topics (and, on the real driver, actions)."""
+
+    def __init__(self, node: Node, *, scene_source: SceneSource | None = None,
+                 trajectory_mode: str = "topic", gripper_mode: str = "topic",
+                 state_timeout: float = 0.5, trajectory_topic: str = TRAJECTORY_TOPIC,
+                 estop_topic: str = ESTOP_TOPIC, follow_action: str = FOLLOW_ACTION,
+                 gripper_action: str = robotiq.ACTION_NAME,
+                 gripper_joint: str = robotiq.KNUCKLE_JOINT,
+                 gripper_closed_position: float = robotiq.CLOSED_POSITION,
+                 gripper_joint_states_topic: str = JOINT_STATES_TOPIC,
+                 program_running_topic: str = PROGRAM_RUNNING_TOPIC,
+                 server_wait: float = 10.0, stop_ramp: float = STOP_RAMP,
+                 action_client_factory: Any = None) -> None:
+        if trajectory_mode not in ("topic", "action"):
+            raise ValueError(f"trajectory_mode must be 'topic' or 'action', got "
+                             f"{trajectory_mode!r}")
+        if gripper_mode not in GRIPPER_MODES:
+            hint = (" ('action' was GripperCommand: the Jazzy Robotiq controller serves "
+                    "ParallelGripperCommand, use 'parallel')" if gripper_mode == "action" else "")
+            raise ValueError(f"gripper_mode must be one of {', '.join(GRIPPER_MODES)}, got "
+                             f"{gripper_mode!r}{hint}")
+        if not (math.isfinite(gripper_closed_position) and gripper_closed_position > 0.0):
+            raise ValueError(f"gripper_closed_position must be > 0 rad, got "
+                             f"{gripper_closed_position}")
+        if not gripper_joint:
+            raise ValueError("gripper_joint must name the gripper's joint in its joint states")
+        self.node = node
+        self._scene_source = scene_source
+        self._trajectory_mode = trajectory_mode
+        self._gripper_mode = gripper_mode
+        self._state_timeout = state_timeout
+        self._gripper_joint = gripper_joint
+        self._gripper_closed = float(gripper_closed_position)
+        self._server_wait = max(0.0, float(server_wait))
+        self._stop_ramp = stop_ramp
+        self._lock = threading.Lock()  # guards every field below written by callbacks
+        self._joint: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+        self._joint_received = -math.inf
+        self._joint_received_wall = -math.inf
+        self._gripper_position: float | None = None
+        self._gripper_received = -math.inf
+        self._speed_scaling = 1.0
+        self._program_running: bool | None = None  # None: never reported (sim, old driver)
+        self._scene = Scene(stale=True)
+        self._traj_started = -math.inf
+        self._traj_duration = 0.0
+        self._traj_state = TrajectoryState.IDLE
+        self._goal_handle: Any = None
+        self._estop = threading.Event()
+        # s from e-stop callback entry to the stop being published (the last 100 e-stops)
+        self.estop_latencies: deque[float] = deque(maxlen=100)
+        reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self._estop_group = MutuallyExclusiveCallbackGroup()
+        self._state_group = MutuallyExclusiveCallbackGroup()
+        self._action_group = MutuallyExclusiveCallbackGroup()
+        self._traj_pub = node.create_publisher(JointTrajectoryMsg, trajectory_topic, reliable)
+        self._grip_pub = node.create_publisher(Float64MultiArray, robotiq.COMMAND_TOPIC, reliable)
+        node.create_subscription(Bool, estop_topic, self.estop_callback, reliable,
+                                 callback_group=self._estop_group)
+        self._gripper_on_joint_states = gripper_joint_states_topic in ("", JOINT_STATES_TOPIC)
+        node.create_subscription(JointStateMsg, JOINT_STATES_TOPIC, self.joint_state_callback,
+                                 50, callback_group=self._state_group)
+        if not self._gripper_on_joint_states:
+            node.create_subscription(JointStateMsg, gripper_joint_states_topic,
+                                     self.gripper_joint_state_callback, 10,
+                                     callback_group=self._state_group)
+        node.create_subscription(Float64, SPEED_SCALING_TOPIC, self.speed_scaling_callback, 10,
+                                 callback_group=self._state_group)
+        if program_running_topic:
+            node.create_subscription(Bool, program_running_topic, self.program_running_callback,
+                                     latched, callback_group=self._state_group)
+        if scene_source is None:
+            from frankenbot_interfaces.msg import SceneObjects
+
+            node.create_subscription(SceneObjects, SCENE_TOPIC, self.scene_callback, 5,
+                                     callback_group=self._state_group)
+        make_client = action_client_factory or _default_action_client
+        self._follow_client: Any = None
+        self._follow_type: Any = None
+        self._gripper_client: Any = None
+        self._gripper_type: Any = None
+        if trajectory_mode == "action":
+            from control_msgs.action import FollowJointTrajectory  # real ROS install only
+
+            self._follow_type = FollowJointTrajectory
+            self._follow_client = make_client(node, FollowJointTrajectory, follow_action,
+                                              self._action_group)
+            self._follow_name = f"{follow_action} (control_msgs/action/FollowJointTrajectory)"
+        if gripper_mode == "parallel":
+            from control_msgs.action import ParallelGripperCommand  # real ROS install only
+
+            self._gripper_type = ParallelGripperCommand
+            self._gripper_name = f"{gripper_action} (control_msgs/action/ParallelGripperCommand)"
+        elif gripper_mode == "gripper_command":
+            from control_msgs.action import GripperCommand  # real ROS install only
+
+            self._gripper_type = GripperCommand
+            self._gripper_name = f"{gripper_action} (control_msgs/action/GripperCommand)"
+        if self._gripper_type is not None:
+            self._gripper_client = make_client(node, self._gripper_type, gripper_action,
+                                               self._action_group)
+        self.missing_servers = self._await_servers()
+
+    # --- start-up -------------------------------------------------------------------------
+    def _clients(self) -> list[tuple[Any, str]]:
+        out = []
+        if self._follow_client is not None:
+            out.append((self._follow_client, self._follow_name))
+        if self._gripper_client is not None:
+            out.append((self._gripper_client, self._gripper_name))
+        return out
+
+    def _await_servers(self) -> list[str]:
+        """Wait (``server_wait`` s in all) for the action servers; log each one missing."""
+        deadline = time.monotonic() + self._server_wait
+        missing = []
+        for client, name in self._clients():
+            left = max(0.0, deadline - time.monotonic())
+            if not client.wait_for_server(timeout_sec=left):
+                missing.append(name)
+                self.node.get_logger().error(
+                    f"action server {name} is not available after {self._server_wait:g} s: "
+                    f"{self._server_hint(name)}; goals will fail until it appears")
+        return missing
+
+    def _server_hint(self, name: str) -> str:
+        if self._follow_client is not None and name == self._follow_name:
+            if self._program_running is False:
+                return ur_driver.PROGRAM_NOT_RUNNING
+            return ("is ur_robot_driver running with scaled_joint_trajectory_controller active "
+                    "(ur_control.launch.py)?")
+        return ("is the gripper driver running (robotiq_gripper.launch.py) and its controller "
+                "spawned? `frankenbot doctor` lists what is missing")
+
+    def _ensure_server(self, client: Any, name: str) -> None:
+        """Before a goal: the server must be there (a goal to nobody is never answered)."""
+        if client.server_is_ready():
+            return
+        if not client.wait_for_server(timeout_sec=self._server_wait):
+            raise ControllerRejected(f"action server {name} is not available: "
+                                     f"{self._server_hint(name)}")
+
+    # --- callbacks (executor threads) -----------------------------------------------------
+    def estop_callback(self, msg: Bool) -> None:
+        """Engage: stop first (on this very callback), then record; release on False."""
+        if msg.data:
+            t0 = time.perf_counter()
+            self._estop.set()
+            self._publish_stop()
+            self.estop_latencies.append(time.perf_counter() - t0)
+            self._cancel_goal()
+            self.node.get_logger().warning("e-stop engaged: arm stopped, motion blocked")
+        elif self._estop.is_set():
+            self._estop.clear()
+            self.node.get_logger().info("e-stop released")
+
+    def _knuckle(self, msg: JointStateMsg) -> float | None:
+        if self._gripper_joint not in msg.name:
+            return None
+        i = list(msg.name).index(self._gripper_joint)
+        if i < len(msg.position) and math.isfinite(msg.position[i]):
+            return float(msg.position[i])
+        return None
+
+    def joint_state_callback(self, msg: JointStateMsg) -> None:
+        parsed = joint_state_from_msg(msg)
+        knuckle = self._knuckle(msg) if self._gripper_on_joint_states else None
+        now = self.now()
+        with self._lock:
+            if parsed is not None:
+                self._joint = parsed
+                self._joint_received = now
+                self._joint_received_wall = time.monotonic()
+            if knuckle is not None:
+                self._gripper_position = knuckle
+                self._gripper_received = now
+
+    def gripper_joint_state_callback(self, msg: JointStateMsg) -> None:
+        """The gripper's own joint states (a namespaced gripper controller manager)."""
+        knuckle = self._knuckle(msg)
+        if knuckle is None:
+            return
+        now = self.now()
+        with self._lock:
+            self._gripper_position = knuckle
+            self._gripper_received = now
+
+    def speed_scaling_callback(self, msg: Float64) -> None:
+        value = ur_driver.speed_fraction(msg.data)
+        if value is None:
+            return
+        with self._lock:
+            self._speed_scaling = value
+
+    def program_running_callback(self, msg: Bool) -> None:
+        running = bool(msg.data)
+        with self._lock:
+            changed = self._program_running != running
+            self._program_running = running
+        if changed and not running:
+            self.node.get_logger().warning(ur_driver.PROGRAM_NOT_RUNNING)
+        elif changed:
+            self.node.get_logger().info("External Control program is running")
+
+    def scene_callback(self, msg: Any) -> None:
+        from frankenbot.perception.ros_conversions import scene_from_msg
+
+        scene = scene_from_msg(msg)
+        with self._lock:
+            self._scene = scene
+
+    # --- RobotInterface -------------------------------------------------------------------
+    def joint_state(self) -> JointState | None:
+        # Staleness in wall time: the robot clock may jump (a sim reset) or pause.
+        wall = time.monotonic()
+        with self._lock:
+            if self._joint is None or wall - self._joint_received_wall > self._state_timeout:
+                return None
+            pos, vel = self._joint
+            return JointState(pos, vel, self._joint_received)
+
+    def now(self) -> float:
+        return self.node.get_clock().now().nanoseconds * 1e-9
+
+    def sleep(self, seconds: float) -> None:
+        if not math.isfinite(seconds) or seconds <= 0:
+            return
+        # Integer nanoseconds: a float target (0.548 + 0.2) can land one ulp
+        # past the clock reading it should equal and the wait then returns
+        # a hair short (or a tick late).
+        clock = self.node.get_clock()
+        target_ns = clock.now().nanoseconds + int(round(seconds * 1e9))
+        last, last_wall = clock.now().nanoseconds, time.monotonic()
+        while True:
+            now_ns = clock.now().nanoseconds
+            if now_ns >= target_ns:
+                return
+            if now_ns != last:
+                last, last_wall = now_ns, time.monotonic()
+            elif time.monotonic() - last_wall > STALL_WALL_TIMEOUT:
+                return
+            time.sleep(min(0.001, (target_ns - now_ns) * 1e-9))
+
+    def speed_scaling(self) -> float:
+        with self._lock:
+            return self._speed_scaling
+
+    def program_running(self) -> bool | None:
+        """The driver's robot_program_running (None until it reported one)."""
+        with self._lock:
+            return self._program_running
+
+    def scene(self) -> Scene:
+        if self._scene_source is not None:
+            return self._scene_source()
+        with self._lock:
+            return self._scene
+
+    def estop_engaged(self) -> bool:
+        return self._estop.is_set()
+
+    def send_trajectory(self, trajectory: JointTrajectory) -> None:
+        if self._estop.is_set():
+            raise EstopEngaged("e-stop engaged: trajectory refused")
+        if self.program_running() is False:
+            raise ControllerRejected(ur_driver.PROGRAM_NOT_RUNNING)
+        if tuple(trajectory.joint_names) != JOINT_NAMES or not trajectory.points:
+            raise ControllerRejected(f"trajectory must name {list(JOINT_NAMES)} and have points")
+        for p in trajectory.points:
+            vals = tuple(p.positions) + tuple(p.velocities or ()) + (p.time_from_start,)
+            if len(p.positions) != 6 or not all(math.isfinite(v) for v in vals):
+                raise ControllerRejected("trajectory points must hold 6 finite positions")
+        msg = trajectory_to_msg(trajectory)
+        if self._follow_client is not None:
+            self._ensure_server(self._follow_client, self._follow_name)
+        with self._lock:
+            self._traj_started = self.now()
+            self._traj_duration = trajectory.duration
+            self._traj_state = TrajectoryState.ACTIVE
+        if self._follow_client is not None:
+            self._send_goal(msg)
+        else:
+            self._traj_pub.publish(msg)
+
+    def trajectory_state(self) -> TrajectoryState:
+        with self._lock:
+            state = self._traj_state
+            if (self._follow_client is None and state == TrajectoryState.ACTIVE
+                    and self.now() - self._traj_started > self._traj_duration):
+                # The topic interface reports nothing: after the planned time it is just idle;
+                # the backend judges success by the measured joints.
+                state = TrajectoryState.IDLE
+            return state
+
+    def stop(self) -> None:
+        self._publish_stop()
+        self._cancel_goal()
+
+    def command_gripper(self, width: float, max_effort: float = 50.0) -> None:
+        if not math.isfinite(width):
+            raise ControllerRejected(f"gripper width must be finite, got {width}")
+        if self._estop.is_set():
+            raise EstopEngaged("e-stop engaged: gripper command refused")
+        position = robotiq.width_to_position(width, self._gripper_closed)
+        if self._gripper_client is None:
+            self._grip_pub.publish(Float64MultiArray(data=[float(position)]))
+            return
+        self._ensure_server(self._gripper_client, self._gripper_name)
+        if self._gripper_mode == "parallel":
+            goal = parallel_gripper_goal(self._gripper_type, self._gripper_joint, position)
+        else:
+            goal = gripper_command_goal(self._gripper_type, position, max_effort)
+        # Not awaited: the primitives watch the knuckle in the joint states for the outcome.
+        self._gripper_client.send_goal_async(goal).add_done_callback(self._gripper_goal_done)
+
+    def _gripper_goal_done(self, future: Any) -> None:
+        handle = future.result()
+        if handle is None or not handle.accepted:
+            self.node.get_logger().error(f"the gripper controller rejected the goal "
+                                         f"({self._gripper_name})")
+
+    def gripper_state(self) -> GripperState | None:
+        with self._lock:
+            pos = self._gripper_position
+            stamp = self._gripper_received
+        if pos is None:
+            return None
+        return GripperState(robotiq.position_to_width(pos, self._gripper_closed), pos, stamp)
+
+    # --- helpers --------------------------------------------------------------------------
+    def _publish_stop(self) -> None:
+        """A one-point hold at the measured joints (or, with no joint state yet, nothing to
+        hold: the controller is then not following anything we sent)."""
+        with self._lock:
+            joint = self._joint
+            if self._traj_state == TrajectoryState.ACTIVE:
+                self._traj_state = TrajectoryState.PREEMPTED
+            self._traj_duration = 0.0
+        if joint is not None:
+            self._traj_pub.publish(hold_msg(joint[0], self._stop_ramp))
+
+    def _send_goal(self, msg: JointTrajectoryMsg) -> None:
+        """FollowJointTrajectory goal (real driver); acceptance and result update the state."""
+        goal = self._follow_type.Goal()
+        goal.trajectory = msg
+        future = self._follow_client.send_goal_async(goal)
+        deadline = time.monotonic() + 2.0
+        while not future.done():
+            if time.monotonic() > deadline:
+                with self._lock:
+                    self._traj_state = TrajectoryState.IDLE
+                raise ControllerRejected("the trajectory controller did not answer the goal")
+            time.sleep(0.002)
+        handle = future.result()
+        if handle is None or not handle.accepted:
+            with self._lock:
+                self._traj_state = TrajectoryState.IDLE
+            if self.program_running() is False:
+                raise ControllerRejected(ur_driver.PROGRAM_NOT_RUNNING)
+            raise ControllerRejected("the trajectory controller rejected the goal")
+        with self._lock:
+            self._goal_handle = handle
+        handle.get_result_async().add_done_callback(self._result_callback)
+
+    def _result_callback(self, future: Any) -> None:
+        result = future.result()
+        code = getattr(getattr(result, "result", None), "error_code", -1)
+        status = getattr(result, "status", 0)
+        with self._lock:
+            if self._traj_state != TrajectoryState.ACTIVE:
+                return
+            if code == 0 and status == 4:  # SUCCESSFUL, GoalStatus.STATUS_SUCCEEDED
+                self._traj_state = TrajectoryState.SUCCEEDED
+            elif status == 5:  # STATUS_CANCELED
+                self._traj_state = TrajectoryState.PREEMPTED
+            else:
+                self._traj_state = TrajectoryState.ABORTED
+
+    def _cancel_goal(self) -> None:
+        with self._lock:
+            handle, self._goal_handle = self._goal_handle, None
+        if handle is not None:
+            handle.cancel_goal_async()

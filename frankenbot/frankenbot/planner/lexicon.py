@@ -1,0 +1,213 @@
+"""The offline planner's vocabulary: which words name which actions, objects, colours, parts.
+
+Words are looked up by lemma (``understanding.py`` lemmatises with lemminflect), so "hoisting",
+"hoisted" and "hoists" all find "hoist". Everything here is data; the rules that use it live in
+``understanding.py``.
+"""
+
+from __future__ import annotations
+
+# verb lemma -> action class
+VERBS: dict[str, str] = {}
+for _cls, _words in {
+    "pick": "pick grab grasp lift hoist raise take seize snatch hold collect retrieve elevate "
+            "fetch pluck clutch grip nab",
+    "put": "put place drop move set transfer bring carry deposit load stick toss throw stash "
+           "store pop position lay rest relocate shift park leave plop dump insert lower land "
+           "slot tuck get have return drive ferry haul shuttle plonk chuck hide",
+    "stack": "stack pile heap balance perch mount",
+    "build": "build make create form assemble erect construct",
+    "sort": "sort group organise organize match arrange separate distribute classify pair "
+            "segregate",
+    "clear": "clear tidy clean declutter empty",
+    "open": "open unshut",
+    "close": "close shut",
+    "pull": "pull draw yank tug",
+    "push": "push slide shove nudge sweep scoot drag glide scrape bump roll",
+    "home": "home",
+}.items():
+    for _w in _words.split():
+        VERBS[_w] = _cls
+
+# noun lemma -> shape ("" = any object, the role decides)
+NOUNS: dict[str, str] = {}
+for _shape, _words in {
+    "block": "block cube brick box piece",
+    "bowl": "bowl basin",
+    "plate": "plate dish platter saucer tray",
+    "bin": "bin basket trash garbage rubbish wastebasket trashcan can",
+    "drawer": "drawer cupboard cabinet dresser chest compartment",
+    "zone": "zone area region square patch spot mark pad rectangle target",
+    "": "one object thing item",
+}.items():
+    for _w in _words.split():
+        NOUNS[_w] = _shape
+
+for _shape in ("block", "bowl", "plate", "bin", "drawer", "zone"):
+    NOUNS[_shape + "s"] = _shape  # the understanding stage writes plurals as "<shape>s"
+NOUNS["things"] = ""
+
+# part lemma -> shape of the object it belongs to when none is named
+PARTS: dict[str, str] = {"handle": "drawer", "knob": "drawer", "front": "drawer",
+                         "rim": "", "edge": "", "lip": "", "side": ""}
+
+# colour word -> the scene colours it can mean, closest first
+COLOUR_WORDS: dict[str, tuple[str, ...]] = {
+    "red": ("red",), "crimson": ("red",), "scarlet": ("red",), "ruby": ("red",),
+    "cherry": ("red",), "maroon": ("red",), "vermilion": ("red",), "burgundy": ("red",),
+    "green": ("green",), "lime": ("green",), "emerald": ("green",), "olive": ("green",),
+    "mint": ("green",), "jade": ("green",), "forest": ("green",),
+    "blue": ("blue",), "navy": ("blue",), "azure": ("blue",), "cobalt": ("blue",),
+    "sapphire": ("blue",), "royal": ("blue",), "cerulean": ("blue",),
+    "yellow": ("yellow",), "lemon": ("yellow",), "golden": ("yellow",), "gold": ("yellow",),
+    "mustard": ("yellow",), "canary": ("yellow",), "sunflower": ("yellow",),
+    "orange": ("orange",), "tangerine": ("orange",), "amber": ("orange", "yellow"),
+    "apricot": ("orange",), "peach": ("orange",), "rust": ("orange", "red"),
+    "purple": ("purple",), "violet": ("purple",), "lilac": ("purple",),
+    "lavender": ("purple",), "mauve": ("purple",), "plum": ("purple",),
+    "magenta": ("purple", "pink", "red"), "indigo": ("purple", "blue"),
+    "pink": ("pink", "red", "purple"), "rose": ("pink", "red"),
+    "white": ("white",), "ivory": ("white",), "cream": ("white",), "snow": ("white",),
+    "black": ("black",), "ebony": ("black",), "jet": ("black",),
+    "gray": ("gray",), "grey": ("gray",), "silver": ("gray", "white"),
+    "charcoal": ("gray", "black"), "slate": ("gray",),
+    "cyan": ("cyan",), "aqua": ("cyan",), "teal": ("cyan", "green", "blue"),
+    "turquoise": ("cyan", "blue", "green"),
+    "brown": ("brown", "orange"),
+}
+# "reddish", "bluish": the base colour
+for _c in list(COLOUR_WORDS):
+    COLOUR_WORDS.setdefault(_c + "ish", COLOUR_WORDS[_c])
+COLOUR_WORDS.update({"reddish": ("red",), "bluish": ("blue",), "blueish": ("blue",),
+                     "greenish": ("green",), "yellowish": ("yellow",),
+                     "purplish": ("purple",), "greyish": ("gray",), "grayish": ("gray",)})
+
+SUPERLATIVES: dict[str, str] = {
+    "largest": "largest", "biggest": "largest", "big": "largest", "large": "largest",
+    "bigger": "largest", "larger": "largest", "smallest": "smallest", "tiniest": "smallest",
+    "small": "smallest", "smaller": "smallest", "little": "smallest",
+    "closest": "closest", "nearest": "closest", "closer": "closest", "nearer": "closest",
+    "farthest": "farthest", "furthest": "farthest", "farther": "farthest",
+    "further": "farthest", "leftmost": "leftmost", "rightmost": "rightmost",
+    "tallest": "tallest",
+}
+# the robot itself as a reference point ("closest to you")
+SELF_WORDS = {"you", "me", "robot", "arm", "base", "yourself", "us", "gripper"}
+
+DETERMINERS = {"the", "a", "an", "that", "this", "those", "these", "your", "my", "its",
+               "their", "our", "some", "any", "one", "whichever"}
+QUANTIFIERS = {"all", "every", "each", "both", "everything", "whole", "entire", "remaining"}
+# words that may sit in an object phrase without changing what it means
+NP_NOISE = {"coloured", "colored", "colour", "color", "wooden", "plastic", "toy", "solid",
+            "shiny", "lone", "single", "of", "there", "here", "over", "sitting", "lying",
+            "standing", "resting", "which", "is", "that", "currently", "now", "up", "down",
+            "away", "back", "please", "again", "too", "as", "well", "also", "just", "on",
+            "table", "tabletop", "off", "from", "shaped", "bowl-shaped", "square", "thing",
+            "stuff", "so", "exact", "same", "very", "tiny", "poor", "little", "the"}
+
+# prepositions that introduce a destination, by relation
+DEST_PREPS: dict[str, str] = {
+    "in": "in", "into": "in", "inside": "in", "within": "in", "onto": "on", "on": "on",
+    "atop": "on", "upon": "on", "to": "to", "towards": "to", "toward": "to", "over": "to",
+    "at": "to", "onto-": "on",
+}
+
+# ordering words between clauses (all of these mean: the next clause comes after)
+THEN_WORDS = ("and then", "then", "and after that", "after that", "afterwards", "afterward",
+              "and afterwards", "after which", "next", "and next", "finally", "and finally",
+              "lastly", "subsequently", "once that is done", "once that is finished",
+              "once you are done", "once you have done that", "once done", "once finished",
+              "when that is done", "when you are done", "when done", "when finished",
+              "when you have done that", "after you have done that", "as soon as that is done",
+              "and once that is done", "and when you are done", "following that",
+              "and following that", "after doing that", "after this", "and after this")
+BEFORE_WORDS = ("before that", "but before that", "before doing that", "before you do that",
+                "but first", "first of all though", "before this")
+
+# Unsafe or code-like words: any of these refuses the instruction outright.
+UNSAFE_WORDS = {
+    "knife", "knives", "blade", "scissors", "fire", "flame", "lighter",
+    "person", "human", "people", "child", "kid", "baby", "someone", "somebody", "face",
+    "eye", "eyes", "finger", "fingers", "hurt", "harm", "injure", "kill", "attack",
+    "stab", "punch", "hit", "smash", "crush", "destroy", "break", "shatter", "burn", "wreck",
+    "python", "exec", "eval", "import", "sudo", "shell", "rm", "script", "code", "os",
+    "prompt", "jailbreak", "override", "disable", "bypass", "hack", "window", "dog", "cat",
+    "pet", "weapon", "gun", "explode", "bomb", "poison", "violently", "hurl", "fling",
+    "slam", "ram", "whack", "stomp", "tear", "rip", "damage",
+}
+UNSAFE_PHRASES = ("ignore the rules", "ignore all", "ignore previous", "ignore your",
+                  "system prompt", "safety limit", "speed limit", "full speed",
+                  "as fast as you can", "as fast as possible", "maximum speed", "top speed",
+                  "turn off the safety", "without safety", "no safety", "at me", "at you",
+                  "at the camera", "off the table and onto the floor", "on the floor",
+                  "onto the floor", "to the floor", "throw the robot", "the operator",
+                  "the user", "limits off", "rules and")
+
+# Words that begin a wrapper around the real request; dropped from the front of a clause.
+LEADING_FILLERS = (
+    "i would be grateful if you could", "i would appreciate it if you could",
+    "would you be so kind as to", "be so kind as to", "do me a favour and",
+    "do me a favor and", "i would like you to", "i would love for you to",
+    "i would love you to", "i want you to", "i need you to", "i wish you would",
+    "i would like to ask you to", "i am asking you to", "i am going to ask you to",
+    "your job is to", "your task is to", "the task is to", "the job is to", "the goal is to",
+    "your goal is to", "your next task is to", "what i need is for you to",
+    "what i want is for you to", "all i need is for you to", "it would be great if you could",
+    "it would be nice if you could", "would you mind", "do you mind", "could you please",
+    "can you please", "would you please", "will you please", "could you", "can you",
+    "would you", "will you", "you should", "you need to", "you must", "you have to",
+    "you can", "you could", "you may", "try to", "try and", "please try to", "go ahead and",
+    "go and", "let us", "lets", "let's", "we need to", "we should", "we want to",
+    "i want to", "time to", "it is time to", "help me", "i need to", "we have to",
+    "if you could", "if you would", "if you can", "kindly", "please", "pls", "plz",
+    "ok", "okay", "alright", "all right", "right", "hey", "hi", "hello", "robot",
+    "frankenbot", "now", "so", "well", "keep", "um", "uh", "just", "also", "and", "quickly",
+    "carefully", "gently", "slowly", "simply", "then", "first", "firstly", "to start",
+    "to begin", "to begin with", "for starters", "next", "finally", "lastly",
+    "at last", "buddy", "mate", "friend", "dear robot", "would it be possible to",
+    "is it possible to", "can i ask you to", "could i ask you to", "may i ask you to",
+    "i would appreciate it if you would", "i would like it if you would",
+    "i need", "i want", "i would like", "i wish", "make sure to", "be sure to",
+    "remember to", "do not forget to", "don't forget to", "see if you can", "i'd like you to",
+) + THEN_WORDS + ("afterwards", "after that", "now then", "and now")
+TRAILING_FILLERS = (
+    "please", "for me", "thanks", "thank you", "thank you very much", "thanks a lot", "now",
+    "right now", "when you can", "when you get a chance", "if you can", "if you could",
+    "if possible", "if you would", "if you do not mind", "if you don't mind", "asap",
+    "carefully", "gently", "slowly", "quickly", "fully", "completely", "all the way",
+    "again", "cheers", "ok", "okay", "right away", "straight away", "at once", "soon",
+    "for me please", "please and thank you", "would you", "will you", "could you",
+    "with care", "nicely", "neatly", "properly", "safely", "softly", "steadily", "too",
+    "as well", "for now", "today", "already", "mate", "buddy", "afterwards", "afterward",
+    "after that", "later", "then", "towards you", "toward you", "out towards you", "to you",
+    "when you are done", "once done", "once you are done",
+    "if that is okay", "if that is ok", "thanks in advance", "in one go", "one by one",
+    "one at a time", "wide", "all the way open", "all the way out", "now please", "first",
+    "as well please", "for me thanks",
+)
+# purpose/reason tails ("so that the table is tidy"): what follows says why, not what
+PURPOSE_WORDS = ("so that", "so", "because", "since", "in order to", "as i", "as we",
+                 "to make room", "to make space", "to tidy up", "to keep", "for later",
+                 "to free up", "to clean up", "for safe keeping", "for safekeeping",
+                 "to get it out of the way", "out of the way", "to be safe")
+MANNER_WORDS = {"carefully", "gently", "slowly", "quickly", "softly", "neatly", "nicely",
+                "steadily", "safely", "firmly"}
+
+# Known request words the planner cannot do (out of scope, but worth naming).
+OUT_OF_SCOPE_HINT = ("pick up X; put X in/on Y; stack X on Y; build a tower of A, B and C; "
+                     "sort the blocks by colour; clear the table; open/close the drawer; put X "
+                     "in the drawer and close it; push X into the zone; go home; "
+                     "'if the bowl is empty ... otherwise ...'; 'the largest/closest block'")
+
+
+def vocabulary() -> tuple[str, ...]:
+    """Every word the rules know, for spelling correction (sorted: ties break the same way)."""
+    words = set(VERBS) | set(NOUNS) | set(PARTS) | set(COLOUR_WORDS) | set(SUPERLATIVES)
+    words |= DETERMINERS | QUANTIFIERS | set(DEST_PREPS) | MANNER_WORDS
+    words |= {"tower", "drawer", "closed", "empty", "bottom", "middle", "top", "otherwise",
+              "else", "unless", "colour", "matching", "everything", "afterwards", "before",
+              "after", "first", "then", "table", "there", "inside", "until", "handle", "left",
+              "right", "please", "could", "would", "should", "sorted", "beside", "position",
+              "pose", "start"}
+    words |= {w for w in UNSAFE_WORDS if w.isalpha()}
+    return tuple(sorted(w for w in words if len(w) >= 3))
