@@ -127,7 +127,7 @@ def _bench(args: argparse.Namespace) -> int:
     print(f"\n=== task suite: {len(spec.families)} families x {len(spec.seeds)} seeds, "
           f"{spec.planner} planner ===", flush=True)
     outcomes, json_path, md_path = run_suite(spec, out_dir=args.out,
-                                             realtime_factor=args.realtime_factor,
+                                             realtime_factor=args.realtime_factor or 2.0,
                                              log=lambda s: print(s, flush=True))
     print(f"results: {json_path} and {md_path}")
     if args.json:
