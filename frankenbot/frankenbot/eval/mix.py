@@ -331,14 +331,10 @@ class MixRunner:
         fired = [(i, r) for i, r in enumerate(log) if i >= start and r.event == "fired"]
         onsets.update({i: r.time for i, r in fired})
         if memory is not None:
-            from frankenbot.memory.records import AnomalyRecord as MemoryAnomaly
+            from frankenbot.execution.episode import episode_anomalies
             from frankenbot.memory.records import EpisodeRecord
 
-            seen_anomalies = tuple(MemoryAnomaly(
-                kind=a.kind.value, tier=int(a.tier), action=a.action, outcome=a.outcome.value,
-                node_path=a.node_path, source=a.source, detail=a.detail,
-                anomaly_class=a.anomaly_class.value, latency=a.latency)
-                for a in outcome.anomalies)
+            seen_anomalies = episode_anomalies(outcome.anomalies)
 
             # the brain's own verdict, never the oracle's: memory must not learn ground truth
             memory.record_episode(EpisodeRecord(
