@@ -17,7 +17,7 @@ setup(
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.sdf")
-         + glob("config/*.json")),
+         + glob("config/*.json") + glob("config/*.xml")),
         (f"share/{PACKAGE}/skills", glob("skills/*.fb")),
         (f"share/{PACKAGE}/urdf", glob("urdf/*.xacro")),
     ],

@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "frankenbot.eval.cli",  # bench
     "frankenbot.eval.readme_report",  # report
     "frankenbot.bringup.cli",  # up, submit, status, demo
+    "frankenbot.bringup.soak",  # soak
 )
 
 

@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="write one MCAP file (ROS 2 encoding) per task to DIR "
                     "(default artifacts/recordings)")
     _add_foxglove(up)
+    up.add_argument("--no-restart", action="store_true",
+                    help="stop watching when a node exits instead of restarting it (with "
+                    "backoff: 1, 2, 4 ... 30 s)")
     up.set_defaults(func=_up)
 
     submit = sub.add_parser("submit", help="submit a task to a running FrankenBot",
@@ -84,12 +87,8 @@ def _up(args: argparse.Namespace) -> int:
         group.start(executables)
         print(f"frankenbot up: started {', '.join(executables)} (setup {setup}); "
               f"logs in {log_dir}; Ctrl-C stops all", flush=True)
-        code = group.wait()
-        for p in group.processes:
-            if not p.alive():
-                print(f"frankenbot up: {p.node_name} exited ({p.process.returncode}); "
-                      f"last lines:\n{p.tail()}")
-        return code
+        return group.supervise(restart=not args.no_restart,
+                               log=lambda line: print(line, flush=True))
 
 
 def _observe(stack: contextlib.ExitStack, *, foxglove: str | None, record_dir: Path | None

@@ -14,7 +14,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterable, Mapping
+from typing import IO, Callable, Iterable, Mapping
 
 from frankenbot import resources
 from frankenbot.errors import ConfigError, FrankenbotError
@@ -22,6 +22,10 @@ from frankenbot.errors import ConfigError, FrankenbotError
 NODE_EXECUTABLES = ("sim", "perception", "memory", "planner", "executor")
 SETUPS = ("sim", "real_ur5e", "gazebo")
 SHUTDOWN_GRACE_S = 5.0
+RESTART_BACKOFF_S = 1.0  # first restart delay; doubles per crash of the same node
+MAX_RESTART_BACKOFF_S = 30.0
+STABLE_AFTER_S = 60.0  # a node that ran this long since its restart is back to the first delay
+LIVELINESS_PROFILE = "fastdds_liveliness.xml"
 PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h)
 
 
@@ -59,6 +63,20 @@ def config_file(setup: str) -> Path:
     return path
 
 
+def dds_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """Environment additions for node processes: the short-lease Fast DDS profile.
+
+    Only with Fast DDS (the default RMW) and only when the user has not chosen a profile file;
+    see config/fastdds_liveliness.xml for why (a killed node is noticed in ~3 s, not 20 s).
+    """
+    rmw = env.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+    if not rmw.startswith("rmw_fastrtps") or env.get("FASTRTPS_DEFAULT_PROFILES_FILE") \
+            or env.get("FASTDDS_DEFAULT_PROFILES_FILE"):
+        return {}
+    profile = resources.config_dir() / LIVELINESS_PROFILE
+    return {"FASTRTPS_DEFAULT_PROFILES_FILE": str(profile)} if profile.is_file() else {}
+
+
 def _param_arg(name: str, value: object) -> str:
     if isinstance(value, bool):
         text = "true" if value else "false"
@@ -73,6 +91,8 @@ class NodeProcess:
     process: subprocess.Popen
     log_path: Path
     log_file: IO[str]
+    started: float = 0.0  # time.monotonic() at start
+    restarts: int = 0
 
     @property
     def node_name(self) -> str:
@@ -98,9 +118,11 @@ class NodeGroup:
         self._use_sim_time = setup in ("sim", "gazebo")
         self._parameters = parameters or {}
         self._env = dict(os.environ, **(env or {}))
+        self._env.update(dds_environment(self._env))
         self._log_dir = Path(log_dir)
         self._log_dir.mkdir(parents=True, exist_ok=True)
         self.processes: list[NodeProcess] = []
+        self._stopping = False  # set by stop(): a supervisor must not restart anything now
 
     def command(self, executable: str) -> list[str]:
         if executable not in NODE_EXECUTABLES:
@@ -117,12 +139,85 @@ class NodeGroup:
 
     def start(self, executables: Iterable[str]) -> None:
         for exe in executables:
-            log_path = self._log_dir / f"{exe}.log"
-            log_file = log_path.open("w")
-            proc = subprocess.Popen(self.command(exe), stdout=log_file, stderr=subprocess.STDOUT,
-                                    env=self._env, start_new_session=True,
-                                    preexec_fn=_die_with_parent)
-            self.processes.append(NodeProcess(exe, proc, log_path, log_file))
+            self.processes.append(self._spawn(exe, self._log_dir / f"{exe}.log", "w"))
+
+    def _spawn(self, exe: str, log_path: Path, mode: str) -> NodeProcess:
+        log_file = log_path.open(mode)
+        proc = subprocess.Popen(self.command(exe), stdout=log_file, stderr=subprocess.STDOUT,
+                                env=self._env, start_new_session=True,
+                                preexec_fn=_die_with_parent)
+        return NodeProcess(exe, proc, log_path, log_file, started=time.monotonic())
+
+    def get(self, executable: str) -> NodeProcess:
+        for p in self.processes:
+            if p.executable == executable:
+                return p
+        raise ConfigError(f"node {executable!r} was not started in this group")
+
+    def kill(self, executable: str, sig: int = signal.SIGKILL) -> None:
+        """Send ``sig`` to one node's process group (fault injection; see frankenbot.eval)."""
+        p = self.get(executable)
+        if p.alive():
+            try:
+                os.killpg(p.process.pid, sig)
+            except ProcessLookupError:
+                pass
+            p.process.wait(timeout=10)
+
+    def restart(self, executable: str) -> NodeProcess:
+        """Start a node again (after it exited, or kill it first); its log is appended to."""
+        old = self.get(executable)
+        if old.alive():
+            self.kill(executable, signal.SIGKILL)
+        old.log_file.close()
+        new = self._spawn(executable, old.log_path, "a")
+        new.restarts = old.restarts + 1
+        self.processes[self.processes.index(old)] = new
+        return new
+
+    def supervise(self, *, restart: bool = True, backoff_s: float = RESTART_BACKOFF_S,
+                  max_backoff_s: float = MAX_RESTART_BACKOFF_S, stable_s: float = STABLE_AFTER_S,
+                  log: Callable[[str], None] = print, poll_s: float = 0.2,
+                  stop_after_s: float | None = None) -> int:
+        """Watch the nodes until Ctrl-C; restart a node that exits, unless ``restart`` is off.
+
+        A node that keeps crashing is restarted after 1, 2, 4 ... (at most ``max_backoff_s``)
+        seconds, so a node that dies at start-up does not spin the machine; one that ran
+        ``stable_s`` since its restart starts over at the first delay. Without ``restart`` the
+        first exit ends the watch and its exit code is returned (what ``wait`` did).
+        Each crash and each restart is one log line naming the node, its exit code and its log.
+        """
+        delays: dict[str, float] = {}
+        due: dict[str, float] = {}  # executable -> monotonic time of its restart
+        t_end = None if stop_after_s is None else time.monotonic() + stop_after_s
+        try:
+            while (t_end is None or time.monotonic() < t_end) and not self._stopping:
+                now = time.monotonic()
+                for p in list(self.processes):
+                    exe = p.executable
+                    if p.alive():
+                        if now - p.started >= stable_s:
+                            delays.pop(exe, None)
+                        continue
+                    if exe not in due:
+                        code = p.process.returncode
+                        if not restart:
+                            log(f"frankenbot up: {p.node_name} exited ({code}); not restarting "
+                                f"(--no-restart); last lines of {p.log_path}:\n{p.tail(10)}")
+                            return code or 0
+                        delay = delays.get(exe, backoff_s)
+                        delays[exe] = min(delay * 2.0, max_backoff_s)
+                        due[exe] = now + delay
+                        log(f"frankenbot up: {p.node_name} exited ({code}); restarting in "
+                            f"{delay:g} s (restart {p.restarts + 1}; log {p.log_path})")
+                    elif now >= due[exe]:
+                        del due[exe]
+                        new = self.restart(exe)
+                        log(f"frankenbot up: {new.node_name} restarted (pid {new.process.pid})")
+                time.sleep(poll_s)
+        except KeyboardInterrupt:
+            return 0
+        return 0
 
     def check_alive(self) -> None:
         """Raise with the dead node's last log lines when any node has exited."""
@@ -142,6 +237,7 @@ class NodeGroup:
         return next((p.process.returncode or 0 for p in self.processes if not p.alive()), 0)
 
     def stop(self) -> None:
+        self._stopping = True
         for p in self.processes:
             if p.alive():
                 try:

@@ -19,6 +19,8 @@ COMPONENTS: dict[str, str] = {
     "anomaly": "frankenbot.eval.anomaly_bench",
     "memory": "frankenbot.eval.memory_bench",
     "language": "frankenbot.eval.language_bench",
+    # starts node processes, so it lives in bring-up (above eval); loaded by name like the rest
+    "reliability": "frankenbot.bringup.faults",
 }
 
 

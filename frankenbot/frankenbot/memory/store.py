@@ -81,6 +81,7 @@ class MemoryStore:
         self.wait_for_model = True  # False: never wait for a model load in progress
         self.model_threads: int | None = None  # torch threads to set when the model loads
         self.seed_problems: tuple[str, ...] = ()
+        self.read_only = ""  # why the file could only be opened read-only ('' = writable)
 
     # ------------------------------------------------------------------------------ lifecycle
 
@@ -95,9 +96,20 @@ class MemoryStore:
         """
         config = config or MemoryConfig()
         db_path = Path(path).expanduser() if path is not None else config.resolved_db_path
-        conn = _connect(db_path)
+        read_only = ""
+        try:
+            conn = _connect(db_path)
+        except MemoryStoreError as e:
+            if not _is_read_only_place(db_path):
+                raise
+            conn = _connect_read_only(db_path)  # serve what is there; refuse every write
+            read_only = str(e)
         store = cls(conn, db_path, config, base_catalog or default_catalog(), embedder)
-        if config.load_seeds:
+        store.read_only = read_only
+        if read_only:
+            log.warning("memory database %s is read-only: context is served, nothing new is "
+                        "stored (%s)", db_path, read_only)
+        elif config.load_seeds:
             from frankenbot.memory.seed import load_seed_skills
 
             try:
@@ -120,6 +132,16 @@ class MemoryStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def integrity_check(self) -> tuple[str, ...]:
+        """SQLite's full ``PRAGMA integrity_check``: () when the file is sound, else the problems.
+
+        The crash-safety tests and the reliability benchmark call it after killing writers;
+        an operator can too (it reads every page, so it takes a while on a large memory).
+        """
+        rows = self._query("PRAGMA integrity_check")
+        problems = tuple(str(r[0]) for r in rows)
+        return () if problems == ("ok",) else problems
+
     @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -129,6 +151,9 @@ class MemoryStore:
     @contextmanager
     def _tx(self, doing: str) -> Iterator[sqlite3.Connection]:
         """One write transaction (BEGIN IMMEDIATE ... COMMIT), errors made clear."""
+        if self.read_only:
+            raise MemoryStoreError(f"memory database {self.path} is read-only; nothing was "
+                                   f"stored while {doing} ({self.read_only})")
         with self._db_lock:
             conn = self.conn
             try:
@@ -660,6 +685,63 @@ def _connect(path: Path) -> sqlite3.Connection:
     except BaseException:
         conn.close()
         raise
+    return conn
+
+
+def _is_read_only_place(path: Path) -> bool:
+    """True when ``path`` exists as a non-empty file that this process may not write."""
+    import os
+
+    try:
+        if path.stat().st_size == 0:
+            return False
+        ro_fs = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+    return ro_fs or not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK)
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """Open an existing memory that cannot be written (read-only file or file system).
+
+    ``immutable`` (on a read-only file system, or when no WAL content is pending): SQLite then
+    needs no -shm file, which cannot be created there. It also ignores a -wal file left by a
+    crash, so on a read-only file system episodes committed only to such a WAL are not visible
+    until it is writable again (they are not lost: the WAL stays on disk and is replayed by the
+    next read-write open).
+    """
+    import os
+    from urllib.parse import quote
+
+    from frankenbot.memory.schema import APPLICATION_ID, SCHEMA_VERSION, check_header
+
+    check_header(path)
+    ro_fs = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    wal = path.with_name(path.name + "-wal")
+    pending = wal.is_file() and wal.stat().st_size > 0
+    # immutable: no -shm needed (none can be created here); only when no WAL content would
+    # be skipped, or when the file system itself is read-only (then nobody can replay it)
+    immutable = ro_fs or not pending
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro" + ("&immutable=1" if immutable else "")
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                               check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        result = conn.execute("PRAGMA quick_check").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    except sqlite3.Error as e:
+        raise _sql_error(e, path, "opening read-only") from e
+    if app_id != APPLICATION_ID:
+        conn.close()
+        raise MemoryStoreError(f"{path} is not a FrankenBot memory database "
+                               f"(application_id={app_id:#x})")
+    if result != "ok" or version != SCHEMA_VERSION:
+        conn.close()
+        raise MemoryStoreError(f"memory database {path} is read-only and "
+                               + (f"corrupt (quick_check: {result})" if result != "ok" else
+                                  f"at schema version {version}, not {SCHEMA_VERSION} (it "
+                                  "cannot be migrated read-only)"))
     return conn
 
 

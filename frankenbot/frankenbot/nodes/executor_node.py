@@ -98,6 +98,36 @@ PARAMS: dict[str, tuple[Any, str]] = {
 }
 
 
+DEPENDENCY_SILENT_S = 1.0  # s without messages after which an input counts as vanished
+PLANNER_NODE = "frankenbot_planner"
+PERCEPTION_NODE = "frankenbot_perception"
+OWNER_CHECK_S = 0.5  # s between checks that the planner of the running goal is still up
+PLANNER_VANISHED = ("dependency lost: the planner (frankenbot_planner) vanished mid-task; "
+                    "program stopped, arm stopped")
+MAX_ID_CHARS = 200  # task ids are short; a longer one is not ours
+
+
+def goal_problem(goal: Any) -> str:
+    """Why an ExecuteProgram goal is refused before it reaches the parser ('' = accept).
+
+    The parser and validator judge the program's content (a malformed one ends the goal with
+    an error and no motion); this only refuses what is not worth parsing: nothing, too much, or
+    ids and instructions that are not plain text.
+    """
+    from frankenbot.planner.planner import MAX_INSTRUCTION_CHARS
+    from frankenbot.program.extract import MAX_TEXT_CHARS
+
+    if not goal.program.strip():
+        return "the program is empty"
+    if len(goal.program) > MAX_TEXT_CHARS:
+        return f"the program has {len(goal.program)} characters (at most {MAX_TEXT_CHARS})"
+    if len(goal.task_id) > MAX_ID_CHARS or not goal.task_id.isprintable():
+        return "the task id is too long or has control characters"
+    if len(goal.instruction) > MAX_INSTRUCTION_CHARS:
+        return f"the instruction has {len(goal.instruction)} characters"
+    return ""
+
+
 class RosReplanner:
     """Tier 3 over ``/frankenbot/replan``; called on the control thread, never in a callback."""
 
@@ -183,6 +213,9 @@ class ExecutorNode(Node):
             self, ExecuteProgram, "/frankenbot/execute_program",
             execute_callback=self.execute_callback, goal_callback=self.goal_callback,
             cancel_callback=self.cancel_callback, callback_group=ReentrantCallbackGroup())
+        self._owner_present = False  # the planner was up when the running goal started
+        self.create_timer(OWNER_CHECK_S, self._check_owner,
+                          callback_group=MutuallyExclusiveCallbackGroup())
         if str(p["reset_topic"]):
             self.create_subscription(Header, str(p["reset_topic"]), self.reset_callback,
                                      latched, callback_group=MutuallyExclusiveCallbackGroup())
@@ -248,10 +281,26 @@ class ExecutorNode(Node):
         if self.executor_core.running:
             self.get_logger().warning("rejecting a goal: a program is already running")
             return GoalResponse.REJECT
-        if not goal_request.program.strip():
-            self.get_logger().warning("rejecting a goal with an empty program")
+        problem = goal_problem(goal_request)
+        if problem:
+            self.get_logger().warning(f"rejecting a goal: {problem}", throttle_duration_sec=1.0)
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
+
+    def _check_owner(self) -> None:
+        """Stop the running program when the planner that sent it died.
+
+        Nobody could then cancel the task or receive its result, so the arm should not go on
+        moving for it. Goals sent by other clients (tests, tools; no planner up when they
+        started) are not watched.
+        """
+        if not self._owner_present or not self.executor_core.running:
+            return
+        if PLANNER_NODE not in self.get_node_names():
+            self._owner_present = False
+            self.get_logger().error("the planner (frankenbot_planner) vanished mid-task: "
+                                    "stopping the program and the arm")
+            self.executor_core.cancel(PLANNER_VANISHED)
 
     def cancel_callback(self, goal_handle: Any) -> CancelResponse:
         self.executor_core.cancel("cancelled by the client")
@@ -259,6 +308,7 @@ class ExecutorNode(Node):
 
     def execute_callback(self, goal_handle: Any) -> ExecuteProgram.Result:
         goal = goal_handle.request
+        self._owner_present = PLANNER_NODE in self.get_node_names()
         with self._goal_lock:
             self._goal = goal_handle
             self._task_id = goal.task_id
@@ -276,6 +326,11 @@ class ExecutorNode(Node):
             self._phase = "done"
         self._publish_tree(force=True)
         result = self._result(out)
+        if not out.success:
+            note = self.dependency_note()
+            if note:
+                result.reason = f"{result.reason}; {note}" if result.reason else note
+                self.get_logger().error(f"{goal.task_id}: {note}")
         if goal_handle.is_cancel_requested:
             goal_handle.canceled()
         elif out.success:
@@ -283,6 +338,30 @@ class ExecutorNode(Node):
         else:
             goal_handle.abort()
         return result
+
+    def dependency_note(self) -> str:
+        """Which input vanished, when one did ('' when all arrive): for a failed program's
+        reason, so the task's result names the node to restart rather than only the
+        anomaly it caused (a stale scene, a missing joint state)."""
+        ages = getattr(self.robot, "input_ages", lambda: {})()
+        lost, late = [], []
+        js = ages.get("/joint_states", 0.0)
+        if js > DEPENDENCY_SILENT_S:
+            lost.append(f"no valid /joint_states for {js:.1f} s (is the UR driver or "
+                        "frankenbot_sim running?)")
+        scene_age = ages.get("/frankenbot/scene", 0.0)
+        if scene_age > DEPENDENCY_SILENT_S:
+            if PERCEPTION_NODE in self.get_node_names():
+                late.append(f"no /frankenbot/scene for {scene_age:.1f} s although "
+                            f"{PERCEPTION_NODE} is up (overloaded?)")
+            else:
+                lost.append(f"{PERCEPTION_NODE} vanished: no /frankenbot/scene for "
+                            f"{scene_age:.1f} s")
+        elif "/frankenbot/scene" in ages and self.robot.scene().stale and not lost:
+            lost.append(f"{PERCEPTION_NODE} reports a stale scene (no usable camera frames: "
+                        "is the camera or frankenbot_sim running?)")
+        parts = (["dependency lost: " + "; ".join(lost)] if lost else []) + late
+        return "; ".join(parts)
 
     def _result(self, out: ExecutionOutcome) -> ExecuteProgram.Result:
         return ExecuteProgram.Result(

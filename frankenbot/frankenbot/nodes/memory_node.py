@@ -72,6 +72,10 @@ class MemoryNode(Node):
         super().__init__("frankenbot_memory")
         config = self._read_config()
         self.store = MemoryStore.open(config=config)
+        if self.store.read_only:
+            self.get_logger().error(
+                f"memory database {self.store.path} is read-only: context is served, episodes "
+                f"are refused ({self.store.read_only})")
         for problem in self.store.seed_problems:
             self.get_logger().warning(f"seed skills: {problem}")
         if config.use_embeddings:
@@ -126,6 +130,8 @@ class MemoryNode(Node):
                 trace_json=request.trace_json or "[]")
             result = self.store.record_episode(episode)
         except FrankenbotError as e:
+            self.get_logger().error(f"episode {request.task_id} not stored: {e}",
+                                    throttle_duration_sec=2.0)
             response.ok = False
             response.message = str(e)
             return response

@@ -45,6 +45,7 @@ from visualization_msgs.msg import MarkerArray
 
 from frankenbot import resources
 from frankenbot.errors import FrankenbotError, PerceptionError
+from frankenbot.nodes.ros_robot import joint_state_problem
 from frankenbot.nodes.spin import run_node
 from frankenbot.perception.annotate import annotate
 from frankenbot.perception.camera import CameraModel, load_camera
@@ -69,7 +70,32 @@ COLOR_TOPIC = "/camera/camera/color/image_raw"
 DEPTH_TOPIC = "/camera/camera/aligned_depth_to_color/image_raw"
 INFO_TOPIC = "/camera/camera/color/camera_info"
 RGB_HISTORY = 8  # colour frames kept for pairing with depth by stamp
+CLOCK_BACK_S = 1.0  # a frame this much older than the last one: the camera clock restarted
+MAX_IMAGE_PIXELS = 4096 * 4096  # larger frames are not from any supported camera
 CLOCK_JUMP_S = 10.0  # a frame this much older than a reset means the camera clock restarted
+
+
+def check_frame(rgb: Any, depth: Any, info: CameraInfo) -> None:
+    """Raise PerceptionError when a decoded colour/depth pair and its camera_info disagree.
+
+    The conversions check each image on its own; this checks them together: same size, the
+    size camera_info describes, not absurdly large, and some depth at all (an all-zero depth
+    image is what a RealSense sends with its laser off or its view blocked).
+    """
+    import numpy as np
+
+    h, w = rgb.shape[:2]
+    if h * w > MAX_IMAGE_PIXELS:
+        raise PerceptionError(f"colour image {w}x{h} is larger than any supported camera's")
+    if depth.shape[:2] != (h, w):
+        raise PerceptionError(f"colour {w}x{h} and depth {depth.shape[1]}x{depth.shape[0]} "
+                              "differ in size (depth must be aligned to colour)")
+    if (int(info.width), int(info.height)) != (w, h):
+        raise PerceptionError(f"camera_info says {info.width}x{info.height}, images are "
+                              f"{w}x{h}")
+    valid = np.isfinite(depth) & (depth > 0) if depth.dtype.kind == "f" else depth > 0
+    if not valid.any():
+        raise PerceptionError("depth image has no valid pixel (all zero or NaN)")
 
 
 class PerceptionNode(Node):
@@ -150,6 +176,7 @@ class PerceptionNode(Node):
         self._last_processed_depth: Image | None = None
         self._last_ok = 0.0  # monotonic time of the last successfully processed frame
         self._last_scene = Scene(stale=True)
+        self._last_stamp: float | None = None  # camera stamp of the last processed frame
         # s, camera clock: frames stamped up to this predate the last reset (None: no reset
         # pending; cleared by the first newer frame)
         self._reset_after: float | None = None
@@ -210,11 +237,18 @@ class PerceptionNode(Node):
             self._info_msg = msg
 
     def joint_callback(self, msg: JointState) -> None:
-        pos = dict(zip(msg.name, msg.position, strict=False))
-        if all(j in pos for j in UR_JOINTS):
-            joints = tuple(float(pos[j]) for j in UR_JOINTS)
+        problem = joint_state_problem(msg, UR_JOINTS)
+        if problem:  # the self filter then works without the arm (never with a wrong one)
+            self.get_logger().warning(f"/joint_states message rejected ({problem}); the self "
+                                      "filter ignores the arm until a valid one",
+                                      throttle_duration_sec=2.0)
             with self._msgs_lock:
-                self._joints = joints
+                self._joints = None
+            return
+        pos = dict(zip(msg.name, msg.position, strict=True))
+        joints = tuple(float(pos[j]) for j in UR_JOINTS)
+        with self._msgs_lock:
+            self._joints = joints
 
     # ------------------------------------------------------------------ processing
     def _camera(self, info: CameraInfo) -> CameraModel | None:
@@ -286,10 +320,28 @@ class PerceptionNode(Node):
         if self._pipeline is not None:
             self._pipeline.reset()
         self._reset_after = after
+        self._last_stamp = None
         self._last_scene = Scene(stale=True)
         self.resets += 1
         self.get_logger().info(f"tracks reset ({why}): {forgotten} forgotten")
         return forgotten
+
+    def _clock_went_back(self, stamp: float) -> bool:
+        """True for a frame to skip: older than the last processed one.
+
+        A jump back beyond ``CLOCK_BACK_S`` means the camera's clock restarted (a sim or driver
+        restart): the tracks' times are void, so they are forgotten and the frame is used. A
+        smaller step back is a late or repeated frame and is skipped.
+        """
+        last = self._last_stamp
+        if last is None or stamp > last:
+            return False
+        if last - stamp > CLOCK_BACK_S:
+            self.get_logger().warning(f"camera clock jumped back {last - stamp:.3f} s: tracks "
+                                      "reset", throttle_duration_sec=2.0)
+            self._reset(None, "camera clock jumped back")
+            return False
+        return True
 
     def _matching_rgb(self, stamp: float) -> Image | None:
         """The buffered colour frame closest in time to ``stamp``, within sync_tolerance."""
@@ -323,7 +375,11 @@ class PerceptionNode(Node):
                 self._pipeline.camera = camera
             rgb = rgb_from_image_msg(rgb_msg)
             depth = depth_from_image_msg(depth_msg)
+            check_frame(rgb, depth, info)
+            if self._clock_went_back(stamp):
+                return
             result = self._pipeline.process_frame(rgb, depth, stamp, joints)
+            self._last_stamp = stamp
         except FrankenbotError as e:
             self.frames_rejected += 1
             log.warn(f"frame rejected: {e}", throttle_duration_sec=2.0)

@@ -42,7 +42,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
-from frankenbot.errors import FrankenbotError
+from frankenbot.errors import FrankenbotError, PerceptionError
 from frankenbot.execution.episode import (
     ExecutionReport,
     PlanningContext,
@@ -84,6 +84,13 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "execution_timeout": (900.0, "seconds a task may execute before it is cancelled"),
     "stats_file": ("", "append one JSON line of planning metrics per task ('' = off)"),
 }
+
+
+KEEP_TASKS = 64  # recent tasks kept for replan bookkeeping (the running one is the newest)
+EXECUTOR_GONE_S = 1.0  # s the executor's action server must stay missing to count as gone
+EXECUTOR_VANISHED = ("dependency lost: the executor (frankenbot_executor, "
+                     "/frankenbot/execute_program) vanished mid-task; its last trajectory "
+                     "segment ends and the arm holds; restart it and submit again")
 
 
 @dataclass
@@ -180,7 +187,15 @@ class PlannerNode(Node):
     def scene_callback(self, msg: SceneObjects) -> None:
         from frankenbot.perception.ros_conversions import scene_from_msg
 
-        scene = scene_from_msg(msg)
+        try:
+            scene = scene_from_msg(msg)
+        except PerceptionError as e:  # keep what was seen, never plan on it as fresh
+            self.get_logger().warning(f"/frankenbot/scene message rejected ({e}); the scene "
+                                      "counts as stale", throttle_duration_sec=2.0)
+            with self._state_lock:
+                if self._scene is not None:
+                    self._scene = replace(self._scene, stale=True)
+            return
         with self._state_lock:
             self._scene = scene
 
@@ -238,6 +253,8 @@ class PlannerNode(Node):
         task = _Task(f"task-{next(self._ids)}-{int(time.time())}", instruction, time.monotonic())
         with self._state_lock:
             self._tasks[task.task_id] = task
+            while len(self._tasks) > KEEP_TASKS:  # a node that runs all day must not grow
+                self._tasks.pop(next(iter(self._tasks)))
         self._status(task, "planning")
         try:
             request = self._request(instruction, planner, task.task_id)
@@ -373,7 +390,17 @@ class PlannerNode(Node):
         result_future = task.exec_goal.get_result_async()
         deadline = time.monotonic() + float(self._p("execution_timeout"))
         cancelled = False
+        gone_since: float | None = None
         while not _wait(result_future, 0.1):
+            # the executor's process died (SIGKILL, crash): DDS drops its action server once
+            # its participant lease expires (3 s with config/fastdds_liveliness.xml)
+            if self.executor_client.server_is_ready():
+                gone_since = None
+            elif gone_since is None:
+                gone_since = time.monotonic()
+            elif time.monotonic() - gone_since > EXECUTOR_GONE_S:
+                self.get_logger().error(f"{task.task_id}: the executor vanished mid-task")
+                return self._finish(task, False, "error", EXECUTOR_VANISHED, "")
             wants_cancel = goal_handle is not None and goal_handle.is_cancel_requested
             if (wants_cancel or time.monotonic() > deadline) and not cancelled:
                 cancelled = True
@@ -384,7 +411,9 @@ class PlannerNode(Node):
         res = result_future.result().result
         outcome = "cancelled" if cancelled and not res.success else res.outcome
         summary = res.reason or outcome
-        self._record(task, res)
+        memory_note = self._record(task, res)
+        if memory_note:  # the task's own outcome stands; the note says what memory missed
+            summary = f"{summary}; {memory_note}"
         return self._finish(task, bool(res.success), outcome, summary, res.trace_json)
 
     def _finish(self, task: _Task, success: bool, outcome: str, summary: str,
@@ -392,10 +421,15 @@ class PlannerNode(Node):
         self._status(task, "done", done=True, success=success, outcome=outcome, summary=summary)
         return success, outcome, summary, trace
 
-    def _record(self, task: _Task, res: Any) -> None:
-        """Tell memory about the finished episode (fire and forget; memory is optional)."""
+    def _record(self, task: _Task, res: Any) -> str:
+        """Tell memory about the finished episode; '' or a note on why it was not stored.
+
+        Memory is optional: its absence or failure (a full disk, a read-only file) never changes
+        the task's outcome, but the note goes into the task's summary so nobody assumes the
+        episode was learnt from. Waits at most ``memory_timeout`` for memory's answer.
+        """
         if not self.record_client.service_is_ready():
-            return
+            return "memory unavailable (frankenbot_memory not running): episode not recorded"
         out = task.outcome
         assert out is not None
         # what memory learns is decided in one place (execution.episode): the executor's report
@@ -409,7 +443,18 @@ class PlannerNode(Node):
             vlm_calls=ep.vlm_calls, repair_calls=ep.repair_calls,
             planning_time=ep.planning_time, execution_time=ep.execution_time,
             trace_json=ep.trace_json)
-        self.record_client.call_async(req)
+        future = self.record_client.call_async(req)
+        timeout = float(self._p("memory_timeout"))
+        if not _wait(future, timeout) or future.result() is None:
+            future.cancel()
+            note = (f"memory did not confirm the episode within {timeout:g} s (frankenbot_memory "
+                    "vanished or is stuck): it may not be recorded")
+        elif not future.result().ok:
+            note = f"memory error, episode not recorded: {future.result().message}"
+        else:
+            return ""
+        self.get_logger().warning(f"{task.task_id}: {note}")
+        return note
 
     # -- tier 3 ------------------------------------------------------------------------------
 

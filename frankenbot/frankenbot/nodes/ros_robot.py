@@ -37,7 +37,8 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
+from dataclasses import replace
 from typing import Any, Sequence
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
@@ -49,6 +50,7 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from frankenbot import robotiq, ur_driver
+from frankenbot.errors import PerceptionError
 from frankenbot.motion.kinematics import JOINT_NAMES
 from frankenbot.motion.trajectory import JointTrajectory
 from frankenbot.ports import (
@@ -107,17 +109,47 @@ def trajectory_from_msg(msg: JointTrajectoryMsg) -> JointTrajectory:
     return JointTrajectory(tuple(msg.joint_names), pts)
 
 
+MAX_ABS_POSITION = 4.0 * math.pi  # rad: beyond any UR joint's range (+-2 pi) by a margin
+MAX_ABS_VELOCITY = 20.0  # rad/s: an order of magnitude above the UR5e's joint speed limits
+
+
+def joint_state_problem(msg: JointStateMsg, names: Sequence[str] = JOINT_NAMES) -> str:
+    """Why ``msg`` cannot be the arm's state ('' when it can): names, counts, values.
+
+    A message that fails here is dropped whole (never half-used): the adapter then keeps the
+    last good state until it goes stale, and motion stops for want of a fresh state.
+    """
+    if len(set(msg.name)) != len(msg.name):
+        return f"duplicate joint names {list(msg.name)}"
+    missing = [n for n in names if n not in msg.name]
+    if missing:
+        return f"joints {missing} missing (got {list(msg.name)[:10]})"
+    if len(msg.position) != len(msg.name):
+        return f"{len(msg.name)} names but {len(msg.position)} positions"
+    if len(msg.velocity) not in (0, len(msg.name)):
+        return f"{len(msg.name)} names but {len(msg.velocity)} velocities"
+    index = {n: i for i, n in enumerate(msg.name)}
+    for n in names:
+        q = float(msg.position[index[n]])
+        if not math.isfinite(q) or abs(q) > MAX_ABS_POSITION:
+            return f"{n} position {q} is not a finite angle within +-{MAX_ABS_POSITION:.2f}"
+        if len(msg.velocity):
+            v = float(msg.velocity[index[n]])
+            if not math.isfinite(v) or abs(v) > MAX_ABS_VELOCITY:
+                return f"{n} velocity {v} is not finite or above {MAX_ABS_VELOCITY} rad/s"
+    return ""
+
+
 def joint_state_from_msg(msg: JointStateMsg, names: Sequence[str] = JOINT_NAMES
                          ) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
-    """(positions, velocities) in ``names`` order, or None if a joint is missing or not finite."""
+    """(positions, velocities) in ``names`` order, or None when ``joint_state_problem`` finds
+    one (a joint missing, counts that disagree, a value not finite or out of range)."""
+    if joint_state_problem(msg, names):
+        return None
     index = {n: i for i, n in enumerate(msg.name)}
-    if any(n not in index for n in names) or len(msg.position) < len(msg.name):
-        return None
     pos = tuple(float(msg.position[index[n]]) for n in names)
-    has_vel = len(msg.velocity) >= len(msg.name)
+    has_vel = len(msg.velocity) == len(msg.name)
     vel = tuple(float(msg.velocity[index[n]]) for n in names) if has_vel else (0.0,) * len(names)
-    if not all(math.isfinite(v) for v in pos + vel):
-        return None
     return pos, vel
 
 
@@ -216,6 +248,8 @@ class RosRobot:
         self._traj_state = TrajectoryState.IDLE
         self._goal_handle: Any = None
         self._estop = threading.Event()
+        self.rejected: Counter[str] = Counter()  # topic -> messages dropped as malformed
+        self._scene_received_wall = -math.inf
         # s from e-stop callback entry to the stop being published (the last 100 e-stops)
         self.estop_latencies: deque[float] = deque(maxlen=100)
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -334,6 +368,13 @@ class RosRobot:
         return None
 
     def joint_state_callback(self, msg: JointStateMsg) -> None:
+        problem = joint_state_problem(msg)
+        if problem:
+            self.rejected[JOINT_STATES_TOPIC] += 1
+            self.node.get_logger().warning(
+                f"{JOINT_STATES_TOPIC} message rejected ({problem}); the arm's state goes "
+                f"stale and motion stops until a valid one arrives", throttle_duration_sec=2.0)
+            return
         parsed = joint_state_from_msg(msg)
         knuckle = self._knuckle(msg) if self._gripper_on_joint_states else None
         now = self.now()
@@ -359,6 +400,9 @@ class RosRobot:
     def speed_scaling_callback(self, msg: Float64) -> None:
         value = ur_driver.speed_fraction(msg.data)
         if value is None:
+            self.rejected[SPEED_SCALING_TOPIC] += 1
+            self.node.get_logger().warning(f"{SPEED_SCALING_TOPIC} value {msg.data} rejected "
+                                           "(not finite)", throttle_duration_sec=2.0)
             return
         with self._lock:
             self._speed_scaling = value
@@ -376,9 +420,31 @@ class RosRobot:
     def scene_callback(self, msg: Any) -> None:
         from frankenbot.perception.ros_conversions import scene_from_msg
 
-        scene = scene_from_msg(msg)
+        try:
+            scene = scene_from_msg(msg)
+        except PerceptionError as e:
+            self.rejected[SCENE_TOPIC] += 1
+            self.node.get_logger().warning(f"{SCENE_TOPIC} message rejected ({e}); the scene "
+                                           "counts as stale", throttle_duration_sec=2.0)
+            with self._lock:  # keep what was seen, but never act on it as fresh
+                self._scene = replace(self._scene, stale=True)
+            return
         with self._lock:
             self._scene = scene
+            self._scene_received_wall = time.monotonic()
+
+    def input_ages(self) -> dict[str, float]:
+        """Wall seconds since the last valid message on each input topic (inf: never).
+
+        The executor names a vanished dependency (driver/sim, perception) from these when a
+        program fails; they are wall time because the robot clock stops with the sim.
+        """
+        now = time.monotonic()
+        with self._lock:
+            ages = {JOINT_STATES_TOPIC: now - self._joint_received_wall}
+            if self._scene_source is None:
+                ages[SCENE_TOPIC] = now - self._scene_received_wall
+            return ages
 
     # --- RobotInterface -------------------------------------------------------------------
     def joint_state(self) -> JointState | None:
@@ -406,6 +472,12 @@ class RosRobot:
             now_ns = clock.now().nanoseconds
             if now_ns >= target_ns:
                 return
+            if now_ns < last:  # the clock jumped back (a sim reset or restart): keep the
+                # wait's remaining time on the new clock instead of waiting out the jump
+                self.node.get_logger().warning(
+                    f"robot clock jumped back {(last - now_ns) * 1e-9:.3f} s during a wait; "
+                    "the wait continues on the new clock", throttle_duration_sec=2.0)
+                target_ns = now_ns + (target_ns - last)
             if now_ns != last:
                 last, last_wall = now_ns, time.monotonic()
             elif time.monotonic() - last_wall > STALL_WALL_TIMEOUT:
@@ -456,8 +528,10 @@ class RosRobot:
     def trajectory_state(self) -> TrajectoryState:
         with self._lock:
             state = self._traj_state
+            elapsed = self.now() - self._traj_started
+            # elapsed < 0: the clock jumped back (a sim restart), the plan's timing is void
             if (self._follow_client is None and state == TrajectoryState.ACTIVE
-                    and self.now() - self._traj_started > self._traj_duration):
+                    and (elapsed > self._traj_duration or elapsed < 0.0)):
                 # The topic interface reports nothing: after the planned time it is just idle;
                 # the backend judges success by the measured joints.
                 state = TrajectoryState.IDLE

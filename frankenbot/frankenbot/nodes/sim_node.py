@@ -196,19 +196,19 @@ class SimNode(Node):
     def trajectory_callback(self, msg: JointTrajectory) -> None:
         try:
             self.world.command_trajectory(list(msg.joint_names), trajectory_points(msg))
-        except SimError as e:
+        except (SimError, ValueError, TypeError, OverflowError) as e:
             self.get_logger().error(f"trajectory rejected (the running one, if any, "
-                                    f"continues): {e}")
+                                    f"continues): {e}", throttle_duration_sec=2.0)
 
     def gripper_callback(self, msg: Float64MultiArray) -> None:
         if len(msg.data) != 1:
             self.get_logger().error(f"gripper command needs exactly one value [position], got "
-                                    f"{list(msg.data)}")
+                                    f"{list(msg.data)[:8]}", throttle_duration_sec=2.0)
             return
         try:
             self.world.command_gripper(float(msg.data[0]))
         except SimError as e:
-            self.get_logger().error(f"gripper command rejected: {e}")
+            self.get_logger().error(f"gripper command rejected: {e}", throttle_duration_sec=2.0)
 
     # ------------------------------------------------------------------ services
     def reset_callback(self, request: Any, response: Any) -> Any:

@@ -36,6 +36,22 @@ class ResponsiveExecutor(MultiThreadedExecutor):
             time.sleep(0)
 
 
+def _report_callback_error(node: Node, error: Exception) -> None:
+    """One callback raised: log it (with its origin, at most every 2 s) and keep the node up.
+
+    Messages are validated where they are received; this is the last line behind that, so a
+    malformed message nobody foresaw costs one callback, never the node (and with it the arm's
+    stop path). The traceback goes to the log so the bug can still be found.
+    """
+    import traceback
+
+    where = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+    origin = f" at {where.filename}:{where.lineno}" if where is not None else ""
+    node.get_logger().error(
+        f"callback failed{origin}: {type(error).__name__}: {error}; the node keeps running\n"
+        + "".join(traceback.format_exception(error))[-2000:], throttle_duration_sec=2.0)
+
+
 def run_node(make_node: Callable[[], Node], *, num_threads: int,
              args: Sequence[str] | None = None) -> int:
     """``main`` of every FrankenBot node: init, spin, and a clean, ordered shutdown.
@@ -61,7 +77,12 @@ def run_node(make_node: Callable[[], Node], *, num_threads: int,
         executor = ResponsiveExecutor(num_threads=num_threads)
         executor.add_node(node)
         while executor.context.ok():  # wake up regularly so the signal handler can run
-            executor.spin_once(timeout_sec=SIGNAL_POLL_S)
+            try:
+                executor.spin_once(timeout_sec=SIGNAL_POLL_S)
+            except (KeyboardInterrupt, ExternalShutdownException):
+                raise
+            except Exception as e:  # a callback's bug or an unforeseen message: log, go on
+                _report_callback_error(node, e)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except FrankenbotError as e:

@@ -56,7 +56,33 @@ def object_to_msg(obj: SceneObject) -> Any:
     return msg
 
 
+MAX_SCENE_OBJECTS = 256  # more than any table holds: a message with more is not a scene
+MAX_COORDINATE_M = 100.0  # |x|, |y|, |z| and sizes beyond this are not objects on a table
+
+
+def object_problem(msg: Any) -> str:
+    """Why a SceneObject message cannot be believed ('' when it can)."""
+    p, o, sz = msg.pose.position, msg.pose.orientation, msg.size
+    values = {"position": (p.x, p.y, p.z), "orientation": (o.x, o.y, o.z, o.w),
+              "size": (sz.x, sz.y, sz.z), "confidence": (msg.confidence,)}
+    for name, vals in values.items():
+        if not all(math.isfinite(v) for v in vals):
+            return f"object {msg.id!r}: {name} {vals} is not finite"
+    if any(abs(v) > MAX_COORDINATE_M for v in values["position"] + values["size"]):
+        return f"object {msg.id!r}: position/size beyond {MAX_COORDINATE_M} m"
+    if any(v < 0.0 for v in values["size"]):
+        return f"object {msg.id!r}: negative size {values['size']}"
+    if sum(v * v for v in values["orientation"]) < 1e-12:
+        return f"object {msg.id!r}: zero quaternion"
+    if not msg.id or any(not c.isprintable() for c in msg.id):
+        return f"object id {msg.id!r} is empty or has control characters"
+    return ""
+
+
 def object_from_msg(msg: Any) -> SceneObject:
+    problem = object_problem(msg)
+    if problem:
+        raise PerceptionError(f"scene rejected: {problem}")
     p, o = msg.pose.position, msg.pose.orientation
     return SceneObject(object_id=msg.id, label=msg.label, shape=msg.shape, colour=msg.colour,
                        position=(p.x, p.y, p.z), size=(msg.size.x, msg.size.y, msg.size.z),
@@ -79,7 +105,22 @@ def scene_to_msg(scene: Scene, latency_s: float = 0.0) -> Any:
 
 
 def scene_from_msg(msg: Any) -> Scene:
-    """frankenbot_interfaces/msg/SceneObjects -> Scene (for the executor and other consumers)."""
+    """frankenbot_interfaces/msg/SceneObjects -> Scene (for the executor and other consumers).
+
+    Raises PerceptionError for a message that cannot be a scene (a NaN or absurd pose, too many
+    objects, duplicate ids, a stamp that is not a time): consumers then keep their last scene,
+    marked stale, rather than act on half of one.
+    """
+    if len(msg.objects) > MAX_SCENE_OBJECTS:
+        raise PerceptionError(f"scene rejected: {len(msg.objects)} objects (at most "
+                              f"{MAX_SCENE_OBJECTS})")
+    ids = [o.id for o in msg.objects]
+    if len(set(ids)) != len(ids):
+        raise PerceptionError(f"scene rejected: duplicate object ids {sorted(ids)[:10]}")
+    if not 0 <= msg.header.stamp.nanosec < 1_000_000_000 or msg.header.stamp.sec < 0:
+        raise PerceptionError(f"scene rejected: stamp {msg.header.stamp} is not a time")
+    if not math.isfinite(float(msg.latency)):
+        raise PerceptionError(f"scene rejected: latency {msg.latency} is not finite")
     return Scene(objects=tuple(object_from_msg(o) for o in msg.objects),
                  stamp=time_from_msg(msg.header.stamp), stale=bool(msg.stale),
                  frame_id=msg.header.frame_id or "base_link")
@@ -121,9 +162,12 @@ def depth_from_image_msg(msg: Any) -> np.ndarray:
 
 def intrinsics_from_camera_info(msg: Any) -> Intrinsics:
     """sensor_msgs/CameraInfo -> Intrinsics (raises PerceptionError on an empty/invalid K)."""
-    k = list(msg.k)
-    if len(k) != 9 or k[0] <= 0 or k[4] <= 0:
-        raise PerceptionError(f"camera_info has no valid K (got {k})")
+    k = [float(v) for v in msg.k]
+    if len(k) != 9 or not all(math.isfinite(v) for v in k) or k[0] <= 0 or k[4] <= 0:
+        raise PerceptionError(f"camera_info has no valid K (zero, negative or non-finite "
+                              f"focal length; got {k})")
+    if int(msg.width) <= 0 or int(msg.height) <= 0:
+        raise PerceptionError(f"camera_info size {msg.width}x{msg.height} is empty")
     return Intrinsics.from_k(k, int(msg.width), int(msg.height))
 
 

@@ -259,4 +259,8 @@ def _instruction_problem(instruction: object) -> str:
     if len(instruction) > MAX_INSTRUCTION_CHARS:
         return (f"instruction too long ({len(instruction)} characters, at most "
                 f"{MAX_INSTRUCTION_CHARS})")
+    bad = sorted({c for c in instruction if not c.isprintable() and c not in "\t\n"})
+    if bad:
+        shown = ", ".join(f"U+{ord(c):04X}" for c in bad[:5])
+        return f"instruction has control characters ({shown}); send plain text"
     return ""
