@@ -189,7 +189,7 @@ def test_auto_planner_without_client_is_offline():
 def test_offline_replan_replans_from_the_current_scene_with_zero_calls():
     failure = FailureContext(program=GOOD, failure="target occupied")
     out = Planner(PlannerConfig(), None).replan(_request(), failure)
-    assert out.ok and out.vlm_calls == 0 and "offline replan" in out.message
+    assert out.ok and out.vlm_calls == 0 and "offline recovery" in out.message
 
 
 def test_empty_instruction_makes_no_call(server):

@@ -19,6 +19,9 @@ from frankenbot.common import AnomalyClass, AnomalyKind
 # Primitives that need the object in hand before they can run.
 NEEDS_HELD = frozenset({"place_on", "place_in", "place_at"})
 WAIT_SECONDS = 1.0
+DRAWER_ID = "drawer"  # the fixture id perception reports for the cabinet's drawer
+# Kinds after which looking inside the drawer is a sensible search.
+SEARCH_KINDS = frozenset({AnomalyKind.OBJECT_MISSING})
 
 
 class RepairAction(str, enum.Enum):
@@ -97,6 +100,8 @@ class Situation:
             f"Holding: {self.held_object or 'nothing'}",
             f"Visible: {', '.join(self.visible) or 'nothing'}",
         ]
+        if self.objects:
+            lines.append(f"Concerns: {', '.join(self.objects)}")
         if self.labels:
             lines.append(f"Labels: {', '.join(self.labels)}")
         if self.tried:
@@ -140,6 +145,11 @@ def generate_candidates(s: Situation) -> tuple[Candidate, ...]:
         pick = Call("pick", {"obj": obj})
         out.append(Candidate(RepairAction.INSERT, f"insert:{pick.text()}",
                              f"pick up the {obj.replace('_', ' ')} again", call=pick))
+    if s.kind in SEARCH_KINDS and DRAWER_ID in s.visible:
+        # an object that vanished from the table may have been put away in the drawer
+        search = Call("open_drawer", {"drawer": DRAWER_ID})
+        out.append(Candidate(RepairAction.INSERT, f"insert:{search.text()}",
+                             "look inside the drawer", call=search))
     if call is not None and call.name == "pick":
         opener = Call("open_gripper", {})
         out.append(Candidate(RepairAction.INSERT, f"insert:{opener.text()}",

@@ -68,7 +68,11 @@ def rule_choice(s: Situation, cands: Sequence[Candidate]) -> Candidate | None:
         choice = _find(cands, RepairAction.INSERT, "wait")
     elif k == AnomalyKind.PLACE_FAILED:
         choice = _find(cands, RepairAction.GOTO) or _find(cands, RepairAction.RETRY)
-    elif k in (AnomalyKind.MOTION_REJECTED, AnomalyKind.OBJECT_MISSING):
+    elif k == AnomalyKind.OBJECT_MISSING:
+        # search the one closed place first (the candidate exists only while not yet tried),
+        # then hand over to the planner, which stops cleanly if the object is still gone
+        choice = _find(cands, RepairAction.INSERT, "open_drawer")
+    elif k == AnomalyKind.MOTION_REJECTED:
         choice = _find(cands, RepairAction.REPLAN)
     return choice or _find(cands, RepairAction.REPLAN)
 

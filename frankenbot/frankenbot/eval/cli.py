@@ -37,11 +37,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "development seeds are below it)")
     p.add_argument("--dev-seeds", action="store_true",
                    help="allow development seeds (below the evaluation range) for --first-seed")
+    p.add_argument("--mix", choices=("natural", "stress"), default="",
+                   help="anomaly mix: each episode draws a family and 0-2 anomalies by class")
+    p.add_argument("--episodes", type=int, default=20, help="episodes of the --mix")
+    p.add_argument("--workers", type=int, default=1, help="processes running --mix episodes")
+    p.add_argument("--ablations", nargs="*", default=["full"], metavar="NAME",
+                   help="configurations run on the same --mix episodes (full, no_tier1, "
+                   "no_tier2, no_tier3, no_program_monitors, no_memory; 'all' for every one)")
     p.add_argument("--planner", choices=("offline", "vlm"), default="offline")
     p.add_argument("--inject", default="", metavar="KIND[:PHASE]",
                    help="inject this sim anomaly in every episode")
-    p.add_argument("--realtime-factor", type=float, default=2.0,
-                   help="sim seconds per wall second")
+    p.add_argument("--realtime-factor", type=float, default=None,
+                   help="sim seconds per wall second (suite: 2.0; --mix: 1.0)")
     p.add_argument("--noise", choices=("none", "realistic", "harsh"), default="none",
                    help="sim camera sensor model (docs/CAMERA.md); default none")
     p.add_argument("--out", type=Path, default=Path("results"), help="results folder")
@@ -107,10 +114,15 @@ def _bench(args: argparse.Namespace) -> int:
               f"{args.planner} planner ===", flush=True)
         _o, json_path, md_path = run_phrasings(args.phrasings, seeds, out_dir=args.out,
                                                planner=args.planner,
-                                               realtime_factor=args.realtime_factor,
+                                               realtime_factor=args.realtime_factor or 2.0,
                                                log=lambda s: print(s, flush=True))
         print(f"results: {json_path} and {md_path}")
         return 0
+    if args.mix:
+        from frankenbot.eval.mix_cli import run_mix_command
+
+        _seeds(args)  # the same rule: development seeds only when asked for
+        return run_mix_command(args)
     kind, _, phase = args.inject.partition(":")
     spec = SuiteSpec(families=resolve_families(args.tasks),
                      seeds=_seeds(args),
@@ -119,7 +131,7 @@ def _bench(args: argparse.Namespace) -> int:
     print(f"\n=== task suite: {len(spec.families)} families x {len(spec.seeds)} seeds, "
           f"{spec.planner} planner ===", flush=True)
     outcomes, json_path, md_path = run_suite(spec, out_dir=args.out,
-                                             realtime_factor=args.realtime_factor,
+                                             realtime_factor=args.realtime_factor or 2.0,
                                              noise=args.noise,
                                              log=lambda s: print(s, flush=True))
     print(f"results: {json_path} and {md_path}")

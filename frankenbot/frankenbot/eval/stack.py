@@ -20,6 +20,8 @@ the brain's packages.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
@@ -66,7 +68,8 @@ class SimStack:
 
     def __init__(self, *, scene: str = "perceived", realtime_factor: float = 2.0,
                  camera_rate: float = 10.0, perception_rate: float = 10.0,
-                 noise: str = "none", sensor_seed: int = 0) -> None:
+                 noise: str = "none", sensor_seed: int = 0,
+                 stale_timeout_s: float | None = None) -> None:
         from frankenbot.sim.robot_adapter import SimRobot
         from frankenbot.sim.sensor import SensorModel, sensor_params
         from frankenbot.sim.world import SimWorld
@@ -84,13 +87,18 @@ class SimStack:
         self._pose_feed: Callable[[], Scene] | None = None
         if self.perceived:
             from frankenbot.eval.perception_eval import camera_of_world
+            from frankenbot.perception.config import PerceptionConfig
             from frankenbot.perception.fixtures import load_fixture_geometry
             from frankenbot.perception.pipeline import PerceptionPipeline
 
             fixtures = load_fixture_geometry(self.fixtures)
-            camera, config = camera_of_world(self.world), None
+            camera, config = camera_of_world(self.world), PerceptionConfig()
             if self.world.sensor.active:
                 camera, config = self._calibrated(camera, fixtures)
+            # ``stale_timeout_s``: sim seconds without a processed frame before the perceived
+            # scene is stale (None: perception's default)
+            if stale_timeout_s is not None:
+                config = replace(config, stale_timeout_s=stale_timeout_s)
             self._pipeline = PerceptionPipeline(camera, fixtures, config)
         else:
             self._pose_feed = pose_feed_scene(self.world)

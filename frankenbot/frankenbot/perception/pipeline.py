@@ -68,6 +68,7 @@ class PerceptionPipeline:
         self._handles: dict[str, SceneObject] = {}  # measured drawer handles by fixture id
         self.drawer_openings: dict[str, float] = {}  # fixture id -> metres (last measured)
         self._rim_votes: dict[str, int] = {}  # container id -> frames its rim was seen through
+        self._table_value_ref = -1.0  # table brightness of the first frame (exposure reference)
         self.shape_rules = shape_rules or ShapeRules()
         self.tracker = Tracker(self.config.match_distance, self.config.memory_s)
         self._rng = np.random.default_rng(0)
@@ -86,6 +87,7 @@ class PerceptionPipeline:
             self._handles.clear()
             self.drawer_openings.clear()
             self._rim_votes = {}
+            self._table_value_ref = -1.0
 
     def process(self, rgb: np.ndarray, depth: np.ndarray, stamp: float,
                 joint_positions: Sequence[float] | None = None) -> Scene:
@@ -105,7 +107,10 @@ class PerceptionPipeline:
             except ValueError as e:
                 raise PerceptionError(f"self filter: {e}") from e
         if self.detector is None:
-            plane, clusters = segment(rgb, depth, self.camera, self.config, self._rng)
+            plane, clusters = segment(rgb, depth, self.camera, self.config, self._rng,
+                                      self._table_value_ref)
+            if self._table_value_ref < 0 and plane.value > 0:
+                self._table_value_ref = plane.value  # the exposure reference (see segment)
             names = [""] * len(clusters)
         else:
             plane, clusters, names = self._detector_clusters(rgb, depth)

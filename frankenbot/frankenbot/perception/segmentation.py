@@ -10,7 +10,7 @@ and a round container (a bowl) is split from what stands in it or against it (co
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import open3d as o3d
@@ -29,6 +29,8 @@ from frankenbot.perception.containers import split_round_container
 
 TABLE_COLOURED_MIN = 0.015  # m: median height a cluster of the table's colour must reach
 FLYING_STEP_MM = 12  # a pixel this far from both its nearest and farthest neighbour is flying
+MIN_TABLE_VALUE = 0.02  # a table darker than this gives no usable exposure reading
+MAX_GAIN = 4.0  # exposure compensation stays within [1/4, 4]
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class TablePlane:
     normal: tuple[float, float, float]
     d: float
     fitted: bool
+    value: float = -1.0  # median HSV brightness of the table's own pixels (-1: not measured)
 
     @property
     def height(self) -> float:
@@ -175,8 +178,14 @@ def _strided_depth(depth_mm: np.ndarray, stride: int, flying_filter: bool) -> np
 
 
 def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: PerceptionConfig,
-               rng: np.random.Generator | None = None) -> tuple[TablePlane, Foreground]:
-    """Validate the frame, fit the table and keep the samples between min and max height."""
+               rng: np.random.Generator | None = None, table_value_ref: float = -1.0
+               ) -> tuple[TablePlane, Foreground]:
+    """Validate the frame, fit the table and keep the samples between min and max height.
+
+    Exposure compensation: with ``table_value_ref`` (the table's brightness under the lighting
+    colours were named in) the kept samples' brightness is scaled by reference / the table's
+    brightness in this frame, so a sudden change of light does not rename black, gray and
+    white. The returned plane carries this frame's table brightness."""
     check_frame(rgb, depth, camera)
     depth_mm = depth_to_mm(depth)
     if not np.any(depth_mm):
@@ -206,6 +215,10 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
     floor = np.maximum(config.min_height, config.noise_point_sigmas * noise_a * ranges ** 2)
     fg = (h > floor) & (h < config.max_height)
     gains = _white_balance(rgb, idx, h, cols_n, s, config)
+    on_table = idx[np.abs(h) < config.min_height]
+    if on_table.size:
+        table_px = rgb[(on_table // cols_n) * s, (on_table % cols_n) * s]
+        plane = replace(plane, value=float(np.median(rgb_to_hsv(table_px)[:, 2])))
     table_group = _table_group(rgb, idx, h, cols_n, s, gains)
     idx, p_fg, h_fg, r_fg = idx[fg], p_in[fg], h[fg], ranges[fg]
     rows = (idx // cols_n) * s
@@ -217,6 +230,11 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
     hsv = rgb_to_hsv(px) if idx.size else np.zeros((0, 3), np.float32)
     if idx.size:
         unclip_red_hue(hsv, raw)
+    # Without a calibrated table colour (no white-balance gains), compensate exposure from the
+    # table's brightness against the first frame's (a dimmed light otherwise darkens every hue).
+    if gains is None and idx.size and table_value_ref > 0 and plane.value > MIN_TABLE_VALUE:
+        gain = min(MAX_GAIN, max(1.0 / MAX_GAIN, table_value_ref / plane.value))
+        hsv[:, 2] = np.clip(hsv[:, 2] * gain, 0.0, 1.0)
     groups = segmentation_groups(hsv) if idx.size else np.zeros(0, np.int16)
     return plane, Foreground(p_fg, h_fg, hsv, np.stack([rows, cols], axis=1), groups, r_fg,
                              noise_a, table_group)
@@ -259,9 +277,10 @@ def _white_balance(rgb: np.ndarray, idx: np.ndarray, heights: np.ndarray, cols_n
 
 
 def segment(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: PerceptionConfig,
-            rng: np.random.Generator | None = None) -> tuple[TablePlane, list[Cluster]]:
+            rng: np.random.Generator | None = None, table_value_ref: float = -1.0
+            ) -> tuple[TablePlane, list[Cluster]]:
     """Find the table and the point clusters standing on it (or held above it)."""
-    plane, fg = foreground(rgb, depth, camera, config, rng)
+    plane, fg = foreground(rgb, depth, camera, config, rng, table_value_ref)
     if fg.points.shape[0] == 0:
         return plane, []
     clusters = _cluster(fg.points, fg.heights, fg.hsv, fg.pixels, fg.groups, config)

@@ -8,8 +8,9 @@ have nothing to execute. A model answer that only refuses (``main { exit failure
 refusal, not a program to run. Counting rules: ``vlm_calls`` = answers requested from the model
 (first call + repair); HTTP retries are in ``transport_retries``.
 
-Offline replanning cannot be creative: ``replan`` through the offline planner re-plans the
-original instruction from the current scene and costs 0 VLM calls.
+Offline replanning (``planner/recovery.py``) re-plans the original instruction from the current
+scene, clears an occupied target first, and refuses with the reason when the task has become
+impossible; it costs 0 VLM calls.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from frankenbot.errors import ConfigError, PlannerError
 from frankenbot.planner import language
 from frankenbot.planner.offline import plan_offline
 from frankenbot.planner.prompt import DEFAULT_BUDGET_CHARS, PromptBuilder, repair_message
+from frankenbot.planner.recovery import plan_recovery
 from frankenbot.planner.request import FailureContext, PlannerKind, PlanOutcome, PlanRequest
 from frankenbot.planner.vlm_client import VlmClient, VlmConfig, VlmError, VlmReply
 from frankenbot.program.catalog import Catalog, default_catalog
@@ -156,8 +158,13 @@ class Planner:
 
     def _offline(self, request: PlanRequest, failure: FailureContext | None) -> PlanOutcome:
         kind = PlannerKind.OFFLINE.value
+        note = ""
         try:
-            text = plan_offline(request.instruction, request.scene)
+            if failure is None:
+                text = plan_offline(request.instruction, request.scene)
+            else:  # tier 3: from the current scene and what failed (planner/recovery.py)
+                text, what = plan_recovery(request.instruction, request.scene, failure)
+                note = f" (offline recovery: {what})"
         except PlannerError as e:
             return PlanOutcome(False, "", None, str(e), planner=kind)
         catalog = self._catalog(request)
@@ -166,8 +173,6 @@ class Planner:
             return PlanOutcome(False, "", None, "the offline planner wrote an invalid program "
                                f"(a bug): {checked.diagnostics}", planner=kind,
                                diagnostics=checked.diagnostics)
-        note = (" (offline replan: re-planned the instruction from the current scene)"
-                if failure is not None else "")
         compacted = self._with_skills(checked.program, request, catalog)
         if compacted is not None:
             text, checked = compacted

@@ -71,6 +71,11 @@ class FailureContext:
     program: str
     failure: str  # anomaly kind, detail, trace summary
     failed_node: str = ""  # tree path of the node that failed, e.g. main/2/place_in
+    # The same facts in structured form, for the offline recovery planner (planner/recovery.py)
+    kind: str = ""  # AnomalyKind value, e.g. "target_occupied"
+    objects: tuple[str, ...] = ()  # objects the anomaly concerns (target, occupier, ...)
+    held_object: str | None = None
+    failed_call: str = ""  # e.g. "place_on(obj=red_block, target=blue_block)"
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,8 @@ from frankenbot.primitives.placement import Palm, occupants, spot_in_container
 from frankenbot.state import RobotSnapshot, SceneObject
 
 WAIT_POLL = 0.01  # s of robot time between cancel checks in wait()
+SLIP_WIDTH_CHANGE = 0.008  # m: a held object keeps the finger gap it was grasped at
+STACKED_BOTTOM_Z = 0.02  # m: an object whose bottom is this high stands on another one
 
 
 @dataclass(frozen=True)
@@ -342,7 +344,10 @@ class Primitives:
             self._held = _Held(object_id, obj.size, grasp_z - bottom, wrap_angle(obj.yaw - yaw))
         self._line(top_down_pose(x, y, above_z, yaw), cancel, "lift")
         grip = self.robot.gripper_state()
-        if grip is not None and grip.width < cfg.min_grasp_width:
+        # fingers closed on nothing, or no longer at the width they closed to on the object
+        # (pushed open, or closing further on nothing): it slipped
+        if grip is not None and (grip.width < cfg.min_grasp_width
+                                 or abs(grip.width - closed) > SLIP_WIDTH_CHANGE):
             self.forget_held()
             return PrimitiveResult.failure(FailureCode.GRASP_FAILED,
                                            f"{object_id} slipped out while lifting",
@@ -355,10 +360,15 @@ class Primitives:
         of ``obj`` whose yaw repeats every ``sym`` radians."""
         cfg = self.config
         x, y = obj.position[0], obj.position[1]
+        bottom = obj.position[2] - obj.size[2] / 2
+        # the pads keep the same clearance above whatever the object stands on as above the
+        # table: a block lifted off a stack must not squeeze (and drag) the block below it
         grasp_z = max(obj.top_z - min(cfg.grasp_depth, obj.size[2] / 2), cfg.min_tcp_z)
+        if bottom > STACKED_BOTTOM_Z:
+            grasp_z = max(grasp_z, bottom + cfg.min_tcp_z)
         above_z = obj.top_z + cfg.approach_height
         yaw = self._best_yaw(x, y, above_z, symmetric_yaws(obj.yaw, sym))
-        return x, y, obj.position[2] - obj.size[2] / 2, grasp_z, above_z, yaw
+        return x, y, bottom, grasp_z, above_z, yaw
 
     def _held_or_stop(self, object_id: str) -> _Held:
         with self._beliefs_lock:

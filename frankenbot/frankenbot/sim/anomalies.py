@@ -1,12 +1,20 @@
 """Anomaly injection: kinds, their class, the phases that trigger them, and their effects.
 
 An anomaly is armed for a phase of the manipulation, detected from simulator state (never from
-the brain): ``before_pick`` (the open gripper hovers just above a block), ``grasp_closing`` (the
-fingers are closing around a block), ``transport`` (a held block is lifted and carried sideways),
-``before_place`` (a held block descends), ``after_place`` (a block was just released), or ``now``.
-When the phase is seen the effect is applied once and logged with its class (frankenbot.common
-AnomalyClass), so the benchmark can mix predictable / semi-predictable / unpredictable anomalies.
-The engine manipulates the world through its private helpers; the world holds its lock throughout.
+the brain): ``moving`` (the arm moves, whatever the task), ``before_pick`` (the open gripper
+hovers just above a block), ``grasp_closing`` (the fingers are closing around a block), ``lift``
+(a just-grasped block rises), ``transport`` (a held block is lifted and carried sideways),
+``before_place`` (a held block descends), ``after_place`` (a block was just released), or
+``now``. When the phase is seen the effect is applied once and
+logged with its class (frankenbot.common AnomalyClass), so the benchmark can mix predictable /
+semi-predictable / unpredictable anomalies.
+
+The catalogue (``KINDS``) has recoverable kinds in every class; the kinds that make the task
+impossible (the object is gone, the container is out of reach, the camera is dead) carry
+``impossible=True``: for them the correct handling is a clean stop that says why, and the
+benchmark counts them apart. The engine manipulates the world through its private helpers; the
+world holds its lock throughout. Effects that change the model (lights, a recoloured block) are
+undone by ``reset``.
 """
 
 from __future__ import annotations
@@ -27,8 +35,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _logger = logging.getLogger(__name__)
 
-PHASES: tuple[str, ...] = ("now", "before_pick", "grasp_closing", "transport", "before_place",
-                           "after_place")
+PHASES: tuple[str, ...] = ("now", "moving", "before_pick", "grasp_closing", "lift", "transport",
+                           "before_place", "after_place")
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,13 @@ class KindSpec:
     anomaly_class: AnomalyClass
     default_phase: str
     description: str
+    impossible: bool = False  # no correct handling but a clean stop that says why
+
+    @property
+    def catalogue_class(self) -> str:
+        """predictable | semi_predictable | unpredictable | impossible (the benchmark's split:
+        impossible kinds are unpredictable ones that no repair can undo)."""
+        return "impossible" if self.impossible else self.anomaly_class.value
 
 
 KINDS: dict[str, KindSpec] = {
@@ -47,18 +62,45 @@ KINDS: dict[str, KindSpec] = {
                                      "the block moves to another free spot before the pick"),
     "abort_trajectory": KindSpec(AnomalyClass.PREDICTABLE, "transport",
                                  "the controller aborts the running trajectory"),
+    "grasp_slip": KindSpec(AnomalyClass.PREDICTABLE, "lift",
+                           "the block slips out of the fingers as it is lifted"),
+    "camera_blip": KindSpec(AnomalyClass.PREDICTABLE, "transport",
+                            "camera frames stop briefly (params: duration s, default 1.0)"),
     "occupy_target": KindSpec(AnomalyClass.SEMI_PREDICTABLE, "before_place",
                               "another block appears on the place target"),
     "topple_stack": KindSpec(AnomalyClass.SEMI_PREDICTABLE, "after_place",
                              "the top block of a stack is knocked off"),
     "drawer_stuck": KindSpec(AnomalyClass.SEMI_PREDICTABLE, "now",
                              "the drawer does not slide for a while (params: duration s)"),
+    "rotate_object": KindSpec(AnomalyClass.SEMI_PREDICTABLE, "before_pick",
+                              "the block is turned by 30-50 degrees and shifted a little"),
+    "lighting_change": KindSpec(AnomalyClass.SEMI_PREDICTABLE, "now",
+                                "the lights dim suddenly to 40-60% (params: factor)"),
+    "move_container": KindSpec(AnomalyClass.UNPREDICTABLE, "transport",
+                               "the target container is moved to another reachable place"),
+    "block_on_target": KindSpec(AnomalyClass.UNPREDICTABLE, "before_place",
+                                "a block is put on top of the object being placed on"),
+    # Recoverable in principle (open the drawer, take the block out), but this cell's fixed
+    # camera cannot see into the open drawer (its side wall hides the inside), so here the
+    # correct handling is the search (open the drawer) and then a clean stop: impossible here.
+    "shut_in_drawer": KindSpec(AnomalyClass.UNPREDICTABLE, "before_pick",
+                               "the block to pick is put in the drawer and the drawer shut",
+                               impossible=True),
+    "obstacle_on_path": KindSpec(AnomalyClass.UNPREDICTABLE, "now",
+                                 "a spare block is put halfway between the object and its "
+                                 "destination"),
+    "swap_object": KindSpec(AnomalyClass.UNPREDICTABLE, "before_pick",
+                            "the block is swapped for another one of the same colour elsewhere"),
     "remove_object": KindSpec(AnomalyClass.UNPREDICTABLE, "before_pick",
-                              "the target object disappears from the table"),
+                              "the target object disappears from the table", impossible=True),
     "move_container_away": KindSpec(AnomalyClass.UNPREDICTABLE, "transport",
-                                    "the target container is moved out of reach"),
+                                    "the target container is moved out of reach",
+                                    impossible=True),
+    "camera_dead": KindSpec(AnomalyClass.UNPREDICTABLE, "transport",
+                            "the camera stops for good", impossible=True),
     "camera_freeze": KindSpec(AnomalyClass.UNPREDICTABLE, "now",
-                              "camera frames stop (params: duration s, default until reset)"),
+                              "camera frames stop (params: duration s, default until reset)",
+                              impossible=True),
 }
 
 
@@ -92,13 +134,30 @@ class AnomalyEngine:
         self._prev_held: set[str] = set()
         self._prev_tcp: np.ndarray | None = None
         self._released: dict[str, float] = {}
+        self._saved_model: dict[str, np.ndarray] = {}
+        self._saved_headlight: tuple[np.ndarray, np.ndarray] | None = None
         self._rng = np.random.default_rng(0)
 
-    def reset(self) -> None:
+    def reset(self, world: "SimWorld | None" = None) -> None:
+        """Forget armed anomalies; with ``world``, undo the model changes effects made."""
         self._armed.clear()
         self._prev_held = set()
         self._prev_tcp = None
         self._released = {}
+        if world is not None:
+            for attr, saved in self._saved_model.items():
+                getattr(world.model, attr)[:] = saved
+            if self._saved_headlight is not None:
+                world.model.vis.headlight.ambient[:] = self._saved_headlight[0]
+                world.model.vis.headlight.diffuse[:] = self._saved_headlight[1]
+        self._saved_model = {}
+        self._saved_headlight = None
+
+    def save_model_field(self, world: "SimWorld", attr: str) -> np.ndarray:
+        """The model array ``attr`` (e.g. ``light_diffuse``), saved once for ``reset``."""
+        arr = getattr(world.model, attr)
+        self._saved_model.setdefault(attr, arr.copy())
+        return arr
 
     def log(self) -> list[InjectedAnomaly]:
         return list(self._log)
@@ -112,7 +171,7 @@ class AnomalyEngine:
         phase = phase or spec.default_phase
         if phase not in PHASES:
             raise SimError(f"unknown phase {phase!r}; valid: {', '.join(PHASES)}")
-        for key in ("duration", "distance"):
+        for key in ("duration", "distance", "factor"):
             if key in params:
                 try:
                     value = float(params[key])
@@ -159,6 +218,9 @@ class AnomalyEngine:
 
     def _detect(self, world: "SimWorld", armed: _Armed, tcp: np.ndarray, vel: np.ndarray,
                 held: set[str]) -> str | None:
+        if armed.phase == "moving":
+            return self._default_object(world, armed.params) if float(
+                np.linalg.norm(vel)) > 0.05 else None
         want = armed.params.get("object")
         blocks = [n for n in world._active if layout.OBJECT_BY_NAME[n].shape == "block"
                   and (want is None or n == want)]
@@ -179,12 +241,16 @@ class AnomalyEngine:
                 size = layout.OBJECT_BY_NAME[n].size[0]
                 if n not in held and width > size + 0.003 and np.linalg.norm(tcp - p) < 0.03:
                     return n
-        elif armed.phase in ("transport", "before_place"):
+        elif armed.phase in ("lift", "transport", "before_place"):
             for n in blocks:
                 if n not in held:
                     continue
                 lifted = world._object_position(n)[2] - layout.OBJECT_BY_NAME[n].size[2] / 2
                 moving = float(np.linalg.norm(vel[:2]))  # carried sideways, not just lifted
+                # high enough that the block falls clear of the pads (they reach 22.5 mm
+                # below the TCP) and the fingers close on nothing, not on the block again
+                if armed.phase == "lift" and 0.03 < lifted < 0.08 and vel[2] > 0.02:
+                    return n
                 if armed.phase == "transport" and lifted > 0.03 and moving > 0.05:
                     return n
                 if armed.phase == "before_place" and vel[2] < -0.02 and lifted > 0.01:
@@ -229,10 +295,11 @@ class AnomalyEngine:
                      armed.phase, detail)
 
     def _free_spot(self, world: "SimWorld", name: str, avoid: np.ndarray,
-                   min_move: float) -> tuple[float, float]:
+                   min_move: float, ignore: tuple[str, ...] | list[str] = ()
+                   ) -> tuple[float, float]:
         r = layout.OBJECT_BY_NAME[name].radius
         others = [(world._object_position(n), layout.OBJECT_BY_NAME[n].radius)
-                  for n in world._active if n != name]
+                  for n in world._active if n != name and n not in ignore]
         for _ in range(300):
             x = float(self._rng.uniform(layout.SPAWN_X[0] + r, layout.SPAWN_X[1] - r))
             y = float(self._rng.uniform(layout.SPAWN_Y[0] + r, layout.SPAWN_Y[1] - r))
@@ -351,9 +418,148 @@ def _freeze(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], targe
     return "camera frames stopped" + ("" if math.isinf(duration) else f" for {duration:.1f} s")
 
 
+def _slip(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target: str) -> str:
+    duration = float(params.get("duration", 0.6))
+    world._gripper_open_until = world.time + duration
+    return f"{target} slipped: fingers opened for {duration:.2f} s during the lift"
+
+
+def _rotate(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target: str) -> str:
+    p = _need(world, target)
+    turn = float(eng._rng.uniform(0.52, 0.87)) * float(eng._rng.choice([-1.0, 1.0]))
+    q = world.data.xquat[world._bodies[target]]
+    yaw = math.atan2(2 * (q[0] * q[3] + q[1] * q[2]), 1 - 2 * (q[2] ** 2 + q[3] ** 2)) + turn
+    a = float(eng._rng.uniform(0, 2 * math.pi))
+    world._set_pose(target, (p[0] + 0.01 * math.cos(a), p[1] + 0.01 * math.sin(a), p[2]), yaw)
+    return f"{target} turned by {math.degrees(turn):.0f} deg"
+
+
+def _lighting(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any],
+              target: str) -> str:
+    # dimming by default: brightening saturates the camera (orange clips towards yellow), which
+    # no exposure compensation can undo; pass factor > 1 to test that
+    factor = float(params.get("factor", eng._rng.uniform(0.4, 0.6)))
+    diffuse = eng.save_model_field(world, "light_diffuse")
+    diffuse[:] = np.clip(diffuse * factor, 0.0, 1.0)
+    head = world.model.vis.headlight
+    eng._saved_headlight = eng._saved_headlight or (np.array(head.ambient, dtype=float),
+                                                    np.array(head.diffuse, dtype=float))
+    head.ambient[:] = np.clip(eng._saved_headlight[0] * factor, 0.0, 1.0)
+    head.diffuse[:] = np.clip(eng._saved_headlight[1] * factor, 0.0, 1.0)
+    return f"lights scaled by {factor:.2f}"
+
+
+def _movable_container(world: "SimWorld", params: dict[str, Any]) -> str:
+    dest = _place_target(world, params)
+    if not dest or dest not in world._active or layout.OBJECT_BY_NAME[dest].shape not in (
+            "bowl", "plate", "bin"):
+        raise SimError(f"no movable container to move (target {dest!r})")
+    return dest
+
+
+def _move_container(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any],
+                    target: str) -> str:
+    dest = _movable_container(world, params)
+    p = world._object_position(dest)
+    held = world._held()
+    avoid = [n for n in world._active if n in held]
+    x, y = eng._free_spot(world, dest, p, float(params.get("distance", 0.12)), ignore=avoid)
+    world._set_pose(dest, (x, y, p[2] + 0.002), 0.0)
+    return f"{dest} moved from ({p[0]:.3f}, {p[1]:.3f}) to ({x:.3f}, {y:.3f})"
+
+
+def _spare_block(world: "SimWorld") -> str:
+    free = [f"{c}_block" for c in layout.BLOCK_COLOURS if f"{c}_block" not in world._active]
+    if not free:
+        raise SimError("no spare block left")
+    return free[0]
+
+
+def _base_below(world: "SimWorld", held_block: str) -> str:
+    """The object a descending held block is about to be placed on (nearest below in xy)."""
+    p = world._object_position(held_block)
+    best, best_d = "", 0.05
+    for n in world._active:
+        if n == held_block:
+            continue
+        q = world._object_position(n)
+        d = math.hypot(p[0] - q[0], p[1] - q[1])
+        if d < best_d and q[2] < p[2]:
+            best, best_d = n, d
+    if not best:
+        raise SimError(f"nothing below {held_block} to put a block on")
+    return best
+
+
+def _block_on_target(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any],
+                     target: str) -> str:
+    base = str(params.get("target") or _base_below(world, target))
+    p = _need(world, base)
+    spec = layout.OBJECT_BY_NAME[base]
+    top = p[2] - spec.size[2] / 2 + (0.008 if spec.shape in ("bowl", "bin") else spec.size[2])
+    spare = _spare_block(world)
+    world._activate(spare)
+    world._set_pose(spare, (float(p[0]), float(p[1]), top + layout.BLOCK_SIZE / 2 + 0.001), 0.0)
+    return f"{spare} put on top of {base}"
+
+
+def _shut_in_drawer(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any],
+                    target: str) -> str:
+    _need(world, target)
+    d = layout.DRAWER
+    world.data.qpos[world._drawer_qadr] = 0.0
+    world.data.qvel[world._drawer_dof] = 0.0
+    cx, cy, _ = d.cavity_centre(0.0)
+    bottom = 2 * d.wall
+    world._set_pose(target, (cx, cy, bottom + layout.BLOCK_SIZE / 2 + 0.002), 0.0)
+    return f"{target} put in the drawer and the drawer shut"
+
+
+def _obstacle(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target: str) -> str:
+    p = _need(world, target)
+    dest = _place_target(world, params)
+    if dest == "zone":
+        goal = np.array([*layout.ZONE.centre, 0.0])
+    elif dest == "drawer":
+        goal = np.array(layout.DRAWER.handle_position(0.0))
+    else:
+        goal = _need(world, dest)
+    spare = _spare_block(world)
+    r = layout.OBJECT_BY_NAME[spare].radius
+    others = [(world._object_position(n), layout.OBJECT_BY_NAME[n].radius)
+              for n in world._active]
+    for frac in (0.5, 0.4, 0.6, 0.3, 0.7):
+        x, y = (p[:2] + frac * (goal[:2] - p[:2])).tolist()
+        if all(math.hypot(x - q[0], y - q[1]) > r + qr + 0.01 for q, qr in others):
+            world._activate(spare)
+            world._set_pose(spare, (x, y, layout.BLOCK_SIZE / 2 + 0.001), 0.3)
+            return f"{spare} put on the path of {target} at ({x:.3f}, {y:.3f})"
+    raise SimError(f"no free spot on the path of {target}")
+
+
+def _swap(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target: str) -> str:
+    p = _need(world, target)
+    spare = _spare_block(world)
+    rgba = eng.save_model_field(world, "geom_rgba")
+    colour = np.array(layout.OBJECT_BY_NAME[target].rgba)
+    rgba[world._obj_geoms[spare]] = colour
+    world._activate(spare)
+    x, y = eng._free_spot(world, spare, p, float(params.get("distance", 0.10)))
+    world._park(target)
+    world._set_pose(spare, (x, y, p[2]), float(eng._rng.uniform(-0.7, 0.7)))
+    world._substitute(target, spare)
+    return f"{target} swapped for {spare} (painted {layout.OBJECT_BY_NAME[target].colour}) " \
+           f"at ({x:.3f}, {y:.3f})"
+
+
 _EFFECTS: dict[str, Callable[[AnomalyEngine, "SimWorld", dict[str, Any], str], str]] = {
     "drop_in_transport": _drop, "nudge_before_grasp": _nudge,
     "displace_before_pick": _displace, "abort_trajectory": _abort, "occupy_target": _occupy,
     "topple_stack": _topple, "drawer_stuck": _stuck, "remove_object": _remove,
-    "move_container_away": _move_away, "camera_freeze": _freeze,
+    "move_container_away": _move_away, "camera_freeze": _freeze, "grasp_slip": _slip,
+    "camera_blip": lambda e, w, p, t: _freeze(e, w, {"duration": 1.0, **p}, t),
+    "camera_dead": lambda e, w, p, t: _freeze(e, w, {"duration": math.inf}, t),
+    "rotate_object": _rotate, "lighting_change": _lighting, "move_container": _move_container,
+    "block_on_target": _block_on_target, "shut_in_drawer": _shut_in_drawer,
+    "obstacle_on_path": _obstacle, "swap_object": _swap,
 }

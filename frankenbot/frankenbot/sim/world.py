@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 import mujoco
@@ -178,7 +178,7 @@ class SimWorld:
                 self._activate(p.name)
                 self._set_pose(p.name, (p.x, p.y, z), p.yaw)
             self._task, self._family, self._seed = sampled.task, family, int(seed)
-            self._anomalies.reset()
+            self._anomalies.reset(self)
             self._new_sensor_episode()
             mujoco.mj_forward(m, d)
             self._bad_warnings = self._bad_count()
@@ -235,6 +235,19 @@ class SimWorld:
         self.data.qpos[a + 3:a + 7] = _quat_yaw(yaw)
         self.data.qvel[v:v + 6] = 0.0
         mujoco.mj_kinematics(self.model, self.data)  # positions readable before the next step
+
+    def _substitute(self, old: str, new: str) -> None:
+        """The task now means ``new`` wherever it meant ``old`` (an object swapped for another
+        of the same colour: "the red block" is the one red block on the table). Oracle only."""
+        def sub(v: object) -> object:
+            if v == old:
+                return new
+            if isinstance(v, tuple):
+                return tuple(sub(x) for x in v)
+            return v
+
+        params = {k: sub(v) for k, v in self._task.params.items()}
+        self._task = replace(self._task, params=params)
 
     def _object_position(self, name: str) -> np.ndarray:
         return self.data.xpos[self._bodies[name]].copy()

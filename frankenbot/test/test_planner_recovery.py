@@ -1,0 +1,121 @@
+"""The offline tier-3 recovery planner: plans from the current perceived scene and the failure."""
+
+from __future__ import annotations
+
+import pytest
+
+from frankenbot.anomaly.candidates import Call, Situation
+from frankenbot.anomaly.escalation import failure_context_text
+from frankenbot.common import AnomalyClass, AnomalyKind
+from frankenbot.planner.planner import Planner, PlannerConfig
+from frankenbot.planner.recovery import (
+    FREE_CLEARANCE,
+    RecoveryImpossible,
+    failure_of,
+    free_spot,
+    plan_recovery,
+)
+from frankenbot.planner.request import FailureContext, PlanRequest
+from frankenbot.program.catalog import default_catalog
+from frankenbot.program.check import check_text
+from frankenbot.state import Scene, SceneObject
+
+
+def _block(name: str, x: float, y: float, z: float = 0.02) -> SceneObject:
+    colour = name.split("_")[0]
+    return SceneObject(name, name.replace("_", " "), "block", colour, (x, y, z), (0.04,) * 3)
+
+
+def _scene(*objs: SceneObject, stale: bool = False) -> Scene:
+    fixtures = (SceneObject("drawer", "drawer", "drawer", "", (0.72, 0.38, 0.06),
+                            (0.2, 0.26, 0.12), is_fixture=True),)
+    return Scene.of((*objs, *fixtures), stamp=1.0, stale=stale)
+
+
+PLATE = SceneObject("white_plate", "white plate", "plate", "white", (0.5, 0.0, 0.006),
+                    (0.18, 0.18, 0.012))
+BOWL = SceneObject("green_bowl", "green bowl", "bowl", "green", (0.45, 0.1, 0.025),
+                   (0.15, 0.15, 0.05))
+
+
+def _ctx(kind: AnomalyKind, call: Call | None, objects=(), held=None) -> FailureContext:
+    s = Situation(kind, AnomalyClass.SEMI_PREDICTABLE, "detail", task="t", failed_call=call,
+                  node_path="main/2", held_object=held, visible=(), objects=tuple(objects))
+    return FailureContext("task \"t\" { main { exit success } }", failure_context_text(s),
+                          "main/2")
+
+
+def test_structured_fields_are_parsed_back_from_the_text_the_ros_node_sends():
+    ctx = _ctx(AnomalyKind.TARGET_OCCUPIED, Call("place_in", {"obj": "red_block",
+                                                              "container": "white_plate"}),
+               ("white_plate", "orange_block"), "red_block")
+    f = failure_of(ctx)
+    assert f.kind == "target_occupied" and f.objects == ("white_plate", "orange_block")
+    assert f.held_object == "red_block" and f.failed_call.startswith("place_in(obj=red_block")
+
+
+def test_occupied_target_is_cleared_first_and_the_held_block_put_down():
+    scene = _scene(_block("red_block", 0.5, 0.0, 0.15), _block("orange_block", 0.5, 0.0, 0.032),
+                   PLATE)
+    ctx = _ctx(AnomalyKind.TARGET_OCCUPIED, Call("place_in", {"obj": "red_block",
+                                                              "container": "white_plate"}),
+               ("white_plate", "orange_block"), "red_block")
+    text, what = plan_recovery("put the red block on the white plate", scene, ctx)
+    assert "orange_block" in what
+    lines = [ln.strip() for ln in text.splitlines()]
+    first = lines.index("main {") + 1
+    assert lines[first].startswith("place_at(obj=red_block")
+    assert lines[first + 1] == "pick(obj=orange_block)"
+    assert lines[first + 2].startswith("place_at(obj=orange_block")
+    assert "place_in(obj=red_block, container=white_plate)" in text
+    assert check_text(text, default_catalog(), scene.ids()).ok
+
+
+def test_unreachable_container_stops_with_the_reason():
+    far = SceneObject("green_bowl", "green bowl", "bowl", "green", (0.93, -0.55, 0.025),
+                      (0.15, 0.15, 0.05))
+    scene = _scene(_block("red_block", 0.4, 0.0), far)
+    ctx = _ctx(AnomalyKind.MOTION_REJECTED, Call("place_in", {"obj": "red_block",
+                                                              "container": "green_bowl"}))
+    with pytest.raises(RecoveryImpossible, match="green bowl is no longer reachable"):
+        plan_recovery("put the red block in the green bowl", scene, ctx)
+
+
+def test_missing_object_and_dead_camera_stop_with_the_reason():
+    ctx = _ctx(AnomalyKind.OBJECT_MISSING, Call("pick", {"obj": "red_block"}), ("red_block",))
+    with pytest.raises(RecoveryImpossible, match="red block is no longer on the table"):
+        plan_recovery("put the red block in the green bowl", _scene(BOWL), ctx)
+    with pytest.raises(RecoveryImpossible, match="camera has stopped"):
+        plan_recovery("put the red block in the green bowl",
+                      _scene(_block("red_block", 0.4, 0.0), BOWL, stale=True), ctx)
+
+
+def test_moved_container_is_planned_to_where_it_is_seen_now():
+    scene = _scene(_block("red_block", 0.4, 0.0), BOWL)
+    ctx = _ctx(AnomalyKind.OBJECT_MOVED, Call("place_in", {"obj": "red_block",
+                                                           "container": "green_bowl"}),
+               ("green_bowl",), None)
+    text, what = plan_recovery("put the red block in the green bowl", scene, ctx)
+    assert "re-planned" in what and "place_in(obj=red_block, container=green_bowl)" in text
+
+
+def test_a_held_block_the_new_plan_does_not_start_with_is_put_down_first():
+    scene = _scene(_block("red_block", 0.4, 0.0), _block("blue_block", 0.5, 0.1, 0.15), BOWL)
+    ctx = _ctx(AnomalyKind.SCENE_STALE, Call("pick", {"obj": "red_block"}), (), "blue_block")
+    text, _ = plan_recovery("put the red block in the green bowl", scene, ctx)
+    body = [ln.strip() for ln in text.splitlines()]
+    assert body[body.index("main {") + 1].startswith("place_at(obj=blue_block")
+
+
+def test_free_spot_keeps_clear_of_every_object():
+    objs = [_block(f"b{i}_block", 0.3 + 0.05 * i, 0.0) for i in range(6)]
+    x, y = free_spot(_scene(*objs), [])
+    assert all(((x - o.position[0]) ** 2 + (y - o.position[1]) ** 2) ** 0.5 > FREE_CLEARANCE
+               for o in objs)
+
+
+def test_planner_replan_refuses_an_impossible_task_with_zero_calls():
+    ctx = _ctx(AnomalyKind.OBJECT_MISSING, Call("pick", {"obj": "red_block"}), ("red_block",))
+    out = Planner(PlannerConfig(), None).replan(
+        PlanRequest(instruction="put the red block in the green bowl", scene=_scene(BOWL)), ctx)
+    assert not out.ok and out.vlm_calls == 0 and "no longer on the table" in out.message
