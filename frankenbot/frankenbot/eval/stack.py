@@ -20,9 +20,8 @@ the brain's packages.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any, Callable, Iterator
 
 from frankenbot import resources
