@@ -88,7 +88,7 @@ def test_put_in_bowl_has_verification_loop_and_drop_monitor():
                                "place_in(obj=red_block, container=green_bowl)",
                                "pick(obj=red_block)"]  # the last one is the monitor's handler
     monitor = program.monitors[0]
-    assert isinstance(monitor, Monitor) and monitor.during == ("place_in",)
+    assert isinstance(monitor, Monitor) and monitor.scope_names == ("place_in",)
     assert "goto s1 max 2" in out.program_text
 
 

@@ -153,3 +153,32 @@ def test_empty_scene_is_stated_not_hidden():
     prompt = PromptBuilder(default_catalog()).build(PlanRequest("pick up the red block",
                                                                 Scene()))
     assert "(no objects perceived)" in prompt.user_text
+
+
+def test_object_table_has_kind_units_and_the_prompt_states_the_base_frame():
+    prompt = PromptBuilder(default_catalog()).build(_request())
+    system = " ".join(prompt.system.split())
+    table = object_table(standard_scene())
+    assert table.splitlines()[0] == "id | kind | label | centre x,y,z cm | size x*y*z cm | note"
+    bowl = next(line for line in table.splitlines() if line.startswith("green_bowl |"))
+    assert bowl.split(" | ")[1] == "bowl"
+    # the frame note: origin, axes, units, and how metres relate to the table's centimetres
+    for words in ("origin at the robot's base", "x pointing away from the robot",
+                  "y to the robot's left", "z up", "table top is z = 0", "take metres"):
+        assert words in system
+    assert "in(obj, plate) and on(obj, plate)" in system
+    assert "during place_in(obj=red_block)" in system
+    assert "each goto statement keeps its own count" in system
+
+
+def test_the_frame_note_is_never_trimmed():
+    prompt = PromptBuilder(default_catalog(), budget_chars=1000).build(
+        _request(exemplars=_exemplars(3)))
+    assert prompt.over_budget and "Frame and units" in prompt.system
+
+
+def test_the_language_reference_example_uses_an_argument_scope_and_validates():
+    example = LANGUAGE_REFERENCE[LANGUAGE_REFERENCE.index('task "put'):]
+    result = check_text(example, default_catalog(), standard_scene().ids())
+    assert result.ok, result.diagnostics
+    assert result.program.monitors[0].during[0].args[0].value.name == "red_block"

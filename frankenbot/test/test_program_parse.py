@@ -67,7 +67,7 @@ def test_every_construct_of_the_reference_example_parses_to_the_expected_tree():
     assert body[6].name == "pick_and_place"
     assert body[7] == Exit(True)
     dropped, moved = p.monitors
-    assert dropped.during == ("place_in",) and dropped.then.kind == ThenKind.RESUME
+    assert dropped.scope_names == ("place_in",) and dropped.then.kind == ThenKind.RESUME
     assert moved.during == () and moved.then.kind == ThenKind.RETRY
     assert (moved.then.label, moved.then.budget) == ("start", 1)
     (skill,) = p.skills

@@ -151,3 +151,24 @@ def test_monitor_probe_exposes_name_and_holds():
     assert probe.name == "lost"
     assert probe.holds(snap(held=None)) and not probe.holds(snap(held="red_block", width=0.04))
     assert Not(P("holding", "red_block")) == program.monitors[0].when
+
+
+def test_a_block_resting_on_a_plate_is_both_in_and_on_it_but_only_in_a_bowl():
+    """The prompt promises: on a flat plate `in` and `on` both hold; in a bowl only `in`."""
+    from frankenbot.program.predicates import inside, on
+    from frankenbot.state import RobotSnapshot, Scene, SceneObject, WorldSnapshot
+
+    plate = SceneObject("white_plate", "white plate", "plate", "white", (0.5, 0.1, 0.006),
+                        (0.18, 0.18, 0.012))
+    bowl = SceneObject("green_bowl", "green bowl", "bowl", "green", (0.5, -0.2, 0.03),
+                       (0.16, 0.16, 0.06))
+    on_plate = SceneObject("red_block", "red block", "block", "red", (0.51, 0.1, 0.032),
+                           (0.04, 0.04, 0.04))
+    in_bowl = SceneObject("blue_block", "blue block", "block", "blue", (0.5, -0.2, 0.025),
+                          (0.04, 0.04, 0.04))
+    objs = {o.object_id: o for o in (plate, bowl, on_plate, in_bowl)}
+    snap = WorldSnapshot(RobotSnapshot(), Scene.of(objs.values()))
+    assert inside(snap, objs, "red_block", "white_plate")
+    assert on(snap, objs, "red_block", "white_plate")
+    assert inside(snap, objs, "blue_block", "green_bowl")
+    assert not on(snap, objs, "blue_block", "green_bowl")

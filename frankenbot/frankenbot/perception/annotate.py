@@ -16,14 +16,16 @@ _MARK_RADIUS = 9
 
 
 def object_table(scene: Scene) -> str:
-    """One line per object: mark number, id, label, position and size in centimetres."""
-    lines = ["#  id                 label            x_cm   y_cm   z_cm   size_cm (x*y*z)"]
+    """One line per object: mark number, id, label, centre position and size in centimetres in
+    the robot's base frame, and the object's kind (its shape class: block, bowl, plate, ...),
+    which decides what primitives accept it."""
+    lines = ["#  id                 label            x_cm   y_cm   z_cm   size_cm (x*y*z)  kind"]
     for n, obj in enumerate(scene.objects, start=1):
         x, y, z = (round(v * 100.0, 1) for v in obj.position)
         sx, sy, sz = (round(v * 100.0, 1) for v in obj.size)
         label = obj.label + (" (fixture)" if obj.is_fixture else "")
         lines.append(f"{n:<2} {obj.object_id:<18} {label:<16} {x:6.1f} {y:6.1f} {z:6.1f}   "
-                     f"{sx:g}*{sy:g}*{sz:g}")
+                     f"{f'{sx:g}*{sy:g}*{sz:g}':<16} {obj.shape}")
     if scene.stale:
         lines.append("(scene is stale: camera frames stopped)")
     return "\n".join(lines)

@@ -76,17 +76,13 @@ def _monitors(ctx: _Context) -> list[str]:
     """Grasp lost while carrying an object (not held and at none of its goals): re-pick it and
     resume the interrupted placing primitive.
 
-    Only for programs that carry one object: ``during`` scopes a monitor by primitive name, not
-    by its arguments, so with several carried objects the monitor of one would fire while
-    another is being placed. Multi-object programs rely on the executor's built-in grasp-lost
-    monitor and its coded regrasp instead."""
-    if len({obj for obj, _ in ctx.carried}) > 1:
-        return []
+    Each monitor is scoped to its own object's placing call (``during place_in(obj=x)``), so
+    with several carried objects the monitor of one stays quiet while another is placed."""
     out = []
     for (obj, primitive), goals in ctx.carried.items():
         cond = " and ".join([f"not holding({obj})"] + [f"not {g}" for g in goals])
         name = f"{obj}_dropped" if primitive.startswith("place_in") else f"{obj}_dropped_on"
-        out.append(f"  monitor {name} when {cond} during {primitive} {{\n"
+        out.append(f"  monitor {name} when {cond} during {primitive}(obj={obj}) {{\n"
                    f"    pick(obj={obj})\n    then resume\n  }}")
     return out
 

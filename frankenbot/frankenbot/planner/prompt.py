@@ -9,7 +9,7 @@ their bodies are sent only when ``skill_bodies`` is set (a body costs ~5x its si
 buys the model nothing it needs to call the skill). A character budget keeps the prompt small;
 when over budget, sections are trimmed in this order: exemplars (least relevant last, so dropped
 first), anomaly experience, skill bodies (signatures stay), skill descriptions. The rules, the
-primitives, the objects and the instruction are never trimmed.
+primitives, the frame note, the objects and the instruction are never trimmed.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ task "<what the task is>" {
   main {
     <statements>
   }
-  monitor <name> when <condition> [during <primitive>, ...] {
+  monitor <name> when <condition> [during <primitive>[(arg=value, ...)], ...] {
     <handler statements>
     then resume | then retry <label> max <N> | then goto <label> | then escalate
   }
@@ -39,16 +39,21 @@ Statements (one per line, braces for blocks):
   name(arg=value, ...)               call a primitive or skill; named arguments only;
                                      values are object ids, numbers or "strings"
   label:                             a jump target (top level of main only)
-  goto label max N                   jump back at most N times
+  goto label max N                   jump back at most N times, then fall through
   if <condition> { ... } else { ... }
   repeat N { ... }
   while <condition> max N { ... }    every loop needs its bound
   exit success | exit failure "why"
+Counting: each goto statement keeps its own count for the whole run (it is not reset when
+main jumps back or a loop goes round again); each monitor's `then retry L max N` has its own
+count too, shared by all its firings and separate from every goto's.
 Conditions: predicates with positional arguments, e.g. holding(red_block),
 in(red_block, green_bowl), combined with not, and, or and parentheses.
 Monitors run beside main while it executes: when the condition becomes true during the listed
-primitives (or at any time without `during`), the handler runs, then execution resumes, retries
-from a label, jumps, or escalates. Comments start with #.
+primitives or skills (or at any time without `during`), the handler runs, then execution
+resumes, retries from a label, jumps, or escalates. A scope with arguments,
+`during place_in(obj=red_block)`, covers only the calls with those values, so a monitor for
+one object stays quiet while another is handled. Comments start with #.
 Example:
 task "put the red block in the green bowl" {
   main {
@@ -58,11 +63,22 @@ task "put the red block in the green bowl" {
     if not in(red_block, green_bowl) { goto start max 2 }
     exit success
   }
-  monitor dropped when not holding(red_block) and not in(red_block, green_bowl) during place_in {
+  monitor dropped when not holding(red_block) and not in(red_block, green_bowl)
+      during place_in(obj=red_block) {
     pick(obj=red_block)
     then resume
   }
 }"""
+
+FRAME_NOTE = """\
+Frame and units: positions are object centres in the robot's base frame, origin at the
+robot's base on the table top, x pointing away from the robot across the table, y to the
+robot's left (looking along +x), z up; the table top is z = 0. The object table gives
+centimetres; place_at(x=, y=) and near(..., d) take metres (x_cm 42 -> x=0.42).
+The kind column is each object's shape class (block, bowl, bin, plate, drawer, zone, ...):
+primitives list the kinds they accept. A plate is flat: an object resting on a plate is both
+in(obj, plate) and on(obj, plate), and place_in or place_on a plate both put it there. In a
+bowl or bin only in(...) holds."""
 
 RULES = """\
 Rules:
@@ -120,15 +136,17 @@ def encode_png(rgb: Any) -> PlanImage:
 
 
 def object_table(scene: Scene) -> str:
-    """A compact table of the perceived objects (positions and sizes in cm, base frame)."""
+    """A compact table of the perceived objects: kind (shape class), centre position and size in
+    cm in the base frame (``FRAME_NOTE`` in the prompt says what that frame is)."""
     if not scene.objects:
         return "(no objects perceived)"
-    rows = ["id | label | position x,y,z cm | size cm | note"]
+    rows = ["id | kind | label | centre x,y,z cm | size x*y*z cm | note"]
     for o in sorted(scene.objects, key=lambda o: o.object_id):
         pos = ",".join(f"{v * 100:.0f}" for v in o.position)
-        size = "x".join(f"{v * 100:.0f}" for v in o.size)
+        size = "*".join(f"{v * 100:.0f}" for v in o.size)
         note = "fixture" if o.is_fixture else ""
-        rows.append(f"{o.object_id} | {o.label} | {pos} | {size} | {note}".rstrip(" |"))
+        rows.append(f"{o.object_id} | {o.shape} | {o.label} | {pos} | {size} | {note}"
+                    .rstrip(" |"))
     if scene.stale:
         rows.append("(the scene is stale: camera frames stopped; positions may be old)")
     return "\n".join(rows)
@@ -189,7 +207,8 @@ class PromptBuilder:
         while True:
             system = "\n\n".join([
                 "You plan tasks for a UR5e robot arm with a parallel gripper above a table.",
-                LANGUAGE_REFERENCE, RULES, _catalog_text(catalog, skill_bodies, skill_docs)])
+                LANGUAGE_REFERENCE, RULES, FRAME_NOTE,
+                _catalog_text(catalog, skill_bodies, skill_docs)])
             user = self._user_text(request, exemplars, experience, failure)
             if len(system) + len(user) <= self.budget_chars:
                 break

@@ -55,6 +55,7 @@ from frankenbot.program.tree import (
     Pred,
     Program,
     Repeat,
+    Scope,
     SkillDef,
     Span,
     Stmt,
@@ -71,7 +72,7 @@ from frankenbot.program.validator import catalog_with, skill_signature, validate
 __all__ = [
     "ERROR", "KEYWORDS", "WARNING", "And", "Arg", "Call", "Catalog", "CheckResult", "Cond",
     "Diagnostic", "Exit", "Goto", "Ident", "If", "Label", "Main", "Monitor", "Not", "Or",
-    "Param", "ParseResult", "Pred", "Program", "ProgramSyntaxError", "Repeat", "Signature",
+    "Param", "ParseResult", "Pred", "Program", "ProgramSyntaxError", "Repeat", "Scope", "Signature",
     "SignatureKind", "SkillDef", "Span", "Stmt", "Then", "ThenKind", "While", "catalog_with",
     "check_text", "count_lines", "default_catalog", "diagnostics_to_json", "find_node",
     "grammar_text", "has_errors", "iter_nodes", "iter_preds", "parse_program", "parse_skills",

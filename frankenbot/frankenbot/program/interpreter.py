@@ -158,7 +158,8 @@ class Interpreter:
         self._lock = threading.Lock()  # guards the fields below
         self._pending: list[MonitorEvent] = []
         self._token: CancelToken | None = None
-        self._call_names: tuple[str, ...] = ()
+        # the calls running now, outermost first: (name, bound argument values), for `during`
+        self._call_names: tuple[tuple[str, dict[str, Value]], ...] = ()
         self._handler: str = ""
         self._path = ""
         self._cancel_reason: str | None = None
@@ -202,14 +203,15 @@ class Interpreter:
 
     def monitors_active(self, now: float | None = None) -> list[Monitor]:
         """Program monitors in scope now: those without ``during`` while the run is live, and
-        those whose ``during`` names a primitive or skill that is running. None while a handler
-        runs. ``now`` is accepted for the monitor loop's convenience."""
+        those whose ``during`` matches a running primitive or skill (its name, and the bound
+        values of any arguments the scope names, skill parameters substituted). None while a
+        handler runs. ``now`` is accepted for the monitor loop's convenience."""
         with self._lock:
             if self._done or not self._started or self._handler:
                 return []
             names = self._call_names
         return [m for m in self._program.monitors
-                if not m.during or any(n in names for n in m.during)]
+                if not m.during or any(sc.matches(n, v) for sc in m.during for n, v in names)]
 
     # ------------------------------------------------------------------------------ run
     def run(self) -> RunResult:
@@ -385,7 +387,7 @@ class Interpreter:
         token = CancelToken()
         with self._lock:
             self._token = token
-            self._call_names = self._call_names + (call.name,)
+            self._call_names = self._call_names + ((call.name, values),)
             if self._handler:
                 preempt = any(e.kind == AnomalyKind.ESTOP for e in self._pending)
             else:
@@ -450,7 +452,7 @@ class Interpreter:
             raise _Exit(ExitStatus.ERROR, f"skill {call.name!r} has no body ({path})")
         with self._lock:
             depth = len(self._call_names)
-            self._call_names = self._call_names + (call.name,)
+            self._call_names = self._call_names + ((call.name, values),)
         try:
             if depth >= MAX_SKILL_DEPTH:
                 raise _Exit(ExitStatus.ERROR, f"skills nested deeper than {MAX_SKILL_DEPTH}")
@@ -483,16 +485,19 @@ class Interpreter:
         with self._lock:
             self._handler = monitor.name
             self._pending = [e for e in self._pending if e.builtin]
+        failed = ""
         try:
             self._run_block(monitor.handler, hpath, self._main or _Frame((), "main", {}))
         except _HandlerFailed as e:
-            self._emit(hpath, f"monitor {monitor.name}", monitor.span.line, "handler",
-                       NodeStatus.FAILURE, e.detail)
-            return self._escalate(event, path, call, handler_ran=True, interrupted=interrupted,
-                                  note=f"handler failed: {e.detail}")
+            failed = e.detail
         finally:
             with self._lock:
                 self._handler = ""
+        if failed:  # escalate outside the handler: the escalator's decision runs as main
+            self._emit(hpath, f"monitor {monitor.name}", monitor.span.line, "handler",
+                       NodeStatus.FAILURE, failed)
+            return self._escalate(event, path, call, handler_ran=True, interrupted=interrupted,
+                                  note=f"handler failed: {failed}")
         self._emit(hpath, f"monitor {monitor.name}", monitor.span.line, "handler",
                    NodeStatus.SUCCESS, f"then {monitor.then.kind}")
         then = monitor.then

@@ -42,6 +42,7 @@ from frankenbot.program.tree import (
     Pred,
     Program,
     Repeat,
+    Scope,
     SkillDef,
     Span,
     Then,
@@ -226,7 +227,11 @@ class _Builder(Transformer):
                        then if then is not None else Then(ThenKind.RESUME), _span(c))
 
     def during(self, c):
-        return tuple(str(t) for t in _data(c))
+        return tuple(_data(c))
+
+    def scope(self, c):
+        d = _data(c)
+        return Scope(str(d[0]), tuple(x for x in d[1:] if x is not None), _span(c))
 
     def then_simple(self, c):
         return Then(str(_data(c)[0]), span=_span(c))

@@ -25,6 +25,7 @@ from frankenbot.program.tree import (
     Pred,
     Program,
     Repeat,
+    Scope,
     SkillDef,
     Stmt,
     Then,
@@ -63,6 +64,14 @@ def format_value(v: Ident | float | str) -> str:
 def print_call(call: Call) -> str:
     args = ", ".join(f"{a.name}={format_value(a.value)}" for a in call.args)
     return f"{call.name}({args})"
+
+
+def print_scope(scope: Scope) -> str:
+    """``place_in`` or ``place_in(obj=red_block)`` (no parentheses without arguments)."""
+    if not scope.args:
+        return scope.name
+    args = ", ".join(f"{a.name}={format_value(a.value)}" for a in scope.args)
+    return f"{scope.name}({args})"
 
 
 def print_cond(cond: Cond) -> str:
@@ -150,7 +159,7 @@ def print_then(then: Then) -> str:
 
 def _monitor(m: Monitor, depth: int, out: list[str]) -> None:
     pad = INDENT * depth
-    during = f" during {', '.join(m.during)}" if m.during else ""
+    during = f" during {', '.join(print_scope(d) for d in m.during)}" if m.during else ""
     out.append(f"{pad}monitor {m.name} when {print_cond(m.when)}{during} {{")
     _block(m.handler, depth + 1, out)
     out.append(INDENT * (depth + 1) + print_then(m.then))

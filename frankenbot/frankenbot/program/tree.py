@@ -9,7 +9,7 @@ stored in nodes; ``iter_nodes`` derives them (``main/2``, ``main/4/then/0``, ``m
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Union
+from typing import Iterator, Mapping, Union
 
 Value = Union[str, float, "Ident"]
 
@@ -186,15 +186,54 @@ class Then:
 
 
 @dataclass(frozen=True)
+class Scope:
+    """One entry of a monitor's ``during``: a primitive or skill name, optionally with named
+    arguments the running call must have (``place_in(obj=red_block)``), so a drop monitor for
+    one block stays quiet while another block is placed. Unnamed arguments match anything."""
+
+    name: str
+    args: tuple[Arg, ...] = ()
+    span: Span = _span()
+
+    def matches(self, name: str, values: Mapping[str, object]) -> bool:
+        """Whether a running call ``name`` with bound argument ``values`` is in this scope.
+
+        Object ids are compared by name; numbers by value."""
+        if name != self.name:
+            return False
+        for a in self.args:
+            got = values.get(a.name)
+            want: object = a.value.name if isinstance(a.value, Ident) else a.value
+            if isinstance(want, float) and isinstance(got, (int, float)):
+                if float(got) != want:
+                    return False
+            elif got != want:
+                return False
+        return True
+
+
+@dataclass(frozen=True)
 class Monitor:
-    """A program monitor: condition, optional ``during`` scope, tier-1 handler and outcome."""
+    """A program monitor: condition, optional ``during`` scope, tier-1 handler and outcome.
+
+    ``during`` accepts plain names for hand-built trees; they become argument-less Scopes."""
 
     name: str
     when: Cond
-    during: tuple[str, ...] = ()
+    during: tuple[Scope, ...] = ()
     handler: tuple[Stmt, ...] = ()
     then: Then = field(default_factory=Then)
     span: Span = _span()
+
+    def __post_init__(self) -> None:
+        if any(isinstance(d, str) for d in self.during):
+            object.__setattr__(self, "during", tuple(
+                Scope(d) if isinstance(d, str) else d for d in self.during))
+
+    @property
+    def scope_names(self) -> tuple[str, ...]:
+        """The primitive/skill names of ``during``, in order (arguments left out)."""
+        return tuple(d.name for d in self.during)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from frankenbot.program.tree import (
     Monitor,
     Program,
     Repeat,
+    Scope,
     SkillDef,
     Span,
     Stmt,
@@ -240,6 +241,25 @@ class _Validator:
                          f"{call.name} needs `{sp.name}` ({sp.type.value})",
                          f"call it as {sig.render().split('  --')[0]}")
 
+    def check_scope_args(self, m: Monitor, sc: Scope, sig: Signature, scope: _Scope) -> None:
+        """``during place_in(obj=red_block)``: the arguments must be parameters of the callee,
+        each given once, with values of the right type (object ids known to the scene)."""
+        seen: set[str] = set()
+        for a in sc.args:
+            where = f"monitor {m.name}: during {sc.name}({a.name}=...)"
+            if a.name in seen:
+                self.err("duplicate-arg", a.span, f"{where}: argument `{a.name}` given twice")
+                continue
+            seen.add(a.name)
+            sp = sig.param(a.name)
+            if sp is None:
+                names = ", ".join(p.name for p in sig.params) or "none"
+                self.err("unknown-arg", a.span,
+                         f"monitor {m.name}: {sc.name} has no parameter `{a.name}`",
+                         f"parameters: {names}")
+                continue
+            self.check_value(a.value, sp, a.span, scope, where)
+
     def check_cond(self, cond: Cond, scope: _Scope) -> None:
         for pred in iter_preds(cond):
             sig = self.cat.get(pred.name)
@@ -348,15 +368,19 @@ class _Validator:
         self.check_name(m.name, m.span, "monitor")
         scope = _Scope("handler")
         self.check_cond(m.when, scope)
-        for name in m.during:
+        for sc in m.during:
+            name = sc.name
+            span = sc.span if sc.span.line else m.span
             sig = self.signature_of(name)
             if sig is None or sig.kind == SignatureKind.PREDICATE:
-                self.err("unknown-scope", m.span,
+                self.err("unknown-scope", span,
                          f"monitor {m.name}: `during {name}` names no primitive or skill",
                          self._close(name, self.callables()))
-            elif name not in main_calls:
-                self.warn("scope-never-runs", m.span,
+                continue
+            if name not in main_calls:
+                self.warn("scope-never-runs", span,
                           f"monitor {m.name}: main never calls `{name}`, so it never fires")
+            self.check_scope_args(m, sc, sig, scope)
         self.check_block(m.handler, scope, None, 1)
         t = m.then
         if t.kind in (ThenKind.RETRY, ThenKind.GOTO):
