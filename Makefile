@@ -1,6 +1,7 @@
 # FrankenBot: every target is idempotent and does its own set-up on a fresh machine.
 #   make setup   Debian packages (apt-get), .venv with pinned requirements, colcon build
-#   make test    setup + the whole pytest suite + lint
+#   make setup-llm  llama-cpp-python built portably into .venv (the local LLM server)
+#   make test    setup + setup-llm + the whole pytest suite + lint
 #   make demo    setup + sim and all nodes as separate processes, one task end to end
 #   make bench   setup + every benchmark (results in docs/results/), then the README regenerated
 #   make clean   remove build products (keeps .venv; `make distclean` removes it too)
@@ -15,10 +16,10 @@ ENV := source $(CURDIR)/env.sh &&
 INSTRUCTION ?= put the red block in the green bowl
 PYTEST_ARGS ?=
 
-.PHONY: help setup apt venv build test test-fast lint demo bench clean distclean
+.PHONY: help setup setup-llm apt venv build test test-fast lint demo bench clean distclean
 
 help:
-	@echo "targets: setup test test-fast lint demo bench clean distclean"
+	@echo "targets: setup setup-llm test test-fast lint demo bench clean distclean"
 
 setup: apt venv build
 
@@ -47,7 +48,12 @@ build: venv
 	  > log/colcon-build.txt 2>&1 || { tail -n 60 log/colcon-build.txt; echo "setup: colcon build failed (full log: log/colcon-build.txt)"; exit 1; }
 	@echo "setup: built frankenbot_interfaces and frankenbot into install/"
 
-test: setup
+# llama.cpp's Python bindings and server, built from source portably (scripts/setup_llm.sh says why);
+# ~10-15 min the first time on 2 cores, a no-op after (stamp in the venv, wheel kept in a cache).
+setup-llm: venv
+	@bash scripts/setup_llm.sh $(VENV)
+
+test: setup setup-llm
 	@$(ENV) python -m pytest frankenbot/test $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory lint
 

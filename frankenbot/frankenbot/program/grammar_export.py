@@ -1,0 +1,386 @@
+"""The program grammar in the dialects inference servers take, generated from grammar.lark.
+
+``grammar.lark`` stays the one source of truth. llama.cpp's ``grammar`` field takes GBNF and
+SGLang's ``ebnf`` field takes xgrammar's EBNF (GBNF's notation); neither has a lexer, so the
+export works on the grammar Lark compiles (plain BNF: Lark has already expanded ``?``, ``*``,
+``+`` and ``[...]`` into rules) and makes the lexer's work explicit:
+
+- every terminal becomes a rule, its regex translated construct by construct (literals, classes,
+  groups, alternation, ``? * +``); anything outside that subset is an error, not a guess;
+- the ``%ignore``d terminal becomes whitespace between the symbols of every rule (and around the
+  start symbol). Where the symbol before can end in a word character and the one after can start
+  with one (``goto`` then a label, ``max`` then a count) the whitespace is required, because
+  a lexer would read ``gotostart`` as one name.
+
+What a lexer does and BNF cannot say: a keyword is never a name where both could be read. A
+lexer-free grammar therefore accepts a few texts Lark refuses (a call named ``if``); the
+validator rejects those (reserved-name), and the corpus test in ``test_grammar_export`` pins
+exactly which texts differ. ``check_gbnf`` compiles a GBNF text with LLGuidance's GBNF reader
+(the llama.cpp notation) so a malformed grammar is caught here, never by a server, which may
+die of it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import string
+from dataclasses import dataclass
+
+try:  # Python 3.11+: the regex parser is private but stable in what it returns
+    import re._constants as sre_constants
+    import re._parser as sre_parse
+except ImportError:  # pragma: no cover
+    import sre_constants  # type: ignore[no-redef]
+    import sre_parse  # type: ignore[no-redef]
+
+from lark import Lark
+from lark.lexer import PatternRE, PatternStr
+
+from frankenbot.program.parser import grammar_text
+
+WORD_CHARS = frozenset(string.ascii_letters + string.digits + "_")
+ALL_CHARS = frozenset(chr(i) for i in range(128))
+
+
+class GrammarExportError(ValueError):
+    """The Lark grammar uses something the exporter cannot translate exactly."""
+
+
+@dataclass(frozen=True)
+class _Edges:
+    """Whether a symbol's text can start / end with a word character."""
+
+    starts_word: bool
+    ends_word: bool
+
+
+def _hex(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02X}" if code < 256 else f"\\u{code:04X}"
+
+
+def _char(ch: str) -> str:
+    """One character inside a literal or class: letters, digits and ``_`` as they are,
+    everything else as a hex escape (both GBNF and xgrammar read ``\\xNN``)."""
+    return ch if ch in WORD_CHARS else _hex(ch)
+
+
+def _literal(text: str) -> str:
+    return '"' + "".join(_char(c) for c in text) + '"'
+
+
+# ------------------------------------------------------------------------ regex -> BNF
+
+def _class_items(items: list) -> tuple[bool, str]:
+    negate, parts = False, []
+    for op, av in items:
+        if op == sre_constants.NEGATE:
+            negate = True
+        elif op == sre_constants.LITERAL:
+            parts.append(_char(chr(av)))
+        elif op == sre_constants.RANGE:
+            parts.append(f"{_char(chr(av[0]))}-{_char(chr(av[1]))}")
+        elif op == sre_constants.CATEGORY and av == sre_constants.CATEGORY_DIGIT:
+            parts.append("0-9")
+        elif op == sre_constants.CATEGORY and av == sre_constants.CATEGORY_SPACE:
+            parts.append(_char(" ") + _char("\t") + _char("\n") + _char("\r"))
+        elif op == sre_constants.CATEGORY and av == sre_constants.CATEGORY_WORD:
+            parts.append("A-Za-z0-9_")
+        else:
+            raise GrammarExportError(f"unsupported character class item {op} {av!r}")
+    return negate, "".join(parts)
+
+
+def _regex_seq(items: list) -> str:
+    out: list[str] = []
+    run = ""  # consecutive literal characters become one string
+    for op, av in items:
+        if op == sre_constants.LITERAL:
+            run += chr(av)
+            continue
+        if run:
+            out.append(_literal(run))
+            run = ""
+        out.append(_regex_item(op, av))
+    if run:
+        out.append(_literal(run))
+    return " ".join(x for x in out if x)
+
+
+def _regex_item(op: object, av: object) -> str:
+    if op == sre_constants.LITERAL:
+        return _literal(chr(av))  # type: ignore[arg-type]
+    if op == sre_constants.NOT_LITERAL:
+        return f"[^{_char(chr(av))}]"  # type: ignore[arg-type]
+    if op == sre_constants.ANY:
+        return f"[^{_char(chr(10))}]"
+    if op == sre_constants.IN:
+        negate, body = _class_items(av)  # type: ignore[arg-type]
+        return f"[{'^' if negate else ''}{body}]"
+    if op == sre_constants.SUBPATTERN:
+        _group, _add, _del, sub = av  # type: ignore[misc]
+        return f"({_regex_seq(list(sub))})"
+    if op == sre_constants.BRANCH:
+        _none, branches = av  # type: ignore[misc]
+        return "(" + " | ".join(_regex_seq(list(b)) for b in branches) + ")"
+    if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
+        lo, hi, sub = av  # type: ignore[misc]
+        inner = _regex_seq(list(sub))
+        if " " in inner and not (inner.startswith("(") and inner.endswith(")")):
+            inner = f"({inner})"
+        if (lo, hi) == (0, sre_constants.MAXREPEAT):
+            return f"{inner}*"
+        if (lo, hi) == (1, sre_constants.MAXREPEAT):
+            return f"{inner}+"
+        if (lo, hi) == (0, 1):
+            return f"{inner}?"
+        if hi == sre_constants.MAXREPEAT:
+            return f"{inner}{{{lo},}}"
+        return f"{inner}{{{lo},{hi}}}"
+    raise GrammarExportError(f"unsupported regex construct {op}")
+
+
+def regex_to_bnf(pattern: str) -> str:
+    """A Python regex (the subset Lark terminals use here) as a GBNF/EBNF expression."""
+    return _regex_seq(list(sre_parse.parse(pattern)))
+
+
+def _regex_edges(pattern: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The characters a regex's matches can start and end with (ASCII; over-approximated)."""
+    return _first(list(sre_parse.parse(pattern))), _first(list(sre_parse.parse(pattern))[::-1],
+                                                          reverse=True)
+
+
+def _item_chars(op: object, av: object, reverse: bool) -> tuple[frozenset[str], bool]:
+    """(characters the item can start with, whether it can match empty)."""
+    if op == sre_constants.LITERAL:
+        return frozenset(chr(av)), False  # type: ignore[arg-type]
+    if op == sre_constants.NOT_LITERAL:
+        return ALL_CHARS - {chr(av)}, False  # type: ignore[arg-type]
+    if op == sre_constants.ANY:
+        return ALL_CHARS - {"\n"}, False
+    if op == sre_constants.IN:
+        chars: set[str] = set()
+        negate = False
+        for iop, iav in av:  # type: ignore[union-attr]
+            if iop == sre_constants.NEGATE:
+                negate = True
+            elif iop == sre_constants.LITERAL:
+                chars.add(chr(iav))
+            elif iop == sre_constants.RANGE:
+                chars.update(chr(c) for c in range(iav[0], iav[1] + 1))
+            else:
+                chars.update(ALL_CHARS)
+        return (ALL_CHARS - chars if negate else frozenset(chars)), False
+    if op == sre_constants.SUBPATTERN:
+        sub = list(av[3])  # type: ignore[index]
+        return _first_empty(sub[::-1] if reverse else sub, reverse)
+    if op == sre_constants.BRANCH:
+        out: set[str] = set()
+        empty = False
+        for b in av[1]:  # type: ignore[index]
+            c, e = _first_empty(list(b)[::-1] if reverse else list(b), reverse)
+            out |= c
+            empty = empty or e
+        return frozenset(out), empty
+    if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
+        lo, _hi, sub = av  # type: ignore[misc]
+        c, e = _first_empty(list(sub)[::-1] if reverse else list(sub), reverse)
+        return c, e or lo == 0
+    raise GrammarExportError(f"unsupported regex construct {op}")
+
+
+def _first_empty(items: list, reverse: bool) -> tuple[frozenset[str], bool]:
+    out: set[str] = set()
+    for op, av in items:
+        c, e = _item_chars(op, av, reverse)
+        out |= c
+        if not e:
+            return frozenset(out), False
+    return frozenset(out), True
+
+
+def _first(items: list, reverse: bool = False) -> frozenset[str]:
+    return _first_empty(items, reverse)[0]
+
+
+# ------------------------------------------------------------------------ the export
+
+def _rule_name(name: str, dialect: str) -> str:
+    """GBNF names are ``[a-zA-Z0-9-]+``; xgrammar also takes ``_``. Lark's helper rules
+    (``__block_star_2``) and terminals (``NAME``) get prefixes that cannot collide."""
+    base = name.lower().strip("_")
+    prefix = "t-" if name.isupper() else ("x-" if name.startswith("_") else "")
+    out = prefix + base
+    return out.replace("_", "-") if dialect == "gbnf" else out.replace("-", "_")
+
+
+@functools.lru_cache(maxsize=8)
+def export_grammar(dialect: str = "gbnf", start: str = "task", lark_text: str = "") -> str:
+    """The grammar (default: the language's own, comments allowed) as GBNF or EBNF text.
+
+    ``dialect``: ``gbnf`` (llama.cpp) or ``ebnf`` (xgrammar/SGLang). ``start``: ``task`` for a
+    program, ``library`` for a run of skills. ``lark_text``: another Lark text of the same shape
+    (the planner passes its comment-free variant)."""
+    if dialect not in ("gbnf", "ebnf"):
+        raise ValueError(f"dialect must be 'gbnf' or 'ebnf', got {dialect!r}")
+    if start not in ("task", "library"):
+        raise ValueError(f"start must be 'task' or 'library', got {start!r}")
+    text = lark_text or grammar_text("lark")
+    lark = Lark(text, parser="lalr", start=["start", "library"], maybe_placeholders=False,
+                keep_all_tokens=True)
+    if len(lark.ignore_tokens) != 1:
+        raise GrammarExportError("expected exactly one %ignore terminal (the whitespace)")
+    skip_name = lark.ignore_tokens[0]
+    edges: dict[str, _Edges] = {}
+    bodies: dict[str, str] = {}
+    for t in lark.terminals:
+        if isinstance(t.pattern, PatternStr):
+            value = t.pattern.value
+            bodies[t.name] = _literal(value)
+            edges[t.name] = _Edges(value[:1] in WORD_CHARS, value[-1:] in WORD_CHARS)
+        elif isinstance(t.pattern, PatternRE):
+            if t.pattern.flags:
+                raise GrammarExportError(f"terminal {t.name} uses regex flags {t.pattern.flags}")
+            bodies[t.name] = regex_to_bnf(t.pattern.value)
+            first, last = _regex_edges(t.pattern.value)
+            edges[t.name] = _Edges(bool(first & WORD_CHARS), bool(last & WORD_CHARS))
+        else:  # pragma: no cover - Lark has only these two
+            raise GrammarExportError(f"terminal {t.name}: unknown pattern type")
+    rules: dict[str, list[list[str]]] = {}
+    for r in lark.rules:
+        rules.setdefault(r.origin.name, []).append([s.name for s in r.expansion])
+    if any(not a for alts in rules.values() for a in alts):
+        raise GrammarExportError("the compiled grammar has an empty expansion")
+    return _emit(rules, bodies, edges, skip_name, start, dialect)
+
+
+_W, _P = "w", "p"  # a text edge that is / is not a word character
+
+
+def _emit(rules: dict[str, list[list[str]]], bodies: dict[str, str],
+          term_edges: dict[str, _Edges], skip_name: str, start: str, dialect: str) -> str:
+    """BNF with explicit whitespace, exact about where a separator is required.
+
+    Each rule is split by the kind of character its text starts and ends with (word or not),
+    so the glue between two neighbours is known exactly: required whitespace (``sep``) between
+    a word end and a word start, optional (``ws``) elsewhere. A sequence is written as a chain
+    of suffix rules so the split stays linear in the rule length."""
+    kinds: dict[str, set[tuple[str, str]]] = {
+        t: {(_W if e.starts_word else _P, _W if e.ends_word else _P)}
+        for t, e in term_edges.items()}
+    for name in rules:
+        kinds[name] = set()
+    changed = True
+    while changed:  # which (start, end) kinds each rule can produce
+        changed = False
+        for name, alts in rules.items():
+            for alt in alts:
+                if len(alt) == 1:
+                    new = set(kinds[alt[0]])
+                else:
+                    new = {(s, e) for s, _ in kinds[alt[0]] for _, e in kinds[alt[-1]]}
+                if not new <= kinds[name]:
+                    kinds[name] |= new
+                    changed = True
+
+    def rn(name: str) -> str:
+        return _rule_name(name, dialect)
+
+    def var(sym: str, s: str, e: str) -> str:
+        if sym in term_edges:
+            return rn(sym)
+        return rn(f"{sym}_{s}{e}")
+
+    ws, sep = rn("ws"), rn("sep")
+    out: dict[str, list[str]] = {}
+
+    def chain(name: str, k: int, alt: list[str], i: int, s: str, e: str) -> str | None:
+        """The rule for ``alt[i:]`` starting with kind ``s`` and ending with kind ``e``."""
+        key = rn(f"{name}_{k}_{i}_{s}{e}") if i else ""
+        if key and key in out:
+            return key if out[key] else None
+        if key:
+            out[key] = []  # placeholder against cycles (chains only go forward)
+        sym = alt[i]
+        options = []
+        for s0, e0 in sorted(kinds[sym]):
+            if s0 != s:
+                continue
+            if i == len(alt) - 1:
+                if e0 == e:
+                    options.append(var(sym, s0, e0))
+                continue
+            for s1 in sorted({k0 for k0, _ in kinds[alt[i + 1]]}):
+                rest = chain(name, k, alt, i + 1, s1, e)
+                if rest is None:
+                    continue
+                glue = sep if (e0, s1) == (_W, _W) else ws
+                options.append(f"{var(sym, s0, e0)} {glue} {rest}")
+        options = list(dict.fromkeys(options))
+        if key:
+            out[key] = options
+            return key if options else None
+        return " | ".join(options) if options else None
+
+    order = _reachable(rules, start)
+    for name in order:
+        for s, e in sorted(kinds[name]):
+            alts = []
+            for k, alt in enumerate(rules[name]):
+                body = chain(name, k, alt, 0, s, e)
+                if body:
+                    alts.append(body if len(alt) == 1 or " | " not in body else body)
+            out[rn(f"{name}_{s}{e}")] = [" | ".join(alts)]
+    used_terms = sorted({sym for alts in rules.values() for alt in alts for sym in alt
+                         if sym in term_edges and any(n in rules for n in order)})
+    roots = " | ".join(var(start, s, e) for s, e in sorted(kinds[start]))
+    lines = [f"root ::= {ws} ({roots}) {ws}"]
+    lines += [f"{k} ::= {' | '.join(v)}" for k, v in out.items() if v]
+    lines += [f"{rn(t)} ::= {bodies[t]}" for t in used_terms]
+    lines.append(f"{sep} ::= {bodies[skip_name]}")
+    lines.append(f"{ws} ::= {sep}?")
+    return "\n".join(lines) + "\n"
+
+
+def _reachable(rules: dict[str, list[list[str]]], start: str) -> list[str]:
+    seen: list[str] = []
+    todo = [start]
+    while todo:
+        name = todo.pop(0)
+        if name in seen or name not in rules:
+            continue
+        seen.append(name)
+        for alt in rules[name]:
+            todo.extend(s for s in alt if s in rules and s not in seen)
+    return seen
+
+
+def gbnf(start: str = "task", lark_text: str = "") -> str:
+    """GBNF for llama.cpp's ``grammar`` field."""
+    return export_grammar("gbnf", start, lark_text)
+
+
+def ebnf(start: str = "task", lark_text: str = "") -> str:
+    """xgrammar EBNF for SGLang's ``ebnf`` field."""
+    return export_grammar("ebnf", start, lark_text)
+
+
+def check_gbnf(text: str) -> str:
+    """"" when ``text`` is a well-formed GBNF/EBNF grammar with a ``root`` rule, else why not.
+
+    Read by LLGuidance's GBNF front end (llama.cpp's notation) and compiled, so a grammar a
+    server would choke on is refused before it is sent."""
+    if not re.search(r"^root\s*::=", text, re.M):
+        return "no root rule"
+    try:
+        import llguidance
+    except ImportError:  # pragma: no cover - a base requirement
+        return ""
+    try:
+        grammar = llguidance.grammar_from("gbnf", text)
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+    err = llguidance.LLMatcher.validate_grammar(grammar, None)
+    return err or ""
