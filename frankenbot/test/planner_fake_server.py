@@ -52,6 +52,12 @@ class FakeServer:
     script: list[Reply] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    # GET /v1/models: who the server says it is (``owned_by`` and the Server header), so tests
+    # can impersonate vLLM, SGLang, llama.cpp, Ollama; ``models_status`` != 200 refuses
+    models_owner: str = "vllm"
+    server_header: str = ""
+    models_status: int = 200
+    gets: list[str] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -76,6 +82,23 @@ class FakeServer:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                owner.gets.append(self.path)
+                body = json.dumps({"object": "list", "data": [
+                    {"id": "test-model", "object": "model", "owned_by": owner.models_owner}]})
+                data = body.encode()
+                self.send_response(owner.models_status if self.path.endswith("/models")
+                                   else 404)
+                if owner.server_header:
+                    self.send_header("Server", owner.server_header)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def version_string(self) -> str:  # the Server header (default: Python's)
+                return owner.server_header or "FakeServer/1.0"
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)

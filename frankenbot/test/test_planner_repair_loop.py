@@ -106,7 +106,7 @@ def test_server_down_fails_cleanly(server):
     server.add(error(500), error(500))
     out = _planner(server, transport_retries=1).plan(_request())
     assert not out.ok and out.program is None
-    assert "500" in out.message and out.vlm_calls == 1
+    assert "500" in out.message and out.vlm_calls == 0  # no answer: not a planning call
 
 
 def test_timeout_then_answer(server):
@@ -146,7 +146,7 @@ def test_guided_mode_request_carries_the_program_grammar(server):
     server.add(completion(GOOD))
     out = _planner(server, mode="guided").plan(_request())
     assert out.ok
-    assert "exit_stmt" in server.requests[0]["guided_grammar"]
+    assert "exit_stmt" in server.requests[0]["structured_outputs"]["grammar"]
 
 
 def test_model_refusal_is_not_run(server):

@@ -52,11 +52,12 @@ def test_grammar_mode_sends_custom_tool_with_lark_grammar_and_reads_tool_input(s
     assert body["tool_choice"] == {"type": "custom", "custom": {"name": "frankenbot_program"}}
 
 
-def test_guided_mode_sends_the_grammar_in_extra_body(server):
+def test_guided_mode_sends_vllm_structured_outputs(server):
     server.add(completion("p"))
     with _client(server, mode="guided") as client:
         client.complete(MESSAGES)
-    assert server.requests[0]["guided_grammar"] == GRAMMAR
+    assert server.requests[0]["structured_outputs"] == {"grammar": GRAMMAR}
+    assert "guided_grammar" not in server.requests[0]  # removed in vLLM 0.12
 
 
 def test_auto_mode_is_guided_for_local_servers_and_grammar_for_openai(server):
@@ -65,15 +66,16 @@ def test_auto_mode_is_guided_for_local_servers_and_grammar_for_openai(server):
 
 
 def test_auto_mode_falls_back_to_text_when_the_server_rejects_constraints(server):
-    server.add(error(400, "unknown field guided_grammar"), completion("p1"), completion("p2"))
+    server.add(error(400, "unknown field structured_outputs"), completion("p1"),
+               completion("p2"))
     with _client(server, mode="auto") as client:
         first = client.complete(MESSAGES)
         second = client.complete(MESSAGES)
         assert client.mode_fallbacks == 1
     assert first.text == "p1" and first.mode == "text" and second.mode == "text"
-    assert "guided_grammar" in server.requests[0]
-    assert "guided_grammar" not in server.requests[1]
-    assert "guided_grammar" not in server.requests[2]
+    assert "structured_outputs" in server.requests[0]  # the probe found vLLM
+    assert "structured_outputs" not in server.requests[1]
+    assert "structured_outputs" not in server.requests[2]
 
 
 def test_explicit_grammar_mode_rejected_is_a_clear_error(server):

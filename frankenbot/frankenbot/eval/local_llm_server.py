@@ -3,8 +3,9 @@ decoding through LLGuidance.
 
 Why: to measure (and use, where no endpoint is reachable) what grammar constraints do to
 first-call validity with a real model, through the same HTTP path and ``openai`` client as a
-hosted VLM. It honours the two constrained request shapes the planner's client sends: vLLM-style
-``guided_grammar`` (Lark) in the body, and a forced custom tool whose format is a Lark grammar
+hosted VLM. It honours two constrained request shapes the planner's client sends: vLLM's
+``structured_outputs: {grammar}`` (Lark; the pre-0.12 ``guided_grammar`` is read too), and a
+forced custom tool whose format is a Lark grammar
 (answered as a custom tool call). Decoding is greedy; one request runs at a time. Images are not
 seen by text-only models: image parts are replaced by a note.
 
@@ -164,7 +165,9 @@ class LocalChatServer:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             return 400, {"error": {"message": "messages must be a non-empty list"}}
-        grammar = body.get("guided_grammar") or ""
+        structured = body.get("structured_outputs")
+        grammar = ((structured.get("grammar") if isinstance(structured, dict) else "")
+                   or body.get("guided_grammar") or "")
         tool_name = ""
         for tool in body.get("tools") or ():
             fmt = (tool.get("custom") or {}).get("format") or {}

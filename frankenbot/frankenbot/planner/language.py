@@ -62,13 +62,18 @@ _SKIP_WHITESPACE = "SKIP: /[ \\t\\r\\n]+/"
 
 
 def program_grammar(dialect: str) -> str:
-    """The task grammar for constrained decoding (``lark`` or ``llguidance``).
+    """The task grammar for constrained decoding: ``lark``, ``llguidance``, ``gbnf`` (llama.cpp)
+    or ``ebnf`` (xgrammar, SGLang); the last two are exported from the same Lark text.
 
     Comments are dropped from what a constrained model may write: they carry nothing for the
     robot, and a small model under a grammar that allows them can spend its whole token budget
     on comment lines. Every text this narrower grammar accepts, the parser accepts too. If the
     language's skip rule ever changes shape, the grammar is sent unchanged.
     """
+    if dialect in ("gbnf", "ebnf"):
+        from frankenbot.program.grammar_export import export_grammar
+
+        return export_grammar(dialect, "task", program_grammar("lark"))
     text = grammar_text(dialect)
     lines = text.splitlines()
     if _SKIP_WITH_COMMENTS in lines:

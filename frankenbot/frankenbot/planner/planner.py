@@ -5,8 +5,9 @@
 
 Nothing here moves the robot: a ``PlanOutcome`` with ``ok=False`` carries no program, so callers
 have nothing to execute. A model answer that only refuses (``main { exit failure "why" }``) is a
-refusal, not a program to run. Counting rules: ``vlm_calls`` = answers requested from the model
-(first call + repair); HTTP retries are in ``transport_retries``.
+refusal, not a program to run. Counting rules: ``vlm_calls`` = answers the model gave (first
+call + repair); HTTP retries are in ``transport_retries``, and a call that got no answer at all
+(a dead or restarting server, timeouts) or that the endpoint refused counts nothing.
 
 Offline replanning (``planner/recovery.py``) re-plans the original instruction from the current
 scene, clears an occupied target first, and refuses with the reason when the task has become
@@ -55,7 +56,8 @@ def make_client(config: PlannerConfig) -> VlmClient | None:
     if not config.vlm.is_configured():
         return None
     return VlmClient(config.vlm, grammar=language.program_grammar("llguidance"),
-                     guided_grammar=language.program_grammar("lark"))
+                     guided_grammar=language.program_grammar("lark"),
+                     gbnf=language.program_grammar("gbnf"), ebnf=language.program_grammar("ebnf"))
 
 
 @dataclass
@@ -211,14 +213,14 @@ class Planner:
         first_valid = False
         diagnostics = ""
         for attempt in range(1 + self.config.max_repairs):
+            try:
+                reply = client.complete(messages)
+            except VlmError as e:  # no answer (transport) or a refusal: not a planning call
+                return self._outcome(False, "", None, str(e), tally, first_valid, prompt,
+                                     diagnostics)
             tally.calls += 1
             if attempt:
                 tally.repairs += 1
-            try:
-                reply = client.complete(messages)
-            except VlmError as e:
-                return self._outcome(False, "", None, str(e), tally, first_valid, prompt,
-                                     diagnostics)
             tally.add(reply)
             checked = language.check(reply.text, catalog, ids)
             if checked.valid:

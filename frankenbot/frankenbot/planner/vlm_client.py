@@ -1,18 +1,33 @@
-"""VLM client for any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, LM Studio).
+"""VLM client for OpenAI-compatible chat endpoints: OpenAI, vLLM, SGLang, llama.cpp, Ollama,
+LM Studio.
 
 One ``complete(messages)`` is one *planning call*. HTTP-level trouble (5xx, 429, timeouts, lost
-connections, bodies that are not a chat completion) is retried here with backoff and counted in
-``VlmReply.transport_retries``, never as a planning call, so the planner's call counts mean "answers
-the model gave". Output modes:
+connections, a server that died, bodies that are not a chat completion) is retried here with
+backoff and counted in ``VlmReply.transport_retries``, never as a planning call; when the retries
+run out the call raises ``VlmTransportError`` (no answer came, so the planner does not count it).
 
-- ``grammar``: a custom tool whose input format is the program grammar (``format: {type: grammar,
-  syntax: lark, definition}``), forced with ``tool_choice``; the server guarantees the tool input
-  parses (OpenAI GPT-5 family; the grammar is in LLGuidance's Lark dialect).
-- ``guided``: vLLM-style ``extra_body`` with the Lark grammar (key ``guided_grammar`` by default).
-- ``text``: a plain completion; the parser extracts the program from the chat text.
-- ``auto`` (default): ``grammar`` for api.openai.com, ``guided`` for other servers, and when the
-  server rejects the constrained request (HTTP 400/422) the client drops to ``text`` for the rest
-  of its life (recorded in ``mode_fallbacks``; not a planning call either).
+Each server family constrains output with its own request field, and the program grammar goes in
+the dialect that field takes (all generated from grammar.lark):
+
+- ``openai``: a custom tool whose input format is the grammar (``format: {type: grammar,
+  syntax: lark, definition}``, LLGuidance's Lark subset), forced with ``tool_choice``;
+- ``vllm`` (>= 0.12): ``structured_outputs: {"grammar": <Lark>}``;
+- ``sglang``: ``ebnf: <xgrammar EBNF>``;
+- ``llamacpp`` (llama.cpp's server and llama-cpp-python's): ``grammar: <GBNF>``; the system
+  message is folded into the first user message and images become a note (Gemma-style chat
+  formats drop system messages; the packaged model reads no images);
+- ``ollama``: no grammar field exists (``format`` takes JSON only): plain text, and the parser
+  cuts the program out of the chat text;
+- ``auto`` (default): api.openai.com is ``openai``; any other endpoint is probed once (``GET
+  /models``: ``owned_by`` and the ``Server`` header) and the family found is kept; an endpoint it
+  cannot identify gets plain text.
+
+Modes: ``auto`` (default) sends the family's constraint and, when the server answers 400/422 to
+it, drops to text for this endpoint and asks again at once (recorded in ``mode_fallbacks``; not a
+planning call); ``text`` never constrains; ``grammar``/``guided`` constrain with no fallback
+(legacy names: with ``server=auto`` they mean ``openai``/``vllm``). Every grammar is checked
+before it is first sent (Lark and LLGuidance compile it, GBNF/EBNF are read back), because a
+malformed grammar can kill a server; one that fails is not sent and the call is text-only.
 """
 
 from __future__ import annotations
@@ -20,7 +35,10 @@ from __future__ import annotations
 import enum
 import json
 import os
+import threading
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -36,8 +54,31 @@ class VlmMode(str, enum.Enum):
     TEXT = "text"
 
 
+class ServerFamily(str, enum.Enum):
+    AUTO = "auto"
+    OPENAI = "openai"
+    VLLM = "vllm"
+    SGLANG = "sglang"
+    LLAMACPP = "llamacpp"
+    OLLAMA = "ollama"
+
+
+SERVER_FAMILIES = tuple(f.value for f in ServerFamily)
+# what each family's constraint field is called (for messages and docs)
+CONSTRAINT_FIELD = {
+    ServerFamily.OPENAI: "tools[custom grammar, lark]", ServerFamily.VLLM: "structured_outputs",
+    ServerFamily.SGLANG: "ebnf", ServerFamily.LLAMACPP: "grammar", ServerFamily.OLLAMA: "",
+}
+IMAGE_NOTE = "(An image of the table exists but this model reads text only; use the table.)"
+
+
 class VlmError(PlannerError):
-    """The endpoint gave no usable answer (after transport retries) or refused the request."""
+    """The endpoint refused the request or gave no usable answer."""
+
+
+class VlmTransportError(VlmError):
+    """No answer came at all (connection refused, server died, timeouts, 5xx) after the
+    transport retries: not a planning call."""
 
 
 class _Transient(Exception):
@@ -61,13 +102,17 @@ class VlmConfig:
     temperature: float | None = None  # None: not sent (reasoning models reject it)
     reasoning_effort: str = ""  # "" = not sent; minimal | low | medium | high (reasoning models)
     image_detail: str = "auto"
-    guided_key: str = "guided_grammar"
     tool_name: str = "frankenbot_program"
+    server: str = ServerFamily.AUTO.value  # auto | openai | vllm | sglang | llamacpp | ollama
+    probe_timeout: float = 5.0  # seconds for the one GET /models of server=auto
 
     def __post_init__(self) -> None:
         if self.mode not in {m.value for m in VlmMode}:
             raise ConfigError(f"vlm mode must be one of auto, grammar, guided, text; "
                               f"got {self.mode!r}")
+        if self.server not in SERVER_FAMILIES:
+            raise ConfigError(f"vlm server must be one of {', '.join(SERVER_FAMILIES)}; "
+                              f"got {self.server!r}")
         if self.timeout <= 0 or self.connect_timeout <= 0:
             raise ConfigError(f"vlm timeouts must be > 0, got {self.timeout}, "
                               f"{self.connect_timeout}")
@@ -87,8 +132,48 @@ class VlmConfig:
         return bool(self.resolved_api_key() or self.resolved_base_url())
 
     def auto_mode(self) -> VlmMode:
+        """Legacy: the mode ``auto`` stands for at this endpoint before any probe."""
         url = self.resolved_base_url()
         return VlmMode.GRAMMAR if (not url or OPENAI_HOST in url) else VlmMode.GUIDED
+
+    def declared_family(self) -> ServerFamily | None:
+        """The family known without asking the server (None: probe it)."""
+        if self.server != ServerFamily.AUTO.value:
+            return ServerFamily(self.server)
+        if self.mode == VlmMode.GRAMMAR.value:
+            return ServerFamily.OPENAI
+        if self.mode == VlmMode.GUIDED.value:
+            return ServerFamily.VLLM
+        url = self.resolved_base_url()
+        if not url or OPENAI_HOST in url:
+            return ServerFamily.OPENAI
+        return None
+
+
+def identify_server(models_body: str, headers: dict[str, str]) -> ServerFamily | None:
+    """The server family from a ``GET /models`` answer (None when it does not say).
+
+    vLLM and SGLang name themselves in ``owned_by``; llama.cpp's server says ``llamacpp`` and
+    ``Server: llama.cpp``, llama-cpp-python's says ``me``; Ollama says ``library``/``ollama``."""
+    server = headers.get("server", "").lower()
+    if "llama.cpp" in server or "llama-cpp" in server:
+        return ServerFamily.LLAMACPP
+    if "ollama" in server:
+        return ServerFamily.OLLAMA
+    try:
+        data = json.loads(models_body)
+    except (json.JSONDecodeError, TypeError):
+        return None
+    owners = {str(m.get("owned_by", "")).lower() for m in (data.get("data") or [])
+              if isinstance(m, dict)} if isinstance(data, dict) else set()
+    for owner, family in (("vllm", ServerFamily.VLLM), ("sglang", ServerFamily.SGLANG),
+                          ("llamacpp", ServerFamily.LLAMACPP), ("llama.cpp", ServerFamily.LLAMACPP),
+                          ("me", ServerFamily.LLAMACPP), ("ollama", ServerFamily.OLLAMA),
+                          ("library", ServerFamily.OLLAMA), ("openai", ServerFamily.OPENAI),
+                          ("system", ServerFamily.OPENAI)):
+        if owner in owners:
+            return family
+    return None
 
 
 @dataclass(frozen=True)
@@ -102,22 +187,28 @@ class VlmReply:
     mode: str  # the mode that produced the answer
     transport_retries: int = 0
     finish_reason: str = ""
+    server: str = ""  # the server family the request was shaped for
+    constrained: bool = False  # the request carried the family's grammar
 
 
 class VlmClient:
     """Chat-completions client with planning-call semantics. ``close()`` releases the HTTP pool.
 
-    ``grammar`` is the program grammar in LLGuidance's Lark dialect (grammar mode) and
-    ``guided_grammar`` in plain Lark (guided mode); without them those modes fall back to text.
-    """
+    Grammars, one per dialect (a missing one means that family gets text): ``grammar`` is the
+    program grammar in LLGuidance's Lark subset (OpenAI's tool), ``guided_grammar`` plain Lark
+    (vLLM), ``gbnf`` (llama.cpp) and ``ebnf`` (SGLang)."""
 
-    def __init__(self, config: VlmConfig, grammar: str = "", guided_grammar: str = "",
+    def __init__(self, config: VlmConfig, grammar: str = "", guided_grammar: str = "", *,
+                 gbnf: str = "", ebnf: str = "",
                  sleep: Callable[[float], None] = time.sleep) -> None:
         import openai
 
         self.config = config
-        self._grammar = grammar
-        self._guided_grammar = guided_grammar or grammar
+        self._grammars = {ServerFamily.OPENAI: grammar,
+                          ServerFamily.VLLM: guided_grammar or grammar,
+                          ServerFamily.SGLANG: ebnf, ServerFamily.LLAMACPP: gbnf,
+                          ServerFamily.OLLAMA: ""}
+        self._checked: dict[ServerFamily, str] = {}  # family -> problem ("" = fine)
         self._sleep = sleep
         self._openai = openai
         key = config.resolved_api_key()
@@ -128,11 +219,12 @@ class VlmClient:
         self._client = openai.OpenAI(
             api_key=key or "not-needed", base_url=url, max_retries=0,
             timeout=openai.Timeout(config.timeout, connect=config.connect_timeout))
-        mode = VlmMode(config.mode)
-        self.mode = config.auto_mode() if mode == VlmMode.AUTO else mode
-        if self.mode == VlmMode.GRAMMAR and not grammar:
-            self.mode = VlmMode.TEXT
+        self._lock = threading.Lock()  # guards family/mode (a node may plan from two threads)
+        self.family: ServerFamily | None = config.declared_family()
+        self.mode = VlmMode.TEXT if config.mode == VlmMode.TEXT.value else VlmMode.AUTO
         self.mode_fallbacks = 0
+        self.probe_note = ""
+        self.grammar_problems: dict[str, str] = {}
 
     def close(self) -> None:
         client, self._client = self._client, None
@@ -145,31 +237,97 @@ class VlmClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- which server ------------------------------------------------------------------------
+
+    def resolve_family(self) -> ServerFamily:
+        """The server family, probing the endpoint once when ``server=auto`` left it open.
+
+        A probe that gets no answer is not cached (the server may be starting) and this call
+        is shaped as plain text."""
+        with self._lock:
+            if self.family is not None:
+                return self.family
+        found, note = self._probe()
+        with self._lock:
+            self.probe_note = note
+            if found is not None and self.family is None:
+                self.family = found
+            return self.family or ServerFamily.OLLAMA  # unknown: plain text, like Ollama
+
+    def _probe(self) -> tuple[ServerFamily | None, str]:
+        base = (self.config.resolved_base_url() or "").rstrip("/")
+        req = urllib.request.Request(f"{base}/models")
+        key = self.config.resolved_api_key()
+        if key:
+            req.add_header("Authorization", f"Bearer {key}")
+        try:
+            with urllib.request.urlopen(req, timeout=self.config.probe_timeout) as resp:
+                body = resp.read(1 << 20).decode("utf-8", "replace")
+                headers = {k.lower(): v for k, v in resp.headers.items()}
+        except urllib.error.HTTPError as e:
+            headers = {k.lower(): v for k, v in (e.headers or {}).items()}
+            fam = identify_server("", headers)
+            return (fam if fam is not None else None), f"GET /models answered {e.code}"
+        except (OSError, ValueError) as e:
+            return None, f"GET /models failed: {e}"
+        fam = identify_server(body, headers)
+        if fam is None:
+            return ServerFamily.OLLAMA, "server not identified; plain text with extraction"
+        return fam, f"identified as {fam.value}"
+
+    # -- grammars ----------------------------------------------------------------------------
+
+    def _grammar_for(self, family: ServerFamily) -> str:
+        """The family's grammar if it exists and passed its check ("" otherwise)."""
+        text = self._grammars.get(family, "")
+        if not text:
+            return ""
+        if family not in self._checked:
+            problem = check_grammar(family, text)
+            self._checked[family] = problem
+            if problem:
+                self.grammar_problems[family.value] = problem
+        return "" if self._checked[family] else text
+
     # -- request -----------------------------------------------------------------------------
 
-    def _request(self, messages: list[dict[str, Any]], mode: VlmMode) -> dict[str, Any]:
+    def _request(self, messages: list[dict[str, Any]], family: ServerFamily,
+                 constrained: bool) -> dict[str, Any]:
         cfg = self.config
+        if family == ServerFamily.LLAMACPP:
+            messages = flatten_for_text_model(messages)
         kwargs: dict[str, Any] = {"model": cfg.model, "messages": messages}
         if cfg.temperature is not None:
             kwargs["temperature"] = cfg.temperature
         if cfg.reasoning_effort:
             kwargs["reasoning_effort"] = cfg.reasoning_effort
-        if mode == VlmMode.GRAMMAR:
+        grammar = self._grammar_for(family) if constrained else ""
+        if family == ServerFamily.OPENAI and grammar:
             kwargs["max_completion_tokens"] = cfg.max_output_tokens
             kwargs["tools"] = [{"type": "custom", "custom": {
                 "name": cfg.tool_name,
                 "description": "Submit the complete FrankenBot program for the task.",
                 "format": {"type": "grammar", "grammar": {
-                    "syntax": "lark", "definition": self._grammar}}}}]
+                    "syntax": "lark", "definition": grammar}}}}]
             kwargs["tool_choice"] = {"type": "custom", "custom": {"name": cfg.tool_name}}
-        else:
-            kwargs["max_tokens"] = cfg.max_output_tokens
-            if mode == VlmMode.GUIDED:
-                kwargs["extra_body"] = {cfg.guided_key: self._guided_grammar}
+            return kwargs
+        kwargs["max_tokens"] = cfg.max_output_tokens
+        if grammar and family == ServerFamily.VLLM:
+            kwargs["extra_body"] = {"structured_outputs": {"grammar": grammar}}
+        elif grammar and family == ServerFamily.SGLANG:
+            kwargs["extra_body"] = {"ebnf": grammar}
+        elif grammar and family == ServerFamily.LLAMACPP:
+            kwargs["extra_body"] = {"grammar": grammar}
         return kwargs
 
+    def constrained_now(self, family: ServerFamily) -> bool:
+        """Whether the next request to ``family`` carries a grammar."""
+        return (self.mode != VlmMode.TEXT and family != ServerFamily.OLLAMA
+                and bool(self._grammar_for(family)))
+
     def complete(self, messages: list[dict[str, Any]]) -> VlmReply:
-        """One planning call; raises VlmError when no usable answer arrives."""
+        """One planning call; raises VlmTransportError when no answer arrives, VlmError when the
+        endpoint refuses."""
         if self._client is None:
             raise VlmError("the VLM client is closed")
         oa = self._openai
@@ -179,17 +337,21 @@ class VlmClient:
         last = ""
         attempt = 0
         while True:
-            mode = self.mode
+            family = self.resolve_family()
+            constrained = self.constrained_now(family)
+            mode = (VlmMode.GRAMMAR if family == ServerFamily.OPENAI else VlmMode.GUIDED) \
+                if constrained else VlmMode.TEXT
             try:
                 raw = self._client.chat.completions.with_raw_response.create(
-                    **self._request(messages, mode))
+                    **self._request(messages, family, constrained))
                 text, tin, tout, finish = _decode(raw.http_response.text, cfg.tool_name)
                 return VlmReply(text, tin, tout, time.monotonic() - start, mode.value,
-                                retries, finish)
+                                retries, finish, family.value, constrained)
             except (oa.BadRequestError, oa.UnprocessableEntityError) as e:
-                if VlmMode(cfg.mode) == VlmMode.AUTO and mode != VlmMode.TEXT:
-                    self.mode = VlmMode.TEXT  # the server does not take constrained requests
-                    self.mode_fallbacks += 1
+                if constrained and cfg.mode == VlmMode.AUTO.value:
+                    with self._lock:  # the server does not take this constraint: text from now
+                        self.mode = VlmMode.TEXT
+                        self.mode_fallbacks += 1
                     continue
                 raise VlmError(f"the VLM endpoint rejected the request: {_status_text(e)}") from e
             except (oa.AuthenticationError, oa.PermissionDeniedError, oa.NotFoundError) as e:
@@ -206,11 +368,68 @@ class VlmClient:
             except _Transient as e:
                 last = str(e)
             if attempt >= cfg.transport_retries:
-                raise VlmError(f"no answer from the VLM endpoint after {attempt + 1} attempts: "
-                               f"{last}")
+                raise VlmTransportError(f"no answer from the VLM endpoint after {attempt + 1} "
+                                        f"attempts: {last}")
             attempt += 1
             retries += 1
             self._sleep(cfg.retry_backoff * (2 ** (attempt - 1)))
+
+
+def flatten_for_text_model(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages for a text-only chat template: the system text leads the first user message
+    (Gemma-style templates drop system messages) and image parts become a short note."""
+    system = "\n\n".join(_text_of(m) for m in messages if m.get("role") == "system")
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.get("role") == "system":
+            continue
+        text = _text_of(m)
+        if system and m.get("role") == "user" and not any(o["role"] == "user" for o in out):
+            text = f"{system}\n\n{text}"
+        out.append({"role": m.get("role", "user"), "content": text})
+    if system and not any(o["role"] == "user" for o in out):
+        out.insert(0, {"role": "user", "content": system})
+    return out
+
+
+def _text_of(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content or ():
+        if isinstance(part, dict) and part.get("type") == "text":
+            parts.append(str(part.get("text", "")))
+        elif isinstance(part, dict) and part.get("type") == "image_url":
+            parts.append(IMAGE_NOTE)
+    return "\n".join(parts)
+
+
+def check_grammar(family: ServerFamily, text: str) -> str:
+    """"" when ``text`` is a grammar ``family``'s server can take, else the problem.
+
+    Lark grammars compile in Lark (vLLM) or LLGuidance (OpenAI's tool is LLGuidance); GBNF and
+    EBNF are read back by LLGuidance's GBNF reader."""
+    try:
+        if family in (ServerFamily.LLAMACPP, ServerFamily.SGLANG):
+            from frankenbot.program.grammar_export import check_gbnf
+
+            return check_gbnf(text)
+        if family == ServerFamily.VLLM:
+            from lark import Lark
+
+            Lark(text, parser="lalr")
+            return ""
+        if family == ServerFamily.OPENAI:
+            import llguidance
+
+            return llguidance.LLMatcher.validate_grammar(
+                llguidance.grammar_from("lark", text), None) or ""
+    except ImportError:
+        return ""
+    except Exception as e:  # any compile error: do not send it
+        return f"{type(e).__name__}: {str(e)[:200]}"
+    return ""
 
 
 def _status_text(e: Any) -> str:
