@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "frankenbot.bringup.cli",  # up, submit, status, demo
     "frankenbot.bringup.calibrate_cli",  # calibrate camera
     "frankenbot.bringup.soak",  # soak
+    "frankenbot.bringup.llm_cli",  # llm serve
 )
 
 

@@ -214,3 +214,62 @@ def gemma_loader(cache_dir: str | Path | None = None) -> Loader:
         return model, tok
 
     return load
+
+
+class ServerExpert(LocalExpert):
+    """The same expert with the model behind an OpenAI-compatible completions server that
+    returns prompt log-probabilities (llama.cpp's server via ``frankenbot llm serve``).
+
+    Each candidate is one ``/completions`` request with ``echo`` and ``logprobs``: the server
+    scores the prompt it was given, and llama.cpp reuses the KV cache of the shared prefix from
+    the previous request, so only the candidate's own tokens are new work. The score is the mean
+    log-probability of the tokens after the shared prefix, as in the in-process expert. Nothing
+    the server says is executed; a server that does not answer makes ``rank`` raise
+    ExpertNotReady, so tier 2 escalates."""
+
+    def __init__(self, base_url: str, *, timeout: float = 30.0, model: str = "local",
+                 temperature: float = 0.5, name: str = "server-expert",
+                 list_options: bool = False) -> None:
+        super().__init__(lambda: (None, None), temperature=temperature, name=name,
+                         list_options=list_options)
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.model_name = model
+
+    def _load(self) -> None:
+        import urllib.request
+
+        t0 = time.monotonic()
+        try:
+            with urllib.request.urlopen(f"{self.base_url}/models", timeout=self.timeout):
+                pass
+            self._model, self._tok = "server", None
+            self.load_seconds = time.monotonic() - t0
+            self._ready.set()
+        except Exception as e:  # kept and reported; tier 2 escalates
+            self.error = e
+
+    def _score(self, prompt: str, continuations: Sequence[str]) -> list[float]:
+        import json
+        import urllib.request
+
+        scores = []
+        for cont in continuations:
+            body = json.dumps({"model": self.model_name, "prompt": prompt + cont,
+                               "max_tokens": 1, "temperature": 0.0, "echo": True,
+                               "logprobs": 1}).encode()
+            req = urllib.request.Request(f"{self.base_url}/completions", body,
+                                         {"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                    data = json.loads(resp.read())
+                lp = data["choices"][0]["logprobs"]
+                offsets, values = lp["text_offset"], lp["token_logprobs"]
+            except Exception as e:  # no answer, or not the shape asked for: cannot rank
+                raise ExpertNotReady(f"{self.name}: the server gave no log-probabilities: "
+                                     f"{e}") from e
+            own = [v for off, v in zip(offsets, values, strict=False)
+                   if off >= len(prompt) and v is not None]
+            own = own[:-1] if len(own) > 1 else own  # the last one is the sampled token
+            scores.append(sum(own) / len(own) if own else -1e9)
+        return scores

@@ -3,7 +3,9 @@
 The scene comes from a MuJoCo sim scene seen through the perception pipeline (``--task FAMILY
 --seed N``, or a plain seeded table), or from the running system's ``/frankenbot/scene`` topic
 (``--ros``). ``--offline`` forces the rule-based planner, ``--vlm`` the VLM (OPENAI_API_KEY /
-OPENAI_BASE_URL); by default the VLM is used when an endpoint is configured.
+OPENAI_BASE_URL); by default the VLM is used when an endpoint is configured. ``--vlm-server``
+names the endpoint's family (the constraint it takes); ``llamacpp`` defaults to the local server
+``frankenbot llm serve`` starts.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from frankenbot.errors import PlannerError
 from frankenbot.planner.request import PlanImage, PlanRequest
+from frankenbot.planner.vlm_client import LLAMACPP_DEFAULT_URL, SERVER_FAMILIES, vlm_config_for
 from frankenbot.state import Scene
 
 
@@ -38,6 +41,14 @@ def register(subparsers: Any) -> None:
     p.add_argument("--explain", action="store_true",
                    help="print the task frames the offline planner understood (or why not)")
     p.add_argument("--model", default="", help="VLM model name (default: the planner's)")
+    p.add_argument("--vlm-server", default="auto", choices=SERVER_FAMILIES,
+                   help="the endpoint's server family: decides the grammar constraint sent "
+                   "(default auto: probe the endpoint)")
+    p.add_argument("--base-url", default="", help="OpenAI-compatible base URL (default: "
+                   "OPENAI_BASE_URL; with --vlm-server llamacpp: `frankenbot llm serve`'s "
+                   f"{LLAMACPP_DEFAULT_URL})")
+    p.add_argument("--max-tokens", type=int, default=0,
+                   help="output token limit per call (default 4096; 400 for llamacpp)")
     p.set_defaults(func=run_plan)
 
 
@@ -87,7 +98,6 @@ def _explain(instruction: str, scene: Scene) -> str:
 
 def run_plan(args: argparse.Namespace) -> int:
     from frankenbot.planner.planner import Planner, PlannerConfig, make_client
-    from frankenbot.planner.vlm_client import VlmConfig
 
     image: PlanImage | None = None
     table = ""
@@ -106,7 +116,8 @@ def run_plan(args: argparse.Namespace) -> int:
     instruction = args.instruction or instruction
     if not instruction.strip():
         raise PlannerError("no instruction: give one, or --task FAMILY to use the task's own")
-    vlm = VlmConfig(model=args.model) if args.model else VlmConfig()
+    vlm = vlm_config_for(args.vlm_server, model=args.model, base_url=args.base_url,
+                         max_tokens=args.max_tokens)
     mode = "offline" if args.offline else "vlm" if args.vlm else "auto"
     config = PlannerConfig(default_planner=mode, vlm=vlm)
     client = None if args.offline else make_client(config)

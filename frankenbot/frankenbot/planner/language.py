@@ -57,6 +57,7 @@ def refusal_reason(program: Program) -> str | None:
     return None
 
 
+GENERATION_MAX_SPACE = 24  # whitespace characters between two tokens in sent BNF grammars
 _SKIP_WITH_COMMENTS = "SKIP: /([ \\t\\r\\n]|#[^\\n]*)+/"
 _SKIP_WHITESPACE = "SKIP: /[ \\t\\r\\n]+/"
 
@@ -73,7 +74,8 @@ def program_grammar(dialect: str) -> str:
     if dialect in ("gbnf", "ebnf"):
         from frankenbot.program.grammar_export import export_grammar
 
-        return export_grammar(dialect, "task", program_grammar("lark"))
+        return export_grammar(dialect, "task", program_grammar("lark"),
+                              max_space=GENERATION_MAX_SPACE)
     text = grammar_text(dialect)
     lines = text.splitlines()
     if _SKIP_WITH_COMMENTS in lines:

@@ -45,6 +45,10 @@ from typing import Any, Callable
 from frankenbot.errors import ConfigError, PlannerError
 
 OPENAI_HOST = "api.openai.com"
+# where `frankenbot llm serve` listens by default (llama.cpp's server on the packaged Gemma)
+LLAMACPP_DEFAULT_URL = "http://127.0.0.1:8080/v1"
+LLAMACPP_DEFAULT_MODEL = "gemma-3-270m"
+LLAMACPP_MAX_TOKENS = 400  # a small local model: bound the time one call can take
 
 
 class VlmMode(str, enum.Enum):
@@ -174,6 +178,28 @@ def identify_server(models_body: str, headers: dict[str, str]) -> ServerFamily |
         if owner in owners:
             return family
     return None
+
+
+def vlm_config_for(server: str = "auto", *, model: str = "", base_url: str = "",
+                   max_tokens: int = 0, **kw: Any) -> VlmConfig:
+    """A VlmConfig for a server family with that family's sensible defaults: ``llamacpp``
+    without a base URL (flag or OPENAI_BASE_URL) means the local ``frankenbot llm serve``, its
+    model alias, greedy decoding and a 400-token limit."""
+    fields: dict[str, Any] = {"server": server, **kw}
+    if model:
+        fields["model"] = model
+    if base_url:
+        fields["base_url"] = base_url
+    if max_tokens:
+        fields["max_output_tokens"] = max_tokens
+    if server == ServerFamily.LLAMACPP.value:
+        if not base_url and not os.environ.get("OPENAI_BASE_URL"):
+            fields["base_url"] = LLAMACPP_DEFAULT_URL
+        fields.setdefault("model", LLAMACPP_DEFAULT_MODEL)
+        fields.setdefault("max_output_tokens", LLAMACPP_MAX_TOKENS)
+        fields.setdefault("temperature", 0.0)
+        fields.setdefault("timeout", 600.0)  # CPU decoding of a whole program
+    return VlmConfig(**fields)
 
 
 @dataclass(frozen=True)

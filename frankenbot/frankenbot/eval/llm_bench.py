@@ -1,0 +1,193 @@
+"""The local LLM server benchmark: llama.cpp (``frankenbot llm serve``) on the packaged Gemma.
+
+Measures, through the real HTTP path and ``openai`` client:
+
+- decoding speed and time to first token (streamed), unconstrained and under the program's
+  GBNF, on the planner's real prompt for a task;
+- first-call validity with and without the constraint on the planner's task prompts (sim task
+  families on evaluation seeds, scene from the task sampler, no image: the model reads text);
+- tier-2 decision time and accuracy: the llama.cpp server expert (``ServerExpert``) against the
+  in-process transformers expert, on the labelled tier-2 situations.
+
+Targets (issue 18): >= 20 tokens/s and tier 2 <= 0.5 s on 2 cores. The printout states the
+machine load (1-minute load average / cores), because a shared machine slows everything.
+
+    python -m frankenbot.eval.llm_bench [--quick] [--base-url URL] [--tasks N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from frankenbot.eval.seeds import evaluation_seeds
+
+FIXTURE_SITUATIONS = (Path(__file__).resolve().parents[2] / "test" / "fixtures" / "anomaly"
+                      / "tier2_situations.json")
+
+
+def _load() -> str:
+    try:
+        one = os.getloadavg()[0]
+    except OSError:
+        return "load unknown"
+    return f"load average {one:.1f} on {os.cpu_count()} cores"
+
+
+def _prompt_messages(family: str, seed: int) -> tuple[str, Any, list[dict[str, Any]]]:
+    from frankenbot.planner.prompt import PromptBuilder
+    from frankenbot.planner.request import PlanRequest
+    from frankenbot.planner.taskset import scene_of_task
+    from frankenbot.planner.vlm_client import flatten_for_text_model
+    from frankenbot.program.catalog import default_catalog
+
+    instruction, scene = scene_of_task(family, seed)
+    prompt = PromptBuilder(default_catalog()).build(PlanRequest(instruction, scene))
+    return instruction, scene, flatten_for_text_model(prompt.messages())
+
+
+def bench_speed(url: str, messages: list[dict[str, Any]], grammar: str, max_tokens: int
+                ) -> dict[str, float]:
+    """Stream one answer: time to first token and decode tokens/s (chunks after the first)."""
+    import openai
+
+    client = openai.OpenAI(base_url=url, api_key="none", max_retries=0, timeout=1800)
+    extra = {"grammar": grammar} if grammar else {}
+    t0 = time.monotonic()
+    first = last = 0.0
+    chunks = 0
+    stream = client.chat.completions.create(model="gemma-3-270m", messages=messages,
+                                            max_tokens=max_tokens, temperature=0.0,
+                                            stream=True, extra_body=extra)
+    for ev in stream:
+        if ev.choices and ev.choices[0].delta and ev.choices[0].delta.content:
+            now = time.monotonic()
+            if not chunks:
+                first = now
+            last = now
+            chunks += 1
+    ttft = (first - t0) if chunks else float("nan")
+    rate = (chunks - 1) / (last - first) if chunks > 1 and last > first else float("nan")
+    return {"ttft_s": ttft, "tokens": chunks, "tokens_per_s": rate}
+
+
+def bench_validity(url: str, n_tasks: int, max_tokens: int) -> dict[str, Any]:
+    """First-call validity (parse + validate, no repair) with and without the GBNF."""
+    from frankenbot.planner.planner import Planner, PlannerConfig, make_client
+    from frankenbot.planner.request import PlanRequest
+    from frankenbot.planner.taskset import scene_of_task
+    from frankenbot.planner.vlm_client import vlm_config_for
+    from frankenbot.sim.tasks import TASK_FAMILIES
+
+    families = list(TASK_FAMILIES)[:n_tasks]
+    seed = evaluation_seeds(1)[0]
+    out: dict[str, Any] = {"families": families, "seed": seed}
+    for label, mode in (("constrained", "auto"), ("unconstrained", "text")):
+        cfg = PlannerConfig(default_planner="vlm", max_repairs=0, vlm=vlm_config_for(
+            "llamacpp", base_url=url, mode=mode, max_tokens=max_tokens))
+        planner = Planner(cfg, make_client(cfg))
+        valid, parsed, times, tokens = 0, 0, [], []
+        for fam in families:
+            instruction, scene = scene_of_task(fam, seed)
+            o = planner.plan(PlanRequest(instruction, scene))
+            valid += int(o.first_call_valid)
+            parsed += int(o.first_call_valid or "error syntax" not in o.diagnostics)
+            times.append(o.latency)
+            tokens.append(o.tokens_out)
+            print(f"  {label:<13} {fam:<20} valid={o.first_call_valid!s:<5} "
+                  f"{o.tokens_out:4d} tokens {o.latency:6.1f} s", flush=True)
+        out[label] = {"first_call_valid": valid, "parsed": parsed, "n": len(families),
+                      "median_s": statistics.median(times) if times else float("nan"),
+                      "median_tokens": statistics.median(tokens) if tokens else 0}
+    return out
+
+
+def bench_tier2(url: str, n: int, with_transformers: bool) -> dict[str, Any]:
+    """Decision time (and accuracy) of the tier-2 expert through llama.cpp vs transformers."""
+    from frankenbot.anomaly.local_expert import LocalExpert, ServerExpert, gemma_loader
+    from frankenbot.anomaly.situation_set import load_situations
+    from frankenbot.anomaly.tier2_eval import evaluate
+
+    items = load_situations(FIXTURE_SITUATIONS)[:n]
+    out: dict[str, Any] = {"situations": len(items)}
+    experts: list[tuple[str, LocalExpert]] = [("llama.cpp server", ServerExpert(url))]
+    if with_transformers:
+        experts.append(("transformers in-process", LocalExpert(gemma_loader(), torch_threads=2)))
+    for name, expert in experts:
+        if not expert.wait_ready(timeout=600):
+            out[name] = {"error": repr(expert.error)}
+            continue
+        scores = evaluate(items, expert)
+        lm = scores["lm"]
+        out[name] = {"accuracy": lm.accuracy, "median_s": statistics.median(lm.decision_s),
+                     "max_s": max(lm.decision_s), "load_s": expert.load_seconds}
+        expert.close()
+    return out
+
+
+def run_benchmark(quick: bool = False, base_url: str = "", n_tasks: int = 0) -> dict[str, Any]:
+    from frankenbot.bringup.llm_server import LlmServer, LlmServerConfig
+    from frankenbot.planner import language
+
+    server = None
+    url = base_url
+    if not url:
+        server = LlmServer(LlmServerConfig(port=0)).start()
+        url = server.url
+    results: dict[str, Any] = {"conditions": _load() + "; greedy; Gemma 3 270M Q4_K_M; "
+                               "llama-cpp-python 0.3.36 (AVX2 build), 2 threads"}
+    try:
+        print(f"== llm benchmark ({results['conditions']})", flush=True)
+        _instr, _scene, messages = _prompt_messages("put_in_bowl", evaluation_seeds(1)[0])
+        n_out = 24 if quick else 64
+        free = bench_speed(url, messages, "", n_out)
+        cons = bench_speed(url, messages, language.program_grammar("gbnf"), n_out)
+        results["speed"] = {"unconstrained": free, "constrained": cons}
+        for k, v in results["speed"].items():
+            print(f"speed {k:<13}: time to first token {v['ttft_s']:.2f} s (prompt ~1.7k "
+                  f"tokens), decode {v['tokens_per_s']:.1f} tokens/s over {v['tokens']} "
+                  f"tokens (target >= 20)", flush=True)
+        tasks = n_tasks or (2 if quick else 6)
+        val = bench_validity(url, tasks, 200 if quick else 400)
+        results["validity"] = val
+        for k in ("constrained", "unconstrained"):
+            v = val[k]
+            print(f"first-call validity {k:<13}: {v['first_call_valid']}/{v['n']} valid, "
+                  f"{v['parsed']}/{v['n']} parsed, median {v['median_s']:.1f} s "
+                  f"(seed {val['seed']})", flush=True)
+        t2 = bench_tier2(url, 4 if quick else 12, with_transformers=not quick)
+        results["tier2"] = t2
+        for k, v in t2.items():
+            if isinstance(v, dict):
+                print(f"tier 2 {k:<24}: " + (v["error"] if "error" in v else
+                      f"median {v['median_s'] * 1000:.0f} ms, max {v['max_s'] * 1000:.0f} ms, "
+                      f"accuracy {v['accuracy']:.0%} on {t2['situations']} (target <= 500 ms)"),
+                      flush=True)
+    finally:
+        if server is not None:
+            server.stop()
+    results["conditions_end"] = _load()
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m frankenbot.eval.llm_bench",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--base-url", default="", help="a running server (default: start one)")
+    p.add_argument("--tasks", type=int, default=0, help="task families for validity")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    res = run_benchmark(args.quick, args.base_url, args.tasks)
+    if args.json:
+        print(json.dumps(res, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
