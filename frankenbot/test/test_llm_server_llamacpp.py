@@ -65,7 +65,7 @@ def test_constrained_answer_parses_and_unconstrained_is_measured(server):
     """Under the GBNF constraint the model can only write the language: the answer parses
     (unless cut off at the token limit, which the reply says). The unconstrained answer of the
     same prompt is recorded, not asserted: a 270M model rarely writes a valid program."""
-    constrained = _planner(server, max_tokens=160).plan(PlanRequest(INSTRUCTION,
+    constrained = _planner(server, max_tokens=96).plan(PlanRequest(INSTRUCTION,
                                                                     standard_scene()))
     assert constrained.vlm_calls == 1 and constrained.tokens_out > 0
     text = constrained.program_text or constrained.diagnostics

@@ -67,7 +67,10 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "vlm.model": ("gpt-5-mini", "model name at the OpenAI-compatible endpoint"),
     "vlm.api_key": ("", "API key; empty = OPENAI_API_KEY from the environment"),
     "vlm.base_url": ("", "endpoint base URL; empty = OPENAI_BASE_URL or api.openai.com"),
-    "vlm.mode": ("auto", "auto | grammar (custom tool, Lark) | guided (vLLM) | text"),
+    "vlm.mode": ("auto", "auto (the server's constraint, text if refused) | grammar | guided | "
+                 "text"),
+    "vlm.server": ("auto", "auto (probe) | openai | vllm | sglang | llamacpp | ollama: which "
+                   "constraint field and grammar dialect to send"),
     "vlm.timeout": (60.0, "seconds per HTTP request"),
     "vlm.transport_retries": (2, "HTTP retries per planning call (5xx, timeouts); not counted "
                                  "as planning calls"),
@@ -134,6 +137,7 @@ class PlannerNode(Node):
         p = self._p
         vlm = VlmConfig(model=p("vlm.model"), api_key=p("vlm.api_key"),
                         base_url=p("vlm.base_url"), mode=p("vlm.mode"),
+                        server=p("vlm.server"),
                         timeout=float(p("vlm.timeout")),
                         transport_retries=int(p("vlm.transport_retries")),
                         max_output_tokens=int(p("vlm.max_output_tokens")),
