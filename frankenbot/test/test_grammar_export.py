@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from lark import Lark
 
+from frankenbot.eval import fuzz
 from frankenbot.planner import language
-from frankenbot.program import fuzz
 from frankenbot.program.grammar_export import (
     GrammarExportError,
     check_gbnf,

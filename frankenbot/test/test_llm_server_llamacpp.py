@@ -14,10 +14,10 @@ import urllib.request
 
 import pytest
 
-from frankenbot.bringup.llm_server import LlmServer, LlmServerConfig, llama_cpp_available
+from frankenbot.eval.taskset import standard_scene
+from frankenbot.planner.llm_server import LlmServer, LlmServerConfig, llama_cpp_available
 from frankenbot.planner.planner import Planner, PlannerConfig, make_client
 from frankenbot.planner.request import PlanRequest
-from frankenbot.planner.taskset import standard_scene
 from frankenbot.planner.vlm_client import VlmClient, vlm_config_for
 from frankenbot.program import parse_program
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from planner_fake_server import FakeServer, completion, error
 
+from frankenbot.eval.taskset import standard_scene
 from frankenbot.planner.planner import Planner, PlannerConfig, make_client
 from frankenbot.planner.request import PlanImage, PlanRequest
-from frankenbot.planner.taskset import standard_scene
 from frankenbot.planner.vlm_client import (
     IMAGE_NOTE,
     ServerFamily,

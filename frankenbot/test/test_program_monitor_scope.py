@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from frankenbot.common import AnomalyKind, FailureCode
-from frankenbot.primitives.result import CancelToken, PrimitiveResult
+from frankenbot.ports import CancelToken, PrimitiveResult
 from frankenbot.program import default_catalog, parse_program, print_program
 from frankenbot.program.escalation import MonitorEvent
 from frankenbot.program.interpreter import Interpreter

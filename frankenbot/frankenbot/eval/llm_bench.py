@@ -27,8 +27,7 @@ from typing import Any, Sequence
 
 from frankenbot.eval.seeds import evaluation_seeds
 
-FIXTURE_SITUATIONS = (Path(__file__).resolve().parents[2] / "test" / "fixtures" / "anomaly"
-                      / "tier2_situations.json")
+FIXTURE_SITUATIONS = Path(__file__).resolve().parent / "data" / "tier2_situations.json"
 
 
 def _load() -> str:
@@ -40,9 +39,9 @@ def _load() -> str:
 
 
 def _prompt_messages(family: str, seed: int) -> tuple[str, Any, list[dict[str, Any]]]:
+    from frankenbot.eval.taskset import scene_of_task
     from frankenbot.planner.prompt import PromptBuilder
     from frankenbot.planner.request import PlanRequest
-    from frankenbot.planner.taskset import scene_of_task
     from frankenbot.planner.vlm_client import flatten_for_text_model
     from frankenbot.program.catalog import default_catalog
 
@@ -78,9 +77,9 @@ def bench_speed(url: str, messages: list[dict[str, Any]], grammar: str, max_toke
 
 def bench_validity(url: str, n_tasks: int, max_tokens: int) -> dict[str, Any]:
     """First-call validity (parse + validate, no repair) with and without the GBNF."""
+    from frankenbot.eval.taskset import scene_of_task
     from frankenbot.planner.planner import Planner, PlannerConfig, make_client
     from frankenbot.planner.request import PlanRequest
-    from frankenbot.planner.taskset import scene_of_task
     from frankenbot.planner.vlm_client import vlm_config_for
     from frankenbot.sim.tasks import TASK_FAMILIES
 
@@ -110,8 +109,8 @@ def bench_validity(url: str, n_tasks: int, max_tokens: int) -> dict[str, Any]:
 def bench_tier2(url: str, n: int, with_transformers: bool) -> dict[str, Any]:
     """Decision time (and accuracy) of the tier-2 expert through llama.cpp vs transformers."""
     from frankenbot.anomaly.local_expert import LocalExpert, ServerExpert, gemma_loader
-    from frankenbot.anomaly.situation_set import load_situations
-    from frankenbot.anomaly.tier2_eval import evaluate
+    from frankenbot.eval.situations import load_situations
+    from frankenbot.eval.tier2_eval import evaluate
 
     items = load_situations(FIXTURE_SITUATIONS)[:n]
     out: dict[str, Any] = {"situations": len(items)}
@@ -131,9 +130,12 @@ def bench_tier2(url: str, n: int, with_transformers: bool) -> dict[str, Any]:
 
 
 def run_benchmark(quick: bool = False, base_url: str = "", n_tasks: int = 0) -> dict[str, Any]:
-    from frankenbot.bringup.llm_server import LlmServer, LlmServerConfig
     from frankenbot.planner import language
+    from frankenbot.planner.llm_server import LlmServer, LlmServerConfig, llama_cpp_available
 
+    if not base_url and not llama_cpp_available():
+        print("== llm benchmark: skipped (llama-cpp-python not installed: make setup-llm)")
+        return {"skipped": "llama-cpp-python not installed (make setup-llm)"}
     server = None
     url = base_url
     if not url:
@@ -160,6 +162,10 @@ def run_benchmark(quick: bool = False, base_url: str = "", n_tasks: int = 0) -> 
             print(f"first-call validity {k:<13}: {v['first_call_valid']}/{v['n']} valid, "
                   f"{v['parsed']}/{v['n']} parsed, median {v['median_s']:.1f} s "
                   f"(seed {val['seed']})", flush=True)
+        if server is not None:  # prompt log-probabilities need every token's logits
+            server.stop()
+            server = LlmServer(LlmServerConfig(port=0, n_ctx=1024, logits_all=True)).start()
+            url = server.url
         t2 = bench_tier2(url, 4 if quick else 12, with_transformers=not quick)
         results["tier2"] = t2
         for k, v in t2.items():
