@@ -61,6 +61,7 @@ def test_auto_identifies_llama_cpp_by_probing(server):
         assert client.resolve_family().value == "llamacpp"
 
 
+@pytest.mark.timeout(1200)  # grammar-constrained CPU decoding: minutes on a loaded machine
 def test_constrained_answer_parses_and_unconstrained_is_measured(server):
     """Under the GBNF constraint the model can only write the language: the answer parses
     (unless cut off at the token limit, which the reply says). The unconstrained answer of the
