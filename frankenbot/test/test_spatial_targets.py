@@ -153,3 +153,16 @@ def test_resolver_reads_a_pixel_the_arm_covers_from_an_earlier_frame() -> None:
     t = res.resolve(u, v)
     assert t.age == pytest.approx(1.0)
     assert t.position[2] == pytest.approx(0.0, abs=3e-3)
+
+
+def test_set_of_mark_image_carries_a_pixel_ruler() -> None:
+    from frankenbot.perception.annotate import annotate
+
+    camera = load_camera(config_path("camera.yaml"))
+    rgb = np.full((480, 640, 3), 90, dtype=np.uint8)
+    with_ruler, _ = annotate(rgb, Scene.of([]), camera)
+    plain, _ = annotate(rgb, Scene.of([]), camera, ruler=0)
+    assert np.array_equal(plain, rgb)
+    assert not np.array_equal(with_ruler[:, 80], rgb[:, 80])  # grid line at u = 80
+    assert not np.array_equal(with_ruler[0:12, 70:90], rgb[0:12, 70:90])  # its label on top
+    assert np.array_equal(with_ruler[200:230, 300:310], rgb[200:230, 300:310])  # between lines

@@ -52,9 +52,8 @@ _P = SignatureKind.PRIMITIVE
 _Q = SignatureKind.PREDICATE
 _GAP = Param("gap", ParamType.NUMBER, "metres between the two footprints", default=0.03,
              minimum=0.01, maximum=0.15)
-_SIDES = {"left_of": "left of (towards +y)", "right_of": "right of (towards -y)",
-          "behind": "behind (further from the robot, +x)",
-          "in_front_of": "in front of (nearer the robot, -x)"}
+_SIDES = {"left_of": "left of (+y)", "right_of": "right of (-y)", "behind": "behind (+x)",
+          "in_front_of": "in front of (-x)"}
 
 
 def spatial_signatures(image_size: tuple[int, int] | None = None) -> tuple[Signature, ...]:
@@ -68,29 +67,29 @@ def spatial_signatures(image_size: tuple[int, int] | None = None) -> tuple[Signa
             _obj("obj"), u, v,
             Param("stack", ParamType.NUMBER, "1: the pixel may be on top of an object to stack "
                   "on; 0: free table only", default=0.0, minimum=0.0, maximum=1.0)),
-            "put the held object on the table where pixel (u, v) of the image points"),
+            "put it on the table where image pixel (u, v) points"),
         Signature("move_above_pixel", _P, (
             u, v, Param("height", ParamType.NUMBER, "metres above the surface at the pixel",
                         default=0.10, minimum=0.02, maximum=0.40)),
-            "move the gripper above the surface point at pixel (u, v)"),
+            "move the gripper above what pixel (u, v) shows"),
         Signature("push_to_pixel", _P, (_obj("obj", shapes=("block", "unknown")), u, v),
-                  "push an object along the table to where pixel (u, v) points"),
+                  "push an object to where pixel (u, v) points"),
     ]
     for rel, text in _SIDES.items():
         sigs.append(Signature(f"place_{rel}", _P, (_obj("obj"), _obj("ref"), _GAP),
-                              f"put the held object on the table {text} ref, on a free spot"))
+                              f"put it on free table {text} ref"))
     sigs += [
         Signature("place_between", _P, (_obj("obj"), _obj("a"), _obj("b")),
-                  "put the held object on a free spot between a and b"),
+                  "put it on free table between a and b"),
         Signature("place_near", _P, (_obj("obj"), _obj("ref")),
-                  "put the held object on a free table spot next to ref"),
+                  "put it on free table next to ref"),
     ]
     for rel, text in _SIDES.items():
         sigs.append(Signature(rel, _Q, (_obj("a"), _obj("b")), f"a is {text} b"))
     sigs += [
         Signature("between", _Q, (_obj("a"), _obj("b"), _obj("c")),
-                  "a lies on the line between b and c"),
+                  "a lies between b and c"),
         Signature("free_spot_near", _Q, (_obj("ref"),),
-                  "a block-sized free table spot exists next to ref"),
+                  "a block fits on free table next to ref"),
     ]
     return tuple(sigs)
