@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 
 from frankenbot.errors import PlannerError
 from frankenbot.planner.frames import Frame, ObjectNotResolved, Refusal  # noqa: F401
+from frankenbot.planner.relative import TASKS, placement_call, relative_frame
 from frankenbot.planner.understanding import Understanding, understand
 from frankenbot.state import Scene, SceneObject
 
 PICKABLE = ("block", "unknown")
 CONTAINER_SHAPES = ("bowl", "bin", "plate", "drawer", "zone")
 VERIFY_RETRIES = 2  # how often a verification loop may go back and try a step again
+RELATIVE_TASKS = frozenset(TASKS.values())  # frames of relative placements (relative.py)
 HANDLER_RETRIES = 2
 
 
@@ -131,7 +133,16 @@ class _Writer:
             return ["home()"]
         if f.task == "if":
             return self._conditional(f)
+        if f.task in RELATIVE_TASKS:
+            return self._relative(f, top)
         raise PlannerError(f"offline planner: unsupported frame {f.render()}")
+
+    def _relative(self, f: Frame, top: bool) -> list[str]:
+        """Pick the object and place it relative to others (planner/relative.py)."""
+        obj = f.role("obj")
+        call, goal = placement_call(f)
+        _monitor_dropped(self.ctx, obj, goal, f.task)
+        return self._verified([f"pick(obj={obj})", call], goal, top)
 
     def _verified(self, steps: list[str], goal: str, top: bool) -> list[str]:
         """Steps then a bounded check that goes back once or twice (top level only)."""
@@ -222,6 +233,10 @@ def synthesise(frames: tuple[Frame, ...], scene: Scene, instruction: str) -> str
 
 def plan_offline_explained(instruction: str, scene: Scene) -> tuple[Understanding, str]:
     """(what was understood, the program) for ``instruction`` in ``scene``."""
+    relative = relative_frame(instruction, scene)
+    if relative is not None:
+        u = Understanding(instruction, (relative,), ("relative placement",))
+        return u, synthesise(u.frames, scene, instruction)
     u = understand(instruction, scene)
     return u, synthesise(u.frames, scene, instruction)
 
