@@ -53,7 +53,7 @@ class TargetPrimitives:
         out: dict[str, Handler] = {
             "place_at_pixel": self.place_at_pixel, "move_above_pixel": self.move_above_pixel,
             "push_to_pixel": self.push_to_pixel, "place_between": self.place_between,
-            "place_near": self.place_near,
+            "place_near": self.place_near, "lift": self.lift,
         }
         for rel in spatial.DIRECTIONS:
             out[f"place_{rel}"] = self._relative(rel)
@@ -193,6 +193,20 @@ class TargetPrimitives:
             return result
         return PrimitiveResult.success(result.detail, target=(x, y, p.config.table_z),
                                        **dict(result.data))
+
+    def lift(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
+        """Straight up to ``height`` (TCP above the table), keeping x, y and the wrist's yaw;
+        already higher: nothing moves. The safety review inserts it to carry over tall things."""
+        p = self.p
+        height = p._num_arg(args, "height", 0.25)
+        q = p._q()
+        x, y, z = p.kin.tcp_position(q)
+        target = p.config.table_z + height
+        if z >= target - 0.005:
+            return PrimitiveResult.success(f"already at {z:.3f} m", height=z)
+        self._check_tcp(x, y, target, "lift target")
+        p._line(top_down_pose(x, y, target, p._current_yaw()), cancel, "lift")
+        return PrimitiveResult.success(f"lifted to {target:.3f} m", height=target)
 
     # ------------------------------------------------------------------ relative placements
     def _place_spot(self, held: "_Held", spot: spatial.Spot,

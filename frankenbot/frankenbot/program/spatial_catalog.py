@@ -75,6 +75,9 @@ def spatial_signatures(image_size: tuple[int, int] | None = None) -> tuple[Signa
         Signature("push_to_pixel", _P, (_obj("obj", shapes=("block", "unknown")), u, v),
                   "push an object to where pixel (u, v) points"),
     ]
+    sigs.append(Signature("lift", _P, (Param(
+        "height", ParamType.NUMBER, "metres of the gripper (TCP) above the table", default=0.25,
+        minimum=0.05, maximum=0.45),), "raise the gripper straight up, e.g. to carry high"))
     for rel, text in _SIDES.items():
         sigs.append(Signature(f"place_{rel}", _P, (_obj("obj"), _obj("ref"), _GAP),
                               f"put it on free table {text} ref"))
