@@ -102,13 +102,13 @@ def suite_verdicts(seeds: list[int], families: tuple[str, ...]) -> list[Verdicts
 
 
 class _Variants:
-    """Runs one risky variant episode over a SimStack (perceived scene)."""
+    """Runs one risky variant episode over a SimStack."""
 
-    def __init__(self, realtime_factor: float) -> None:
+    def __init__(self, realtime_factor: float, scene: str = "perceived") -> None:
         from frankenbot.eval.stack import SimStack
         from frankenbot.planner.planner import Planner
 
-        self.stack = SimStack(scene="perceived", realtime_factor=realtime_factor)
+        self.stack = SimStack(scene=scene, realtime_factor=realtime_factor)
         self.planner = Planner()
 
     def close(self) -> None:
@@ -220,6 +220,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dev-seeds", action="store_true", help="development seeds (below 10000)")
     ap.add_argument("--realtime-factor", type=float, default=1.0)
     ap.add_argument("--skip-suite", action="store_true")
+    ap.add_argument("--variant-scene", choices=("perceived", "ground_truth"),
+                    default="perceived",
+                    help="scene the variant episodes' brain sees; ground_truth isolates the "
+                         "review from perception when the machine is too loaded to perceive "
+                         "in time (measurement scaffolding, say so in the results)")
     ap.add_argument("--variants", nargs="*", default=["tower", "zone", "drop"])
     ap.add_argument("--out", type=Path, default=Path("docs/results/review.json"))
     args = ap.parse_args(argv)
@@ -240,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {n}")
     runs: list[Run] = []
     if args.variants:
-        bench = _Variants(args.realtime_factor)
+        bench = _Variants(args.realtime_factor, args.variant_scene)
+        result["conditions"]["variant_scene"] = args.variant_scene
         try:
             for variant in args.variants:
                 for seed in pick(args.variant_seeds):

@@ -53,6 +53,7 @@ GRASP_DEPTH = 0.02  # PrimitiveConfig.grasp_depth
 PLACE_CLEARANCE = 0.008  # PrimitiveConfig.place_clearance
 CONTAINER_FLOOR = 0.008
 CARRY_SHAPES_FLAT = ("plate", "zone")
+PALM_RADIUS = 0.055  # m: the gripper body (2F-85 palm half length) sweeps at least this wide
 
 
 @dataclass(frozen=True)
@@ -381,7 +382,7 @@ class SafetyReview:
         cfg = self.config
         start = sim.carry_from
         assert start is not None
-        r = spatial.footprint_radius(held.size)
+        r = max(spatial.footprint_radius(held.size), PALM_RADIUS)
         bottom = tcp - sim.grasp_offset
         need = 0.0
         for o in spatial.obstacles(sim.objects.values(), exclude={held.object_id, *exclude}):
