@@ -81,7 +81,8 @@ def test_zones_refuse_a_target_inside_and_move_a_free_spot_out() -> None:
     v = review_text(at, scene, ReviewConfig(zones=(Zone("k", "fragile", (0.4, 0.5),
                                                           (-0.05, 0.0)),)))
     assert v.decision == "edit"
-    call = parse_program(v.program_text).program.main.body[1]
+    (call,) = [c for c in parse_program(v.program_text).program.main.body
+               if getattr(c, "name", "") == "place_at"]
     x, y = (float(a.value) for a in call.args[1:])
     assert not (0.4 - 0.03 <= x <= 0.5 + 0.03 and -0.05 - 0.03 <= y <= 0.03)
     with pytest.raises(ConfigError, match="kind"):

@@ -393,7 +393,8 @@ class SafetyReview:
             if d < reach + cfg.clearance and o.top_z + cfg.clearance > bottom:
                 need = max(need, o.top_z + cfg.clearance + sim.grasp_offset)
         for z in cfg.zones:
-            if z.crosses(start, end, r) and bottom < z.clearance:
+            if z.crosses(start, end, spatial.footprint_radius(held.size)) and (
+                    bottom < z.clearance):
                 sim.near_others = True
                 need = max(need, z.clearance + sim.grasp_offset)
                 sim.add("zone_carry", f"the carry of {held.object_id} crosses the {z.kind} "
