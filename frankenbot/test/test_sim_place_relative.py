@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from frankenbot.planner.offline import plan_offline
-from frankenbot.planner.relative import parse_relative
+from frankenbot.planner.relative import relative_frame
 from frankenbot.sim import layout
 from frankenbot.sim.tasks import (
     RELATIVE_RELATIONS,
@@ -35,7 +35,13 @@ def test_sampling_is_seeded_and_every_relation_is_reachable() -> None:
         a, b = sample_task("place_relative", seed), sample_task("place_relative", seed)
         assert a == b
         seen.add(a.task.params["relation"])
-        assert parse_relative(a.task.instruction) is not None  # the offline planner reads it
+        scene = Scene.of([SceneObject(
+            p.name, p.name.replace("_", " "), layout.OBJECT_BY_NAME[p.name].shape,
+            layout.OBJECT_BY_NAME[p.name].colour, (p.x, p.y, 0.02),
+            layout.OBJECT_BY_NAME[p.name].size) for p in a.placements])
+        frame = relative_frame(a.task.instruction, scene)  # the offline planner reads it
+        assert frame is not None and frame.role("obj") == a.task.params["object"]
+        assert [v for k, v in frame.roles if k != "obj"] == list(a.task.params["refs"])
     assert seen == set(RELATIVE_RELATIONS)
     assert len(instruction_templates("place_relative")) == len(RELATIVE_RELATIONS)
 

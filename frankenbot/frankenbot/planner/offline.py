@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from frankenbot.errors import PlannerError
 from frankenbot.planner.frames import Frame, ObjectNotResolved, Refusal  # noqa: F401
-from frankenbot.planner.relative import TASKS, placement_call, relative_frame
+from frankenbot.planner.relative import TASKS, placement_call
 from frankenbot.planner.understanding import Understanding, understand
 from frankenbot.state import Scene, SceneObject
 
@@ -233,10 +233,6 @@ def synthesise(frames: tuple[Frame, ...], scene: Scene, instruction: str) -> str
 
 def plan_offline_explained(instruction: str, scene: Scene) -> tuple[Understanding, str]:
     """(what was understood, the program) for ``instruction`` in ``scene``."""
-    relative = relative_frame(instruction, scene)
-    if relative is not None:
-        u = Understanding(instruction, (relative,), ("relative placement",))
-        return u, synthesise(u.frames, scene, instruction)
     u = understand(instruction, scene)
     return u, synthesise(u.frames, scene, instruction)
 

@@ -42,7 +42,10 @@ def _np(phrase: str) -> und.Ref | None:
 def relative_frame(text: str, scene: Scene) -> Frame | None:
     """The relative placement frame ``text`` asks for (ids bound in ``scene``), or None when
     the instruction is not one. Raises ObjectNotResolved for phrases the scene cannot bind."""
-    m = _PATTERN.match(und.normalise(text).strip(" .!"))
+    # the relation words as typed: the understanding stage's normaliser folds "in front of"
+    # and "next to" into "beside"
+    plain = re.sub(r"\s+", " ", re.sub(r"[^a-z0-9_' ]+", " ", text.lower())).strip()
+    m = _PATTERN.match(plain)
     if m is None:
         return None
     relation = next(name for pat, name in _RELATIONS if re.fullmatch(pat, m.group("rel")))
