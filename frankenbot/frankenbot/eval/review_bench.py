@@ -211,6 +211,29 @@ class _Variants:
                    round(time.monotonic() - t0, 1))
 
 
+def paired_suite(families: list[str], seeds: list[int], realtime_factor: float
+                 ) -> list[dict[str, Any]]:
+    """Suite tasks executed by the in-process brain (perceived scene) without and with the
+    review, same seeds: where the review edits a program, does the edited one still succeed?"""
+    from frankenbot.eval.inprocess import BrainOptions, InProcessBrain
+
+    rows = []
+    for review in ("never", "auto"):
+        with InProcessBrain(BrainOptions(realtime_factor=realtime_factor,
+                                         review=review)) as brain:
+            for family in families:
+                for seed in seeds:
+                    o = brain.run_episode(family, seed)
+                    verdict = brain.runner.last_review
+                    rows.append({"family": family, "seed": seed, "review": review,
+                                 "decision": verdict.decision if verdict else "off",
+                                 "success": o.success, "detail": o.detail[:160],
+                                 "wall_s": round(o.wall_time, 1)})
+                    print(f"  {family} seed {seed} review={review} decision="
+                          f"{rows[-1]['decision']} success={o.success}", flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     from frankenbot.sim.tasks import TASK_FAMILIES
 
@@ -227,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
                          "in time (measurement scaffolding, say so in the results)")
     ap.add_argument("--variants", nargs="*", default=["tower", "zone", "drop"])
     ap.add_argument("--out", type=Path, default=Path("docs/results/review.json"))
+    ap.add_argument("--paired", nargs="*", default=[], metavar="FAMILY",
+                    help="also execute these suite families without and with the review")
     args = ap.parse_args(argv)
     pick = development_seeds if args.dev_seeds else evaluation_seeds
     result: dict[str, Any] = {"conditions": {
@@ -260,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             bench.close()
         result["variants"] = [asdict(r) for r in runs]
+    if args.paired:
+        result["paired_suite"] = paired_suite(args.paired, list(pick(args.seeds)),
+                                              args.realtime_factor)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"results: {args.out}")
