@@ -304,7 +304,17 @@ def _sample_relative(rng: np.random.Generator, s: _Sampler, k: int,
         else:
             raise SimError("no room for the second reference")
         fmt["target2_text"] = _text(blocks[2])
-    s.place(blocks[0])
+    # the object starts clearly away from the reference(s): the oracle must not hold at reset
+    spec = layout.OBJECT_BY_NAME[blocks[0]]
+    for _ in range(100):
+        p = s.place(blocks[0])
+        if all(math.hypot(p.x - r.x, p.y - r.y) > spec.radius + layout.OBJECT_BY_NAME[
+                r.name].radius + 0.14 for r in refs):
+            break
+        s.placed.pop()
+        s.out.pop()
+    else:
+        raise SimError("no start for the object away from its reference")
     for b in blocks[1:]:
         if b not in (r.name for r in refs):
             s.place(b)
