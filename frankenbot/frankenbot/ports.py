@@ -180,3 +180,32 @@ class RobotInterface(Protocol):
 
     def estop_engaged(self) -> bool:
         ...
+
+
+@dataclass(frozen=True)
+class PixelTarget:
+    """Where an image pixel points: the base-frame surface point the depth image sees there.
+
+    ``age`` (s) is how much older the depth frame used is than the newest one (a pixel the arm
+    covers now is read from an earlier frame)."""
+
+    position: tuple[float, float, float]
+    u: float
+    v: float
+    depth: float  # m along the optical axis
+    stamp: float
+    age: float = 0.0
+
+
+@runtime_checkable
+class PixelResolver(Protocol):
+    """Back-projects pixels of the set-of-mark image (``perception.pixels.DepthPixelResolver``;
+    fed by the sim stack's render thread or a node's depth subscription)."""
+
+    def image_size(self) -> tuple[int, int]:
+        """(width, height) of the image the pixels refer to."""
+        ...
+
+    def resolve(self, u: float, v: float) -> PixelTarget:
+        """The surface point at pixel (u, v); raises PerceptionError where depth is missing."""
+        ...

@@ -25,6 +25,9 @@ OBJECT_ARGS = ("obj", "target", "container", "drawer")
 MOTION_PRIMITIVES = frozenset({
     "home", "move_above", "pick", "place_on", "place_in", "place_at", "push_to", "open_drawer",
     "close_drawer",
+    # pixel targets and relative placements (program/spatial_catalog.py)
+    "place_at_pixel", "move_above_pixel", "push_to_pixel", "place_left_of", "place_right_of",
+    "place_behind", "place_in_front_of", "place_between", "place_near", "lift",
 })
 # Primitives during which the gripper legitimately closes / opens on purpose.
 GRASPING_PRIMITIVES = frozenset({"pick", "open_gripper", "close_gripper"})

@@ -49,6 +49,13 @@ def register(subparsers: Any) -> None:
                    f"{LLAMACPP_DEFAULT_URL})")
     p.add_argument("--max-tokens", type=int, default=0,
                    help="output token limit per call (default 4096; 400 for llamacpp)")
+    p.add_argument("--review", nargs="?", const="always", default="",
+                   choices=("auto", "always", "never"),
+                   help="run the safety review on the plan and show its verdict and why "
+                        "(default when given: always); with a VLM configured it also asks "
+                        "for a second opinion")
+    p.add_argument("--review-config", default=None,
+                   help="review settings and zones (default: config/review.yaml)")
     p.set_defaults(func=run_plan)
 
 
@@ -124,6 +131,10 @@ def run_plan(args: argparse.Namespace) -> int:
     try:
         planner = Planner(config, client)
         outcome = planner.plan(PlanRequest(instruction, scene, image, object_table=table))
+        verdict = None
+        if args.review:
+            verdict = _review(args, outcome, scene, config if client is not None else None)
+            outcome, verdict = verdict
     finally:
         if client is not None:
             client.close()
@@ -137,12 +148,36 @@ def run_plan(args: argparse.Namespace) -> int:
             "first_call_valid": outcome.first_call_valid, "tokens_in": outcome.tokens_in,
             "tokens_out": outcome.tokens_out, "latency": round(outcome.latency, 4),
             "transport_retries": outcome.transport_retries,
-            "scene": list(scene.ids())}, indent=2))
+            "scene": list(scene.ids()),
+            "review": None if verdict is None else {
+                "decision": verdict.decision, "second_opinion": verdict.second_opinion,
+                "findings": [f.__dict__ for f in verdict.findings]}}, indent=2))
     else:
         print(f"# instruction: {instruction}")
         print(f"# scene: {', '.join(scene.ids()) or '(empty)'}")
         if outcome.ok:
             print(outcome.program_text.rstrip())
+        if verdict is not None:
+            print("\n".join(f"# {line}" for line in verdict.explain().splitlines()))
         print(f"# {outcome.summary()}", file=sys.stdout if outcome.ok else sys.stderr)
     return 0 if outcome.ok else 1
+
+
+def _review(args: argparse.Namespace, outcome: Any, scene: Scene, vlm_config: Any) -> Any:
+    """The safety review of a plan; a configured VLM (text mode) gives the second opinion."""
+    from dataclasses import replace
+
+    from frankenbot.planner.review import (
+        SafetyReview,
+        apply_review,
+        load_review_config,
+        vlm_second_opinion,
+    )
+    from frankenbot.planner.vlm_client import VlmClient
+
+    second = None
+    if vlm_config is not None:
+        second = vlm_second_opinion(VlmClient(replace(vlm_config.vlm, mode="text")))
+    review = SafetyReview(load_review_config(args.review_config), second)
+    return apply_review(outcome, scene, review, args.review)
 

@@ -28,6 +28,8 @@ class BrainOptions:
     memory_path: Path | None = None  # None: no memory
     episode_timeout: float = 240.0  # wall seconds of execution before the episode is cancelled
     noise: str = "none"  # sim camera sensor model: none | realistic | harsh
+    review: str = "never"  # safety review of each plan: auto | always | never
+    review_config: Any = None  # planner.review.ReviewConfig (None: config/review.yaml)
 
 
 class InProcessBrain:
@@ -54,10 +56,19 @@ class InProcessBrain:
 
         # Memory learns from the executor's report only (EpisodeRunner.finish); the oracle's
         # verdict below is the measurement and never reaches it.
+        review = None
+        if options.review != "never":
+            from frankenbot.planner.review import SafetyReview, apply_review, load_review_config
+
+            safety = SafetyReview(options.review_config or load_review_config())
+
+            def review(outcome: Any, scene: Any) -> Any:
+                return apply_review(outcome, scene, safety, options.review)
         self.runner = EpisodeRunner(
             self.planner, scene=self.stack.scene,
             context=store_context(self.memory) if self.memory is not None else None,
-            record=self.memory.record_episode if self.memory is not None else None)
+            record=self.memory.record_episode if self.memory is not None else None,
+            review=review)
 
     def run_episode(self, family: str, seed: int, *, inject: tuple[str, str] | None = None,
                     record_to: Path | None = None, instruction: str | None = None

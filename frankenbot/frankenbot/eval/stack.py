@@ -83,12 +83,14 @@ class SimStack:
         self.noise = noise
         self.world = SimWorld(sensor=SensorModel(sensor_params(noise), sensor_seed))
         self._pipeline: Any = None
+        self.pixels: Any = None  # DepthPixelResolver over rendered frames (perceived scene)
         self._pose_feed: Callable[[], Scene] | None = None
         if self.perceived:
             from frankenbot.eval.perception_eval import camera_of_world
             from frankenbot.perception.config import PerceptionConfig
             from frankenbot.perception.fixtures import load_fixture_geometry
             from frankenbot.perception.pipeline import PerceptionPipeline
+            from frankenbot.perception.pixels import DepthPixelResolver
 
             fixtures = load_fixture_geometry(self.fixtures)
             camera, config = camera_of_world(self.world), PerceptionConfig()
@@ -99,6 +101,8 @@ class SimStack:
             if stale_timeout_s is not None:
                 config = replace(config, stale_timeout_s=stale_timeout_s)
             self._pipeline = PerceptionPipeline(camera, fixtures, config)
+            # pixel targets back-project the same depth perception sees, with its camera model
+            self.pixels = DepthPixelResolver(camera)
         else:
             self._pose_feed = pose_feed_scene(self.world)
         self._source: Any = None  # the perception thread of the running episode
@@ -126,7 +130,7 @@ class SimStack:
     def _build_primitives(self) -> Any:
         from frankenbot.primitives.factory import build_primitives
 
-        return build_primitives(self.robot, fixtures=self.fixtures)
+        return build_primitives(self.robot, fixtures=self.fixtures, pixels=self.pixels)
 
     # ------------------------------------------------------------------ what the brain sees
     def scene(self) -> Scene:
@@ -152,6 +156,8 @@ class SimStack:
         self.primitives = self._build_primitives()
         if self._pipeline is not None:
             self._pipeline.reset()
+        if self.pixels is not None:
+            self.pixels.reset()
         return instance
 
     @contextmanager
@@ -178,6 +184,13 @@ class SimStack:
         from frankenbot.eval.sim_scene_source import SimSceneSource
 
         source = SimSceneSource(runner, self._pipeline, rate_hz=self.perception_rate)
+        pixels = self.pixels
+
+        def feed_depth(frame: Any) -> None:
+            js = runner.latest_joint_state()
+            pixels.feed(frame.depth, frame.stamp, js.positions if js is not None else None)
+
+        runner.on_frame(feed_depth)
         with runner, source:
             self._source = source
             try:

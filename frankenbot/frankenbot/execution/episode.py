@@ -95,8 +95,12 @@ class EpisodeRunner:
     def __init__(self, planner: Planner, *, scene: Callable[[], Scene],
                  context: Callable[[str], PlanningContext | None] | None = None,
                  execute: Callable[[PlanOutcome, str, str], ExecutionReport] | None = None,
-                 record: Callable[[EpisodeRecord], Any] | None = None) -> None:
+                 record: Callable[[EpisodeRecord], Any] | None = None,
+                 review: Callable[[PlanOutcome, Scene], tuple[PlanOutcome, Any]] | None = None
+                 ) -> None:
         self.planner = planner
+        self._review = review  # planner.review.apply_review over a SafetyReview (None: off)
+        self.last_review: Any = None  # the last plan's ReviewVerdict
         self._scene = scene
         self._context = context
         self._execute = execute
@@ -105,8 +109,13 @@ class EpisodeRunner:
     def plan(self, instruction: str, *, task_id: str = "", image: PlanImage | None = None,
              planner: str = "") -> PlanOutcome:
         context = self._context(instruction) if self._context is not None else None
-        return self.planner.plan(plan_request(instruction, self._scene(), context=context,
-                                              image=image, planner=planner, task_id=task_id))
+        scene = self._scene()
+        outcome = self.planner.plan(plan_request(instruction, scene, context=context,
+                                                 image=image, planner=planner, task_id=task_id))
+        self.last_review = None
+        if self._review is not None and outcome.ok:
+            outcome, self.last_review = self._review(outcome, scene)
+        return outcome
 
     def finish(self, task_id: str, instruction: str, plan: PlanOutcome,
                report: ExecutionReport) -> EpisodeRecord:

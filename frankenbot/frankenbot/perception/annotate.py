@@ -31,9 +31,36 @@ def object_table(scene: Scene) -> str:
     return "\n".join(lines)
 
 
-def annotate(rgb: np.ndarray, scene: Scene, camera: CameraModel) -> tuple[np.ndarray, str]:
-    """Return (a copy of ``rgb`` with numbered marks and labels, the object table text)."""
+RULER_STEP = 80  # px between the pixel ruler's labelled grid lines
+
+
+def draw_pixel_ruler(img: Image.Image, step: int = RULER_STEP) -> None:
+    """Faint grid lines every ``step`` pixels with their pixel numbers along the top and left
+    edges, so a model can read off the (u, v) it wants for a pixel target."""
+    if step <= 0:
+        return
+    draw = ImageDraw.Draw(img, "RGBA")
+    font = ImageFont.load_default()
+    for u in range(step, img.width, step):
+        draw.line((u, 0, u, img.height - 1), fill=(255, 255, 255, 60))
+        text = str(u)
+        tw = draw.textlength(text, font=font)
+        draw.rectangle((u - tw / 2 - 1, 0, u + tw / 2 + 1, 11), fill=(0, 0, 0, 160))
+        draw.text((u - tw / 2, 0), text, fill=(255, 255, 0), font=font)
+    for v in range(step, img.height, step):
+        draw.line((0, v, img.width - 1, v), fill=(255, 255, 255, 60))
+        text = str(v)
+        tw = draw.textlength(text, font=font)
+        draw.rectangle((0, v - 6, tw + 2, v + 6), fill=(0, 0, 0, 160))
+        draw.text((1, v - 6), text, fill=(255, 255, 0), font=font)
+
+
+def annotate(rgb: np.ndarray, scene: Scene, camera: CameraModel,
+             ruler: int = RULER_STEP) -> tuple[np.ndarray, str]:
+    """Return (a copy of ``rgb`` with a pixel ruler, numbered marks and labels, the object
+    table text). ``ruler`` = 0 leaves the ruler out."""
     img = Image.fromarray(np.ascontiguousarray(rgb, dtype=np.uint8))
+    draw_pixel_ruler(img, ruler)
     draw = ImageDraw.Draw(img)
     font = ImageFont.load_default()
     if scene.objects:

@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 
 from frankenbot.errors import PlannerError
 from frankenbot.planner.frames import Frame, ObjectNotResolved, Refusal  # noqa: F401
+from frankenbot.planner.relative import TASKS, placement_call
 from frankenbot.planner.understanding import Understanding, understand
 from frankenbot.state import Scene, SceneObject
 
 PICKABLE = ("block", "unknown")
 CONTAINER_SHAPES = ("bowl", "bin", "plate", "drawer", "zone")
 VERIFY_RETRIES = 2  # how often a verification loop may go back and try a step again
+RELATIVE_TASKS = frozenset(TASKS.values())  # frames of relative placements (relative.py)
 HANDLER_RETRIES = 2
 
 
@@ -127,7 +129,16 @@ class _Writer:
             return ["home()"]
         if f.task == "if":
             return self._conditional(f)
+        if f.task in RELATIVE_TASKS:
+            return self._relative(f, top)
         raise PlannerError(f"offline planner: unsupported frame {f.render()}")
+
+    def _relative(self, f: Frame, top: bool) -> list[str]:
+        """Pick the object and place it relative to others (planner/relative.py)."""
+        obj = f.role("obj")
+        call, goal = placement_call(f)
+        _monitor_dropped(self.ctx, obj, goal, f.task)
+        return self._verified([f"pick(obj={obj})", call], goal, top)
 
     def _verified(self, steps: list[str], goal: str, top: bool) -> list[str]:
         """Steps then a bounded check that goes back once or twice (top level only)."""

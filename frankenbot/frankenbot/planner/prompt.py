@@ -92,6 +92,18 @@ Rules:
   task "refused" { main { exit failure "<short reason>" } }"""
 
 
+SPATIAL_REFERENCE = """\
+Spatial words (base frame, as seen standing behind the robot looking across the table): left =
++y, right = -y, behind = further from the robot (+x), in front = nearer the robot (-x). The
+camera looks back at the robot, so the image's left/right are not the robot's.
+Say where with relations and free spots, not guessed coordinates: place_left_of(obj=a, ref=b),
+place_between(obj=a, a=b, b=c), place_near(obj=a, ref=b); test them with left_of(a, b), ...
+Or point: place_at_pixel(obj=a, u=..., v=...) puts a on the table where pixel (u, v) of the image
+points (u: column from the left edge, v: row from the top; the rulers on the image edges are in
+pixels). A pixel off the table, on another object (unless stack=1) or outside reach is refused
+and nothing moves."""
+
+
 @dataclass(frozen=True)
 class Prompt:
     """Messages-to-be for one call; ``messages()`` gives the OpenAI chat format."""
@@ -186,6 +198,11 @@ def _catalog_text(catalog: Catalog, skill_bodies: bool, skill_docs: bool) -> str
     return "\n".join(lines)
 
 
+def _spatial(catalog: Catalog) -> tuple[str, ...]:
+    """The spatial notes, when the catalog has the spatial primitives."""
+    return (SPATIAL_REFERENCE,) if catalog.get("place_at_pixel") is not None else ()
+
+
 class PromptBuilder:
     """Builds the planning, repair and replanning prompts within a character budget."""
 
@@ -207,7 +224,7 @@ class PromptBuilder:
         while True:
             system = "\n\n".join([
                 "You plan tasks for a UR5e robot arm with a parallel gripper above a table.",
-                LANGUAGE_REFERENCE, RULES, FRAME_NOTE,
+                LANGUAGE_REFERENCE, RULES, FRAME_NOTE, *_spatial(catalog),
                 _catalog_text(catalog, skill_bodies, skill_docs)])
             user = self._user_text(request, exemplars, experience, failure)
             if len(system) + len(user) <= self.budget_chars:
@@ -238,7 +255,8 @@ class PromptBuilder:
         parts = ["Objects on the table (use these ids):\n"
                  + (request.object_table.strip() or object_table(request.scene))]
         if request.image is not None:
-            parts.append("The image shows the table; numbered marks match the object table.")
+            parts.append("The image shows the table; numbered marks match the object table; "
+                         "the rulers on its edges count pixels.")
         if exemplars:
             parts.append("Programs that worked for similar tasks:\n" + "\n".join(
                 f"# {e.instruction}\n{e.program.strip()}" for e in exemplars))

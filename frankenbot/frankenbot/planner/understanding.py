@@ -1688,6 +1688,12 @@ def parse(text: str, notes: list[str] | None = None) -> list[Act]:
 def understand(text: str, scene: Scene) -> Understanding:
     """Instruction + the scene's objects -> frames in order, or a Refusal that says why."""
     t0 = time.perf_counter()
+    from frankenbot.planner.relative import relative_frame  # local: it uses this module
+
+    relative = relative_frame(text, scene)  # "put X left of Y": before the general reading
+    if relative is not None:
+        return Understanding(text, (relative,), ("relative placement",),
+                             time.perf_counter() - t0)
     notes: list[str] = list(tools().messages)
     try:
         acts = parse(text, notes)

@@ -16,7 +16,7 @@ from frankenbot.motion.config import load_arm_config
 from frankenbot.motion.jtc_backend import JtcBackend
 from frankenbot.motion.kinematics import UR5eKinematics
 from frankenbot.motion.safety import SafetyEnvelope
-from frankenbot.ports import RobotInterface
+from frankenbot.ports import PixelResolver, RobotInterface
 from frankenbot.primitives.config import PrimitiveConfig, drawer_from_fixtures
 from frankenbot.primitives.primitives import Primitives
 
@@ -26,7 +26,8 @@ BACKENDS = ("jtc", "moveit")
 def build_primitives(robot: RobotInterface, *, arm_config: str | Path | None = None,
                      fixtures: str | Path | None = None, backend: str = "jtc",
                      primitive_config: PrimitiveConfig | None = None,
-                     moveit_node: Any = None) -> Primitives:
+                     moveit_node: Any = None, pixels: PixelResolver | None = None
+                     ) -> Primitives:
     """Primitives over ``robot`` with config/safety.yaml and config/scene_fixtures.yaml."""
     if backend not in BACKENDS:
         raise ConfigError(f"unknown motion backend {backend!r}; expected one of {BACKENDS}")
@@ -45,4 +46,5 @@ def build_primitives(robot: RobotInterface, *, arm_config: str | Path | None = N
     else:
         motion = JtcBackend(robot, kinematics=kin, envelope=envelope, limits=cfg.limits,
                             execution=cfg.execution, posture=cfg.home)
-    return Primitives(robot, kinematics=kin, backend=motion, config=prim_cfg, home=cfg.home)
+    return Primitives(robot, kinematics=kin, backend=motion, config=prim_cfg, home=cfg.home,
+                      pixels=pixels)

@@ -32,10 +32,18 @@ from frankenbot.motion.kinematics import (
     top_down_pose,
     wrap_angle,
 )
-from frankenbot.ports import CancelToken, EstopEngaged, PrimitiveResult, RobotInterface, Value
+from frankenbot.ports import (
+    CancelToken,
+    EstopEngaged,
+    PixelResolver,
+    PrimitiveResult,
+    RobotInterface,
+    Value,
+)
 from frankenbot.primitives.config import PrimitiveConfig
 from frankenbot.primitives.gripper import GripperTiming, StepFailed, move_gripper
 from frankenbot.primitives.placement import Palm, occupants, spot_in_container
+from frankenbot.primitives.targets import TargetPrimitives
 from frankenbot.state import RobotSnapshot, SceneObject
 
 WAIT_POLL = 0.01  # s of robot time between cancel checks in wait()
@@ -57,8 +65,10 @@ class Primitives:
     def __init__(self, robot: RobotInterface, *, kinematics: UR5eKinematics,
                  backend: MotionBackend, config: PrimitiveConfig | None = None,
                  home: tuple[float, ...] = (0.0, -math.pi / 2, math.pi / 2, -math.pi / 2,
-                                            -math.pi / 2, 0.0)) -> None:
+                                            -math.pi / 2, 0.0),
+                 pixels: PixelResolver | None = None) -> None:
         self.robot = robot
+        self.pixels = pixels  # back-projects set-of-mark pixels (None: no depth camera)
         self.kin = kinematics
         self.backend = backend
         self.config = config or PrimitiveConfig()
@@ -78,6 +88,7 @@ class Primitives:
             "open_gripper": self._open_gripper, "close_gripper": self._close_gripper,
             "wait": self._wait,
         }
+        self._handlers.update(TargetPrimitives(self).handlers())
 
     # --- PrimitiveExecutor ----------------------------------------------------------------
     @property
@@ -483,17 +494,23 @@ class Primitives:
         return self._release_at(held, x, y, z, yaw, z, cancel)
 
     def _push_to(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
-        cfg = self.config
         obj = self._find(self._obj_arg(args, "obj"))
         target = self._find(self._obj_arg(args, "target"))
+        return self._push_to_xy(obj, (target.position[0], target.position[1]),
+                                target.object_id, cancel)
+
+    def _push_to_xy(self, obj: SceneObject, goal: tuple[float, float], what: str,
+                    cancel: CancelToken) -> PrimitiveResult:
+        """Push ``obj`` along the table until its centre is on ``goal`` (x, y)."""
+        cfg = self.config
         held = self._held_per_fingers()
         if held is not None:
             return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
                                            f"holding {held}; place it first")
-        d = np.array(target.position[:2]) - np.array(obj.position[:2])
+        d = np.array(goal) - np.array(obj.position[:2])
         dist = float(np.linalg.norm(d))
         if dist < 0.01:
-            return PrimitiveResult.success(f"{obj.object_id} is already at {target.object_id}")
+            return PrimitiveResult.success(f"{obj.object_id} is already at {what}")
         d /= dist
         yaw_push = math.atan2(d[1], d[0])
         # Closed fingers form a flat face across tool y; face the push direction with it.
@@ -503,7 +520,7 @@ class Primitives:
         reach = 0.5 * max(obj.size[0], obj.size[1]) + 0.012 + cfg.push_standoff
         start = np.array(obj.position[:2]) - d * reach
         # Stop when the object's centre is on the target's centre (contact side leads by half).
-        end = np.array(target.position[:2]) - d * (reach - cfg.push_standoff)
+        end = np.array(goal) - d * (reach - cfg.push_standoff)
         z = max(cfg.push_height, cfg.min_tcp_z)
         above = obj.top_z + cfg.approach_height
         self._gripper(0.0, cancel)
@@ -511,8 +528,7 @@ class Primitives:
         self._line(top_down_pose(start[0], start[1], z, yaw), cancel, "lower for push")
         self._line(top_down_pose(end[0], end[1], z, yaw), cancel, "push", cfg.push_speed)
         self._line(top_down_pose(end[0], end[1], above, yaw), cancel, "retreat")
-        return PrimitiveResult.success(f"pushed {obj.object_id} to {target.object_id}",
-                                       distance=dist)
+        return PrimitiveResult.success(f"pushed {obj.object_id} to {what}", distance=dist)
 
     def _drawer_motion(self, args: Mapping[str, Value], cancel: CancelToken,
                        opening: bool) -> PrimitiveResult:

@@ -34,6 +34,7 @@ class Param:
     minimum: float | None = None  # NUMBER only
     maximum: float | None = None  # NUMBER only
     shapes: tuple[str, ...] = ()  # OBJECT only: allowed shape classes; empty = any
+    hint: str = ""  # shown with a range error (e.g. where a pixel range comes from)
 
     @property
     def required(self) -> bool:
@@ -156,6 +157,13 @@ BUILTIN_SIGNATURES: tuple[Signature, ...] = (
 )
 
 
-def default_catalog() -> Catalog:
-    """The built-in primitives and predicates (no skills; memory adds those)."""
-    return Catalog({s.name: s for s in BUILTIN_SIGNATURES})
+def default_catalog(image_size: tuple[int, int] | None = None) -> Catalog:
+    """The built-in primitives and predicates (no skills; memory adds those).
+
+    ``image_size`` (width, height) bounds the pixel primitives' ``u``/``v``; by default it is
+    the shipped camera's (``config/camera.yaml``), the image the set-of-mark prompt shows.
+    """
+    from frankenbot.program.spatial_catalog import spatial_signatures
+
+    extra = spatial_signatures(image_size)
+    return Catalog({s.name: s for s in (*BUILTIN_SIGNATURES, *extra)})

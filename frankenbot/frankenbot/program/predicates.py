@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
+from frankenbot import spatial
 from frankenbot.errors import ProgramError
 from frankenbot.program.tree import And, Cond, Ident, Monitor, Not, Or, Pred
 from frankenbot.state import SceneObject, WorldSnapshot
@@ -139,11 +140,47 @@ def empty(snap: WorldSnapshot, objs: Mapping[str, SceneObject], c: str) -> bool:
     return not any(inside(snap, objs, o, c) for o in objs if o != c)
 
 
+def _relation(name: str) -> Callable[..., bool]:
+    """``left_of(a, b)`` and its kin (convention: frankenbot/spatial.py)."""
+    def judge(snap: WorldSnapshot, objs: Mapping[str, SceneObject], a: str, b: str) -> bool:
+        oa, ob = objs.get(a), objs.get(b)
+        return (oa is not None and ob is not None and a != b
+                and spatial.relation_holds(name, oa.position[:2], ob.position[:2]))
+    judge.__name__ = name
+    return judge
+
+
+def between(snap: WorldSnapshot, objs: Mapping[str, SceneObject], a: str, b: str,
+            c: str) -> bool:
+    oa, ob, oc = objs.get(a), objs.get(b), objs.get(c)
+    return (oa is not None and ob is not None and oc is not None and len({a, b, c}) == 3
+            and spatial.relation_holds("between", oa.position[:2], ob.position[:2],
+                                       oc.position[:2]))
+
+
+def free_spot_near(snap: WorldSnapshot, objs: Mapping[str, SceneObject], ref: str) -> bool:
+    """A standard block (4 cm) would fit on the table beside ``ref`` (front, left, right or
+    behind), clear of every other perceived object."""
+    o = objs.get(ref)
+    if o is None:
+        return False
+    try:
+        spatial.free_spot_near(o, FREE_SPOT_PROBE_SIZE, objs.values(),
+                               held_id=snap.robot.held_object or "")
+    except spatial.NoFreeSpot:
+        return False
+    return True
+
+
+FREE_SPOT_PROBE_SIZE = (0.04, 0.04, 0.04)  # the footprint free_spot_near asks room for
+
 _Fn = Callable[..., bool]
 PREDICATES: Mapping[str, tuple[_Fn, int]] = {
     "holding": (holding, 1), "in": (inside, 2), "on": (on, 2), "near": (near, 3),
     "visible": (visible, 1), "gripper_open": (gripper_open, 0),
     "drawer_open": (drawer_open, 1), "empty": (empty, 1),
+    **{rel: (_relation(rel), 2) for rel in spatial.DIRECTIONS},
+    "between": (between, 3), "free_spot_near": (free_spot_near, 1),
 }
 
 Checker = Callable[[WorldSnapshot, Mapping[str, SceneObject]], bool]

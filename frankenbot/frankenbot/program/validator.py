@@ -195,7 +195,8 @@ class _Validator:
             if (sp.minimum is not None and x < sp.minimum) or (
                     sp.maximum is not None and x > sp.maximum):
                 self.err("arg-range", span,
-                         f"{where} = {x:g} is outside [{sp.minimum:g}, {sp.maximum:g}]")
+                         f"{where} = {x:g} is outside [{sp.minimum:g}, {sp.maximum:g}]",
+                         sp.hint)
         else:
             if isinstance(value, Ident):
                 if scope.params.get(value.name) == "string":

@@ -103,7 +103,15 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
                     "put the block nearest to you into the {target_text}",
                     "if the {target_text} is empty put the {obj_text} there, else place it on "
                     "the white plate"),
+    "place_relative": ("put the {obj_text} to the left of the {target_text}",
+                       "place the {obj_text} to the right of the {target_text}",
+                       "put the {obj_text} in front of the {target_text}",
+                       "set the {obj_text} down behind the {target_text}",
+                       "put the {obj_text} between the {target_text} and the {target2_text}",
+                       "move the {obj_text} next to the {target_text}"),
 }
+# place_relative templates: index -> relation (the oracle's convention, see relative_ok)
+RELATIVE_RELATIONS = ("left_of", "right_of", "in_front_of", "behind", "between", "near")
 # conditional templates: index -> variant
 _CONDITIONAL_VARIANT = {0: "closest", 1: "if_empty", 2: "closest", 3: "if_empty"}
 
@@ -256,6 +264,8 @@ def _sample_once(family: str, seed: int, rng: np.random.Generator) -> SampledSce
                 s.put(Placement(filler, bowl_p.x, bowl_p.y, 0.0, layout.BOWL_HEIGHT / 2 + z))
                 params["filler"] = filler
             params["resolved_target"] = "white_plate" if occupied else bowl
+    elif family == "place_relative":
+        _sample_relative(rng, s, k, params, fmt)
     else:  # pragma: no cover - TEMPLATES and this function are edited together
         raise SimError(f"task family {family!r} has no sampler")
     if "object" in params:
@@ -265,6 +275,52 @@ def _sample_once(family: str, seed: int, rng: np.random.Generator) -> SampledSce
     instruction = templates[k].format(**fmt)
     task = TaskInstance(family, f"{family}-{int(seed)}", instruction, params)
     return SampledScene(task, tuple(s.out), opening)
+
+
+RELATIVE_REF_REGION = ((0.40, 0.56), (-0.16, 0.08))  # room on every side of the reference
+BETWEEN_SPAN = (0.20, 0.28)  # m between the two references' centres
+
+
+def _sample_relative(rng: np.random.Generator, s: _Sampler, k: int,
+                     params: dict[str, object], fmt: dict[str, str]) -> None:
+    """One block to move, a reference (a bowl, the plate or another block) with room on every
+    side, for ``between`` a second reference 20-28 cm from the first, and one distractor."""
+    relation = RELATIVE_RELATIONS[k]
+    blocks = _blocks(rng, 3)
+    refs_pool = [f"{c}_bowl" for c in layout.BOWL_COLOURS] + ["white_plate", blocks[1]]
+    ref = refs_pool[int(rng.integers(len(refs_pool)))]
+    refs = [s.place(ref, RELATIVE_REF_REGION)]
+    if relation == "between":
+        spec = layout.OBJECT_BY_NAME[blocks[2]]
+        for _ in range(200):
+            d = float(rng.uniform(*BETWEEN_SPAN))
+            a = float(rng.uniform(-math.pi, math.pi))
+            x, y = refs[0].x + d * math.cos(a), refs[0].y + d * math.sin(a)
+            inside = (layout.SPAWN_X[0] + spec.radius <= x <= layout.SPAWN_X[1] - spec.radius
+                      and layout.SPAWN_Y[0] + spec.radius <= y <= layout.SPAWN_Y[1] - spec.radius)
+            if inside:
+                refs.append(s.place(blocks[2], ((x, x), (y, y))))
+                break
+        else:
+            raise SimError("no room for the second reference")
+        fmt["target2_text"] = _text(blocks[2])
+    # the object starts clearly away from the reference(s): the oracle must not hold at reset
+    spec = layout.OBJECT_BY_NAME[blocks[0]]
+    for _ in range(100):
+        p = s.place(blocks[0])
+        if all(math.hypot(p.x - r.x, p.y - r.y) > spec.radius + layout.OBJECT_BY_NAME[
+                r.name].radius + 0.14 for r in refs):
+            break
+        s.placed.pop()
+        s.out.pop()
+    else:
+        raise SimError("no start for the object away from its reference")
+    for b in blocks[1:]:
+        if b not in (r.name for r in refs):
+            s.place(b)
+    params.update(object=blocks[0], relation=relation, target=refs[0].name,
+                  refs=tuple(r.name for r in refs),
+                  ref_start=tuple((r.x, r.y) for r in refs))
 
 
 # ---------------------------------------------------------------------------- oracle predicates
@@ -389,6 +445,8 @@ def _check(family: str, p: Mapping[str, object], view: OracleView, lines: list[s
         inz = layout.ZONE.contains(o.position[0], o.position[1])
         lines.append(f"{o.name} in zone={inz}, on table={on_table}")
         return inz and on_table and not o.held
+    if family == "place_relative":
+        return relative_ok(p, view, lines)
     raise SimError(f"no oracle for family {family!r}")  # pragma: no cover
 
 
@@ -416,3 +474,62 @@ def sample_free_scene(seed: int) -> SampledScene:
         task = TaskInstance("", f"scene-{int(seed)}", "", {})
         return SampledScene(task, tuple(s.out), 0.0)
     raise SimError(f"could not lay out the full scene for seed {seed}")  # pragma: no cover
+
+
+# ---------------------------------------------------------------------------- relative placement
+# The oracle's own reading of the relations (base frame, seen from behind the robot looking along
+# +x): left = +y, right = -y, behind = +x, in front = -x. The object's centre must lie at least
+# REL_MIN_ALONG along the direction from the reference's and no further sideways than along
+# (a 90-degree cone), with at most REL_MAX_GAP between the footprints ("left of the bowl", not
+# "somewhere on the left half of the table"). References must not have been pushed.
+REL_MIN_ALONG = 0.03
+REL_MAX_GAP = 0.10
+REL_BETWEEN = (0.15, 0.85, 0.05)  # projection range on the segment, max distance off the line
+REL_REF_MOVED = 0.02
+_DIR = {"left_of": (0.0, 1.0), "right_of": (0.0, -1.0), "behind": (1.0, 0.0),
+        "in_front_of": (-1.0, 0.0)}
+
+
+def _footprint(o: ObjectState) -> float:
+    if o.shape in ("bowl", "plate"):
+        return o.size[0] / 2
+    return 0.5 * math.hypot(o.size[0], o.size[1])
+
+
+def relative_ok(p: Mapping[str, object], view: OracleView, lines: list[str]) -> bool:
+    """The object rests on the table in the asked relation to its reference(s), which stayed."""
+    o = _get(view, str(p["object"]))
+    refs = [_get(view, str(n)) for n in p["refs"]]  # type: ignore[union-attr]
+    relation = str(p["relation"])
+    on_table = abs(o.position[2] - o.size[2] / 2 - layout.TABLE_TOP_Z) < 0.01 and not o.held
+    ok = on_table
+    lines.append(f"{'OK' if on_table else 'NO'} {o.name} on the table, released")
+    for ref, start in zip(refs, p["ref_start"], strict=True):  # type: ignore[arg-type]
+        moved = math.hypot(ref.position[0] - start[0], ref.position[1] - start[1])
+        good = moved <= REL_REF_MOVED
+        ok = ok and good
+        lines.append(f"{'OK' if good else 'NO'} {ref.name} moved {moved:.3f} m")
+    if relation == "between":
+        b, c = refs
+        bx, by = c.position[0] - b.position[0], c.position[1] - b.position[1]
+        t = ((o.position[0] - b.position[0]) * bx + (o.position[1] - b.position[1]) * by) / (
+            bx * bx + by * by)
+        off = math.hypot(o.position[0] - (b.position[0] + t * bx),
+                         o.position[1] - (b.position[1] + t * by))
+        good = REL_BETWEEN[0] <= t <= REL_BETWEEN[1] and off <= REL_BETWEEN[2]
+        lines.append(f"{'OK' if good else 'NO'} {o.name} between {b.name} and {c.name}: "
+                     f"t {t:.2f}, off the line {off:.3f} m")
+        return ok and good
+    ref = refs[0]
+    dx, dy = o.position[0] - ref.position[0], o.position[1] - ref.position[1]
+    gap = math.hypot(dx, dy) - _footprint(o) - _footprint(ref)
+    close = gap <= REL_MAX_GAP
+    if relation == "near":
+        good = close
+    else:
+        ux, uy = _DIR[relation]
+        along, across = dx * ux + dy * uy, abs(-dx * uy + dy * ux)
+        good = close and along >= REL_MIN_ALONG and across <= along
+    lines.append(f"{'OK' if good else 'NO'} {o.name} {relation} {ref.name}: offset "
+                 f"({dx:+.3f}, {dy:+.3f}) m, footprint gap {gap:.3f} m")
+    return ok and good

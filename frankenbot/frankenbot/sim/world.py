@@ -573,3 +573,16 @@ class SimWorld:
     def anomaly_log(self) -> list[InjectedAnomaly]:
         with self._lock:
             return self._anomalies.log()
+
+    # ------------------------------------------------------------------ scene variants
+    def add_object(self, name: str, position: Sequence[float], yaw: float = 0.0) -> None:
+        """Bring a parked catalogue object onto the table at ``position`` (its centre, m) after
+        a reset: measurement variants of a task (a tower beside the carry path). The oracle of
+        the task is unchanged."""
+        if name not in self._obj_geoms:
+            raise SimError(f"unknown object {name!r}; known: {', '.join(self._obj_geoms)}")
+        if name in self._active:
+            raise SimError(f"{name} is already on the table")
+        with self._lock:
+            self._activate(name)
+            self._set_pose(name, position, yaw)

@@ -1,0 +1,92 @@
+"""Relative placement instructions for the offline planner: "put the red block left of the bowl".
+
+One task frame: move one object to a spot named by its relation to one reference object (left
+of, right of, behind, in front of, next to) or two (between). It becomes a pick, the matching
+relative placement primitive (which picks a free spot at run time from the perceived scene) and
+a bounded check of the relation's predicate. The spatial convention is frankenbot/spatial.py's.
+
+Read before the general understanding stage, whose lexicon folds "next to" and "in front of"
+into "beside": object phrases go through its noun-phrase parser and scene binding.
+"""
+
+from __future__ import annotations
+
+import re
+
+from frankenbot.planner import understanding as und
+from frankenbot.planner.frames import Frame, ObjectNotResolved
+from frankenbot.state import Scene, SceneObject
+
+NEAR_DISTANCE = 0.25  # m: what "next to" is checked against after place_near
+
+_VERB = r"(?:put|place|move|set|lay|drop|leave|position)"
+_RELATIONS = (
+    (r"(?:to |on |at )?the left(?: side)? of|left of", "left_of"),
+    (r"(?:to |on |at )?the right(?: side)? of|right of", "right_of"),
+    (r"in front of", "in_front_of"),
+    (r"behind|in back of|at the back of", "behind"),
+    (r"between", "between"),
+    (r"next to|near|beside|close to", "near"),
+)
+_PATTERN = re.compile(
+    rf"^(?:please )?{_VERB} (?P<obj>.+?)(?: down)? (?P<rel>{'|'.join(p for p, _ in _RELATIONS)})"
+    rf" (?P<ref>.+?)(?: please)?$")
+TASKS = {"left_of": "place_left_of", "right_of": "place_right_of", "behind": "place_behind",
+         "in_front_of": "place_in_front_of", "between": "place_between", "near": "place_near"}
+
+
+def _np(phrase: str) -> und.Ref | None:
+    return und.parse_np([t.w for t in und.tokenise(phrase, [])])
+
+
+def relative_frame(text: str, scene: Scene) -> Frame | None:
+    """The relative placement frame ``text`` asks for (ids bound in ``scene``), or None when
+    the instruction is not one. Raises ObjectNotResolved for phrases the scene cannot bind."""
+    # the relation words as typed: the understanding stage's normaliser folds "in front of"
+    # and "next to" into "beside"
+    plain = re.sub(r"\s+", " ", re.sub(r"[^a-z0-9_' ]+", " ", text.lower())).strip()
+    m = _PATTERN.match(plain)
+    if m is None:
+        return None
+    relation = next(name for pat, name in _RELATIONS if re.fullmatch(pat, m.group("rel")))
+    obj_ref = _np(m.group("obj"))
+    if relation == "between":
+        parts = re.split(r"\s+and\s+", m.group("ref"), maxsplit=1)
+        if len(parts) != 2:
+            return None
+        refs = [_np(p) for p in parts]
+    else:
+        refs = [_np(m.group("ref"))]
+    if obj_ref is None or any(r is None for r in refs):
+        return None
+    ctx = und._Bind(scene)
+    obj = und.resolve(obj_ref, ctx, "item")
+    bound = [_any(r, ctx) for r in refs if r is not None]
+    ids = [o.object_id for o in bound]
+    if obj.object_id in ids or len(set(ids)) != len(ids):
+        raise ObjectNotResolved(f"a relative placement needs distinct objects, got "
+                                f"{obj.object_id} and {', '.join(ids)}")
+    keys = ("a", "b") if relation == "between" else ("ref",)
+    return Frame(TASKS[relation], (("obj", obj.object_id), *zip(keys, ids, strict=True)))
+
+
+def _any(ref: und.Ref, ctx: und._Bind) -> SceneObject:
+    """A reference object of any shape: an item first, else a container or fixture."""
+    try:
+        return und.resolve(ref, ctx, "item")
+    except ObjectNotResolved:
+        return und.resolve(ref, ctx, "container")
+
+
+def placement_call(frame: Frame) -> tuple[str, str]:
+    """(the placing primitive call, the goal predicate that checks it) of a relative frame."""
+    r = dict(frame.roles)
+    obj = r["obj"]
+    if frame.task == "place_between":
+        return (f"place_between(obj={obj}, a={r['a']}, b={r['b']})",
+                f"between({obj}, {r['a']}, {r['b']})")
+    ref = r["ref"]
+    if frame.task == "place_near":
+        return f"place_near(obj={obj}, ref={ref})", f"near({obj}, {ref}, {NEAR_DISTANCE:g})"
+    relation = frame.task[len("place_"):]
+    return f"{frame.task}(obj={obj}, ref={ref})", f"{relation}({obj}, {ref})"

@@ -1,0 +1,204 @@
+"""Spatial relations and free spots on the table, from the perceived scene: one home for both.
+
+Convention (the predicates, the placement primitives, the offline planner and the sim oracle all
+use it): relations are judged in ``base_link`` as seen by an operator standing behind the robot's
+base and looking the way the arm faces (+x, across the table), which is also how the robot "sees"
+the table. So
+
+* ``left_of(a, b)``: a lies towards +y of b; ``right_of``: towards -y;
+* ``behind(a, b)``: a lies further from the robot than b (+x); ``in_front_of``: nearer (-x);
+* ``between(a, b, c)``: a's centre lies on the segment from b to c (inner 70 %), within
+  BETWEEN_MAX_OFFSET of the line.
+
+A directional relation holds when a's centre is at least REL_MIN_OFFSET along the direction and
+no further sideways than along it (a 90-degree cone). The camera's own left and right do not
+matter: the sim camera looks back at the robot from the far corner, so its image is mirrored
+with respect to this convention, and the prompt says so.
+
+Everything here is pure geometry on ``SceneObject``s (centres, footprints as circles), cheap
+enough for 200 Hz monitors.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from frankenbot.state import SceneObject
+
+REL_MIN_OFFSET = 0.03  # m: a must be at least this far along the direction from b
+BETWEEN_RANGE = (0.15, 0.85)  # fraction of the b->c segment a's projection must fall in
+BETWEEN_MAX_OFFSET = 0.05  # m: a's centre at most this far off the b-c line
+FLAT_HEIGHT = 0.005  # m: objects thinner than this (zones, markings) are not obstacles
+SPOT_CLEARANCE = 0.012  # m between footprints of the placed object and any other object
+DEFAULT_GAP = 0.03  # m between the placed object's footprint and the reference's
+ROUND_SHAPES = ("bowl", "plate")
+
+DIRECTIONS: dict[str, tuple[float, float]] = {
+    "left_of": (0.0, 1.0), "right_of": (0.0, -1.0),
+    "behind": (1.0, 0.0), "in_front_of": (-1.0, 0.0),
+}
+RELATIONS = (*DIRECTIONS, "between")
+
+
+@dataclass(frozen=True)
+class Region:
+    """Where on the table a placement may go: a box in base x/y and a ring around the base
+    (inside the arm's comfortable reach, outside its base column)."""
+
+    x: tuple[float, float] = (0.20, 0.80)
+    y: tuple[float, float] = (-0.50, 0.50)
+    radius: tuple[float, float] = (0.25, 0.80)
+
+    def contains(self, x: float, y: float, margin: float = 0.0) -> bool:
+        r = math.hypot(x, y)
+        return (self.x[0] + margin <= x <= self.x[1] - margin
+                and self.y[0] + margin <= y <= self.y[1] - margin
+                and self.radius[0] + margin <= r <= self.radius[1] - margin)
+
+
+@dataclass(frozen=True)
+class Spot:
+    """A chosen free spot (x, y on the table) and why it was chosen."""
+
+    x: float
+    y: float
+    detail: str
+
+
+class NoFreeSpot(ValueError):
+    """No spot satisfies the relation, the clearances and the region."""
+
+
+def footprint_radius(size: Sequence[float], shape: str = "block") -> float:
+    """Radius of a footprint's bounding circle (round shapes: half their width)."""
+    if shape in ROUND_SHAPES:
+        return 0.5 * max(size[0], size[1])
+    return 0.5 * math.hypot(size[0], size[1])
+
+
+def _radius(o: SceneObject) -> float:
+    return footprint_radius(o.size, o.shape)
+
+
+def relation_holds(relation: str, a: tuple[float, float], b: tuple[float, float],
+                   c: tuple[float, float] | None = None) -> bool:
+    """The relation between centres ``a`` and ``b`` (and ``c`` for between), per the module's
+    convention."""
+    if relation == "between":
+        if c is None:
+            raise ValueError("between needs a third point")
+        return _between(a, b, c)
+    ux, uy = DIRECTIONS[relation]
+    dx, dy = a[0] - b[0], a[1] - b[1]
+    along = dx * ux + dy * uy
+    across = abs(-dx * uy + dy * ux)
+    return along >= REL_MIN_OFFSET and across <= along
+
+
+def _between(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float]) -> bool:
+    bx, by = c[0] - b[0], c[1] - b[1]
+    length2 = bx * bx + by * by
+    if length2 < 1e-8:
+        return False
+    t = ((a[0] - b[0]) * bx + (a[1] - b[1]) * by) / length2
+    px, py = b[0] + t * bx, b[1] + t * by
+    off = math.hypot(a[0] - px, a[1] - py)
+    return BETWEEN_RANGE[0] <= t <= BETWEEN_RANGE[1] and off <= BETWEEN_MAX_OFFSET
+
+
+def obstacles(objects: Iterable[SceneObject], exclude: Iterable[str] = ()) -> list[SceneObject]:
+    """Objects a placed object must keep clear of (not flat markings, not the excluded ids)."""
+    skip = set(exclude)
+    return [o for o in objects if o.object_id not in skip and o.size[2] >= FLAT_HEIGHT
+            and all(math.isfinite(v) for v in o.position)]
+
+
+def clearance_at(x: float, y: float, radius: float, others: Iterable[SceneObject]) -> float:
+    """Smallest gap (m) between a footprint circle at (x, y) and the others' (negative:
+    overlap); +inf when there are none."""
+    gaps = [math.hypot(x - o.position[0], y - o.position[1]) - radius - _radius(o)
+            for o in others]
+    return min(gaps, default=math.inf)
+
+
+def is_free(x: float, y: float, radius: float, others: Iterable[SceneObject],
+            region: Region, clearance: float = SPOT_CLEARANCE) -> bool:
+    return (region.contains(x, y, radius * 0.5)
+            and clearance_at(x, y, radius, others) >= clearance)
+
+
+def spot_beside(relation: str, ref: SceneObject, held_size: Sequence[float],
+                objects: Iterable[SceneObject], *, held_id: str = "",
+                gap: float = DEFAULT_GAP, region: Region | None = None) -> Spot:
+    """A free table spot on the ``relation`` side of ``ref`` for an object of ``held_size``.
+
+    First choice: straight out from ref's centre, ``gap`` between the footprints; then further
+    out (up to 10 cm more) and a little sideways (inside the relation's cone), the nearest free
+    candidate first. Raises NoFreeSpot with the reason."""
+    region = region or Region()
+    if relation not in DIRECTIONS:
+        raise ValueError(f"unknown relation {relation!r}; known: {', '.join(DIRECTIONS)}")
+    ux, uy = DIRECTIONS[relation]
+    r_held = footprint_radius(held_size)
+    others = obstacles(objects, exclude=(held_id, ref.object_id))
+    base = _radius(ref) + r_held + gap
+    cands = []
+    for extra in (0.0, 0.02, 0.04, 0.06, 0.08, 0.10):
+        for side in (0.0, 0.02, -0.02, 0.04, -0.04):
+            d = base + extra
+            if abs(side) > d:
+                continue
+            x = ref.position[0] + ux * d - uy * side
+            y = ref.position[1] + uy * d + ux * side
+            cands.append((extra + abs(side), x, y))
+    reasons = set()
+    for _cost, x, y in sorted(cands, key=lambda c: c[0]):
+        if not region.contains(x, y, r_held * 0.5):
+            reasons.add("off the reachable table region")
+            continue
+        if clearance_at(x, y, r_held, others) < SPOT_CLEARANCE:
+            reasons.add("occupied")
+            continue
+        if clearance_at(x, y, r_held, [ref]) < gap * 0.5:
+            continue
+        return Spot(x, y, f"{relation.replace('_', ' ')} {ref.object_id} at "
+                          f"({x:.3f}, {y:.3f}) m")
+    raise NoFreeSpot(f"no free spot {relation.replace('_', ' ')} {ref.object_id}: every "
+                     f"candidate is {' or '.join(sorted(reasons)) or 'too close'}")
+
+
+def spot_between(b: SceneObject, c: SceneObject, held_size: Sequence[float],
+                 objects: Iterable[SceneObject], *, held_id: str = "",
+                 region: Region | None = None) -> Spot:
+    """A free spot on the segment between ``b`` and ``c`` (the midpoint first, then along the
+    segment within the between-range). Raises NoFreeSpot."""
+    region = region or Region()
+    r_held = footprint_radius(held_size)
+    others = obstacles(objects, exclude=(held_id,))
+    bx, by, cx, cy = b.position[0], b.position[1], c.position[0], c.position[1]
+    for t in (0.5, 0.45, 0.55, 0.4, 0.6, 0.35, 0.65, 0.3, 0.7):
+        x, y = bx + t * (cx - bx), by + t * (cy - by)
+        if is_free(x, y, r_held, others, region):
+            return Spot(x, y, f"between {b.object_id} and {c.object_id} at ({x:.3f}, {y:.3f}) m")
+    raise NoFreeSpot(f"no free spot between {b.object_id} and {c.object_id}: the gap is too "
+                     f"narrow for a {2 * r_held * 100:.0f} cm footprint or occupied")
+
+
+NEAR_ORDER = ("in_front_of", "left_of", "right_of", "behind")
+
+
+def free_spot_near(ref: SceneObject, held_size: Sequence[float],
+                   objects: Iterable[SceneObject], *, held_id: str = "",
+                   region: Region | None = None) -> Spot:
+    """The first free spot beside ``ref`` in the order front, left, right, behind (front:
+    nearest the robot, the cheapest reach). Raises NoFreeSpot."""
+    objs = list(objects)
+    reasons = []
+    for rel in NEAR_ORDER:
+        try:
+            return spot_beside(rel, ref, held_size, objs, held_id=held_id, region=region)
+        except NoFreeSpot as e:
+            reasons.append(str(e))
+    raise NoFreeSpot(f"no free spot near {ref.object_id} ({'; '.join(reasons)})")

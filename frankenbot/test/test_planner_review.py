@@ -1,0 +1,136 @@
+"""The safety review: approve, edit (carry high, place instead of drop, spot outside a zone) or
+refuse, judged on a scene; the second opinion's arbitration; the plan outcome it leaves."""
+
+from __future__ import annotations
+
+import pytest
+
+from frankenbot.errors import ConfigError
+from frankenbot.planner.review import (
+    ReviewConfig,
+    SafetyReview,
+    Zone,
+    apply_review,
+    review_text,
+)
+from frankenbot.program import parse_program
+from frankenbot.program.catalog import default_catalog
+from frankenbot.program.check import check_text
+from frankenbot.state import Scene, SceneObject
+
+PUT = ('task "t" { main { s1: pick(obj=red_block) place_in(obj=red_block, container=green_bowl)'
+       ' if not in(red_block, green_bowl) { goto s1 max 2 } exit success } }')
+BOWL = SceneObject("green_bowl", "green bowl", "bowl", "green", (0.5, -0.2, 0.025),
+                   (0.15, 0.15, 0.05))
+
+
+def blk(oid: str, x: float, y: float, z: float = 0.02) -> SceneObject:
+    return SceneObject(oid, oid, "block", oid.split("_")[0], (x, y, z), (0.04, 0.04, 0.04))
+
+
+TOWER = [blk("yellow_block", 0.52, 0.0, 0.02), blk("orange_block", 0.52, 0.0, 0.06),
+         blk("purple_block", 0.52, 0.0, 0.10)]
+
+
+def test_nothing_near_the_carry_is_skipped_in_auto_and_approved_in_always() -> None:
+    scene = Scene.of([blk("red_block", 0.5, 0.2), BOWL, blk("blue_block", 0.3, -0.4)])
+    assert review_text(PUT, scene).decision == "skipped"
+    v = review_text(PUT, scene, mode="always")
+    assert v.decision == "approve" and v.program_text == review_text(PUT, scene).program_text
+    assert review_text(PUT, Scene.of([blk("red_block", 0.5, 0.2), BOWL, *TOWER]),
+                       mode="never").decision == "skipped"
+
+
+def test_a_tower_beside_the_carry_path_makes_it_carry_high() -> None:
+    scene = Scene.of([blk("red_block", 0.5, 0.2), BOWL, *TOWER])
+    v = review_text(PUT, scene)
+    assert v.decision == "edit"
+    assert "lift(height=0.19)" in v.program_text
+    assert "move_above(obj=green_bowl, height=0.14)" in v.program_text
+    assert check_text(v.program_text, default_catalog(), scene.ids()).ok
+    # a low block beside the path is cleared by the normal carry: approve
+    low = Scene.of([blk("red_block", 0.5, 0.2), BOWL, TOWER[0]])
+    assert review_text(PUT, low).decision == "approve"
+    # too tall to carry over within the lift's range: refuse
+    giant = SceneObject("gray_bin", "bin", "bin", "gray", (0.52, 0.0, 0.25), (0.1, 0.1, 0.5))
+    v = review_text(PUT, Scene.of([blk("red_block", 0.5, 0.2), BOWL, giant]))
+    assert v.decision == "refuse" and "carry_sweep" in v.explain()
+
+
+def test_a_drop_from_height_becomes_a_place_or_is_refused() -> None:
+    scene = Scene.of([blk("red_block", 0.5, 0.2), BOWL])
+    drop = ('task "t" { main { pick(obj=red_block) move_above(obj=green_bowl, height=0.3) '
+            'open_gripper() exit success } }')
+    v = review_text(drop, scene)
+    assert v.decision == "edit" and "place_in(obj=red_block, container=green_bowl)" in (
+        v.program_text) and "open_gripper" not in v.program_text
+    low = drop.replace("height=0.3", "height=0.02")
+    assert review_text(low, scene, mode="always").decision == "approve"
+    table = ('task "t" { main { pick(obj=red_block) open_gripper() exit success } }')
+    v = review_text(table, scene)
+    assert v.decision == "refuse" and "drops red_block" in v.explain()
+
+
+def test_zones_refuse_a_target_inside_and_move_a_free_spot_out() -> None:
+    scene = Scene.of([blk("red_block", 0.5, 0.2), BOWL])
+    zone = Zone("keepout", "forbidden", (0.40, 0.60), (-0.30, -0.10))
+    cfg = ReviewConfig(zones=(zone,))
+    v = review_text(PUT, scene, cfg)
+    assert v.decision == "refuse" and "keepout" in v.explain()
+    at = 'task "t" { main { pick(obj=red_block) place_at(obj=red_block, x=0.45, y=-0.02) } }'
+    v = review_text(at, scene, ReviewConfig(zones=(Zone("k", "fragile", (0.4, 0.5),
+                                                          (-0.05, 0.0)),)))
+    assert v.decision == "edit"
+    (call,) = [c for c in parse_program(v.program_text).program.main.body
+               if getattr(c, "name", "") == "place_at"]
+    x, y = (float(a.value) for a in call.args[1:])
+    assert not (0.4 - 0.03 <= x <= 0.5 + 0.03 and -0.05 - 0.03 <= y <= 0.03)
+    with pytest.raises(ConfigError, match="kind"):
+        Zone("z", "lava", (0, 1), (0, 1))
+    with pytest.raises(ConfigError, match="unknown review setting"):
+        ReviewConfig.from_mapping({"review": {"max_dorp": 1}})
+
+
+def test_stacks_too_tall_and_pushes_through_objects_are_refused() -> None:
+    tower = TOWER
+    scene = Scene.of([blk("red_block", 0.4, 0.2), *tower])
+    stack = 'task "t" { main { pick(obj=red_block) place_on(obj=red_block, target=purple_block) } }'
+    v = review_text(stack, scene)
+    assert v.decision == "refuse" and "stack" in v.explain()
+    zone = SceneObject("zone", "zone", "zone", "cyan", (0.52, 0.2, 0.0005), (0.1, 0.1, 0.001))
+    push = 'task "t" { main { push_to(obj=red_block, target=zone) } }'
+    scene = Scene.of([blk("red_block", 0.3, 0.2), blk("blue_block", 0.41, 0.2), zone])
+    assert review_text(push, scene).decision == "refuse"
+
+
+def test_second_opinion_refuses_only_when_grounded_and_counts_its_call() -> None:
+    scene = Scene.of([blk("red_block", 0.5, 0.2), BOWL, *TOWER])
+    asked: list[str] = []
+
+    def grounded(prompt: str) -> tuple[str, int]:
+        asked.append(prompt)
+        return '{"verdict": "refuse", "reason": "the purple_block tower may be hit"}', 1
+
+    v = SafetyReview(ReviewConfig(), grounded).review(parse_program(PUT).program, scene)
+    assert v.decision == "refuse" and v.vlm_calls == 1 and "purple_block" in asked[0]
+    vague = SafetyReview(ReviewConfig(), lambda p: ('{"verdict": "refuse", "reason": "risky"}',
+                                                    1))
+    v = vague.review(parse_program(PUT).program, scene)
+    assert v.decision == "edit" and "not grounded" in v.second_opinion
+    garbled = SafetyReview(ReviewConfig(), lambda p: ("no idea", 1))
+    assert garbled.review(parse_program(PUT).program, scene).decision == "edit"
+
+
+def test_apply_review_leaves_a_refused_plan_not_ok_and_an_edited_one_parsed() -> None:
+    from frankenbot.planner.request import PlanOutcome
+
+    program = parse_program(PUT).program
+    plan = PlanOutcome(True, PUT, program, "ok", vlm_calls=1)
+    edited, verdict = apply_review(plan, Scene.of([blk("red_block", 0.5, 0.2), BOWL, *TOWER]),
+                                   SafetyReview())
+    assert edited.ok and verdict.decision == "edit" and "lift" in edited.program_text
+    assert edited.program is not program
+    zone = ReviewConfig(zones=(Zone("keepout", "forbidden", (0.4, 0.6), (-0.3, -0.1)),))
+    refused, _ = apply_review(plan, Scene.of([blk("red_block", 0.5, 0.2), BOWL]),
+                              SafetyReview(zone))
+    assert not refused.ok and "keepout" in refused.message

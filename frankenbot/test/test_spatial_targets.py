@@ -1,0 +1,168 @@
+"""Pixel targets and spatial relations without a simulator: catalog ranges with a hint, the
+relations' convention, free spots, and the depth back-projection (synthetic depth)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from frankenbot import spatial
+from frankenbot.errors import PerceptionError
+from frankenbot.perception.camera import load_camera
+from frankenbot.perception.pixels import DepthPixelResolver
+from frankenbot.program.catalog import default_catalog
+from frankenbot.program.check import check_text
+from frankenbot.program.predicates import evaluate_predicate
+from frankenbot.program.tree import Ident, Pred
+from frankenbot.resources import config_path
+from frankenbot.state import RobotSnapshot, Scene, SceneObject, WorldSnapshot
+
+PIXEL_TASK = ('task "pixel" { main { pick(obj=red_block) '
+              'place_at_pixel(obj=red_block, u=%s, v=%s) exit success } }')
+
+
+def block(oid: str, x: float, y: float, z: float = 0.02) -> SceneObject:
+    return SceneObject(oid, oid, "block", oid.split("_")[0], (x, y, z), (0.04, 0.04, 0.04))
+
+
+def bowl(oid: str, x: float, y: float) -> SceneObject:
+    return SceneObject(oid, oid, "bowl", oid.split("_")[0], (x, y, 0.025), (0.15, 0.15, 0.05))
+
+
+def snap(*objects: SceneObject) -> WorldSnapshot:
+    return WorldSnapshot(RobotSnapshot(), Scene.of(objects), {})
+
+
+def P(name: str, *args: str) -> Pred:
+    return Pred(name, tuple(Ident(a) for a in args))
+
+
+def test_check_accepts_the_pixel_task_and_rejects_out_of_range_pixels_with_a_hint() -> None:
+    assert check_text(PIXEL_TASK % (320, 300), default_catalog()).ok
+    for u, v in ((640, 300), (320, 480), (-1, 10)):
+        res = check_text(PIXEL_TASK % (u, v), default_catalog())
+        assert not res.ok
+        (d,) = [d for d in res.diagnostics if d.code == "arg-range"]
+        assert "640x480" in d.hint and "ruler" in d.hint
+    small = default_catalog(image_size=(320, 240))
+    assert not check_text(PIXEL_TASK % (320, 100), small).ok  # the range follows the image
+
+
+def test_spatial_predicates_and_placements_are_typed_in_the_catalog() -> None:
+    text = ('task "rel" { main { pick(obj=red_block)\n'
+            '  if free_spot_near(green_bowl) { place_left_of(obj=red_block, ref=green_bowl) }\n'
+            '  else { place_between(obj=red_block, a=green_bowl, b=blue_block) }\n'
+            '  if not left_of(red_block, green_bowl) { exit failure }\n  exit success } }')
+    assert check_text(text, default_catalog()).ok
+    bad = text.replace("left_of(red_block, green_bowl)", "left_of(red_block)")
+    assert not check_text(bad, default_catalog()).ok
+    gap = text.replace("ref=green_bowl)", "ref=green_bowl, gap=0.5)")
+    assert not check_text(gap, default_catalog()).ok
+
+
+def test_relations_follow_the_documented_convention() -> None:
+    ref = block("green_block", 0.5, 0.0)
+    cases = {"left_of": (0.5, 0.1), "right_of": (0.5, -0.1), "behind": (0.6, 0.0),
+             "in_front_of": (0.4, 0.0)}
+    for rel, (x, y) in cases.items():
+        s = snap(block("red_block", x, y), ref)
+        for other in cases:
+            assert evaluate_predicate(P(other, "red_block", "green_block"), s) is (other == rel)
+    # outside the 90-degree cone: neither left nor behind
+    s = snap(block("red_block", 0.6, 0.1), ref)
+    assert evaluate_predicate(P("left_of", "red_block", "green_block"), s)  # on the diagonal
+    s = snap(block("red_block", 0.7, 0.1), ref)
+    assert not evaluate_predicate(P("left_of", "red_block", "green_block"), s)
+    assert evaluate_predicate(P("behind", "red_block", "green_block"), s)
+    s = snap(block("red_block", 0.5, 0.0), block("a_block", 0.4, -0.1), block("b_block", 0.6, 0.1))
+    assert evaluate_predicate(P("between", "red_block", "a_block", "b_block"), s)
+    s = snap(block("red_block", 0.5, 0.1), block("a_block", 0.4, -0.1), block("b_block", 0.6, 0.1))
+    assert not evaluate_predicate(P("between", "red_block", "a_block", "b_block"), s)
+    assert not evaluate_predicate(P("left_of", "red_block", "missing"), s)
+
+
+def test_spots_keep_clear_of_other_objects_and_the_region() -> None:
+    ref = bowl("green_bowl", 0.5, 0.0)
+    spot = spatial.spot_beside("left_of", ref, (0.04, 0.04, 0.04), [ref])
+    assert spatial.relation_holds("left_of", (spot.x, spot.y), (0.5, 0.0))
+    assert math.hypot(spot.x - 0.5, spot.y) == pytest.approx(0.075 + 0.0283 + 0.03, abs=1e-3)
+    blocker = block("blue_block", spot.x, spot.y)
+    moved = spatial.spot_beside("left_of", ref, (0.04, 0.04, 0.04), [ref, blocker])
+    assert spatial.clearance_at(moved.x, moved.y, 0.0283, [blocker]) >= spatial.SPOT_CLEARANCE
+    assert spatial.relation_holds("left_of", (moved.x, moved.y), (0.5, 0.0))
+    edge = bowl("red_bowl", 0.5, 0.45)  # left of it is off the placement region
+    with pytest.raises(spatial.NoFreeSpot, match="reachable table region"):
+        spatial.spot_beside("left_of", edge, (0.04, 0.04, 0.04), [edge])
+    a, b = block("a_block", 0.45, 0.0), block("b_block", 0.45, 0.07)  # 3 cm apart: no room
+    with pytest.raises(spatial.NoFreeSpot, match="between"):
+        spatial.spot_between(a, b, (0.04, 0.04, 0.04), [a, b])
+    grid = [(x, y) for x in np.arange(0.2, 0.85, 0.06) for y in np.arange(-0.35, 0.36, 0.06)
+            if math.hypot(x - 0.5, y) > 0.11]  # blocks 2 cm apart all around the bowl
+    crowd = [ref] + [block(f"b{i}_block", x, y) for i, (x, y) in enumerate(grid)]
+    assert not evaluate_predicate(P("free_spot_near", "green_bowl"), snap(*crowd))
+    assert evaluate_predicate(P("free_spot_near", "green_bowl"), snap(ref))
+
+
+def _table_depth(resolver: DepthPixelResolver, table_z: float = 0.0) -> np.ndarray:
+    """Depth (m) of a plane z = table_z seen by the camera: the synthetic frame."""
+    cam = resolver.camera
+    k = cam.intrinsics
+    uu, vv = np.meshgrid(np.arange(k.width), np.arange(k.height))
+    rays = np.stack([(uu - k.cx) / k.fx, (vv - k.cy) / k.fy, np.ones_like(uu, float)], -1)
+    r = cam.matrix[:3, :3]
+    dirs = rays @ r.T
+    t = (table_z - cam.matrix[2, 3]) / dirs[..., 2]
+    return np.where(t > 0, t, np.nan).astype(np.float32)
+
+
+def test_resolver_back_projects_pixels_onto_the_surface_the_depth_shows() -> None:
+    res = DepthPixelResolver(load_camera(config_path("camera.yaml")))
+    with pytest.raises(PerceptionError, match="no depth frame"):
+        res.resolve(320, 300)
+    depth = _table_depth(res)
+    res.feed(depth, 1.0)
+    u, v = res.pixel_of((0.45, -0.05, 0.0))
+    t = res.resolve(u, v)
+    assert t.position == pytest.approx((0.45, -0.05, 0.0), abs=2e-3)
+    holes = depth.copy()
+    holes[int(v) - 4:int(v) + 5, int(u) - 4:int(u) + 5] = np.nan
+    res.feed(holes, 2.0, None)
+    with pytest.raises(PerceptionError, match="depth is missing"):
+        res.resolve(u, v)
+    with pytest.raises(PerceptionError, match="outside the 640x480"):
+        res.resolve(640, 10)
+
+
+def test_resolver_reads_a_pixel_the_arm_covers_from_an_earlier_frame() -> None:
+    res = DepthPixelResolver(load_camera(config_path("camera.yaml")), history_period=0.0)
+    home = (0.0, -math.pi / 2, math.pi / 2, -math.pi / 2, -math.pi / 2, 0.0)
+    depth = _table_depth(res)
+    res.feed(depth, 1.0, home)
+    # a later frame where the surface at the pixel is the gripper (20 cm up, on the skeleton)
+    from frankenbot.perception.self_filter import arm_segments
+
+    tip = arm_segments(home)[-1][-1]
+    u, v = res.pixel_of(tip)  # the pixel sees the fingertips now, the table before
+    m = res.camera.matrix
+    tip_depth = float(((np.asarray(tip) - m[:3, 3]) @ m[:3, :3])[2])
+    covered = depth.copy()
+    covered[int(v) - 3:int(v) + 4, int(u) - 3:int(u) + 4] = tip_depth
+    res.feed(covered, 2.0, home)
+    t = res.resolve(u, v)
+    assert t.age == pytest.approx(1.0)
+    assert t.position[2] == pytest.approx(0.0, abs=3e-3)
+
+
+def test_set_of_mark_image_carries_a_pixel_ruler() -> None:
+    from frankenbot.perception.annotate import annotate
+
+    camera = load_camera(config_path("camera.yaml"))
+    rgb = np.full((480, 640, 3), 90, dtype=np.uint8)
+    with_ruler, _ = annotate(rgb, Scene.of([]), camera)
+    plain, _ = annotate(rgb, Scene.of([]), camera, ruler=0)
+    assert np.array_equal(plain, rgb)
+    assert not np.array_equal(with_ruler[:, 80], rgb[:, 80])  # grid line at u = 80
+    assert not np.array_equal(with_ruler[0:12, 70:90], rgb[0:12, 70:90])  # its label on top
+    assert np.array_equal(with_ruler[200:230, 300:310], rgb[200:230, 300:310])  # between lines
