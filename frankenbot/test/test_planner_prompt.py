@@ -79,10 +79,14 @@ def test_budget_trims_exemplars_first_then_experience_then_skill_bodies():
     builder = PromptBuilder(default_catalog(), skill_bodies=True)
     full = builder.build(_request(skills=(SKILL,), exemplars=_exemplars(8),
                                   anomaly_experience=("x" * 400,) * 3))
-    assert full.chars > 7200  # the fixed part (rules, catalog, spatial notes) is ~6.3k
-    small = PromptBuilder(default_catalog(), budget_chars=7200, skill_bodies=True).build(_request(
-        skills=(SKILL,), exemplars=_exemplars(8), anomaly_experience=("x" * 400,) * 3))
-    assert small.chars <= 7200
+    # what is never trimmed (rules, frame note, catalog, spatial notes, objects, instruction)
+    fixed = PromptBuilder(default_catalog(), budget_chars=1000, skill_bodies=True).build(
+        _request(skills=(SKILL,))).chars
+    budget = fixed + 1500  # room for a few exemplars, not all eight
+    assert full.chars > budget
+    small = PromptBuilder(default_catalog(), budget_chars=budget, skill_bodies=True).build(
+        _request(skills=(SKILL,), exemplars=_exemplars(8), anomaly_experience=("x" * 400,) * 3))
+    assert small.chars <= budget
     assert small.trimmed[0] == "exemplar"
     assert "put block 0 somewhere" in small.user_text or "exemplar" in small.trimmed
     # the most relevant exemplar (first) is the last to go
