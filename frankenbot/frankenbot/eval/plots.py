@@ -75,8 +75,9 @@ def _bar_plot(path: Path, rows: list[tuple[str, int, int, float, float, float]],
     fig, ax = plt.subplots(figsize=(max(6.0, 0.8 * len(rows) + 2), 4.2))
     names = [r[0] for r in rows]
     rates = [r[3] * 100 for r in rows]
-    low = [(r[3] - r[4]) * 100 for r in rows]
-    high = [(r[5] - r[3]) * 100 for r in rows]
+    # Wilson bounds hold the rate up to float rounding: clamp so a 100% bar is drawable
+    low = [max(0.0, (r[3] - r[4]) * 100) for r in rows]
+    high = [max(0.0, (r[5] - r[3]) * 100) for r in rows]
     bars = ax.bar(names, rates, color="#4c9a2a", yerr=[low, high], capsize=4,
                   error_kw={"ecolor": "#333"})
     for bar, r in zip(bars, rows, strict=True):
