@@ -451,7 +451,7 @@ class MemoryStore:
             self._db.execute(
                 "INSERT INTO patterns (key, length, calls_json, seen, successes)"
                 " VALUES (?, ?, ?, 1, ?) ON CONFLICT(key) DO UPDATE SET"
-                " seen = seen + 1, successes = successes + excluded.successes",
+                " seen = patterns.seen + 1, successes = patterns.successes + excluded.successes",
                 (key, len(p), key, int(result == promotion.OK)))
 
     def _promote(self, catalog: Catalog, notes: list[str], program: Program
