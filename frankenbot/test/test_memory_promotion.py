@@ -31,7 +31,7 @@ def drawer_task(obj: str) -> str:
 
 
 def store_with(where: Path | str, **cfg: object) -> MemoryStore:
-    """A store in a folder (SQLite file m.db) or at a database URL (``memory_url``: both backends)."""
+    """A store in a folder (SQLite file m.db) or at a URL (``memory_url``: both backends)."""
     config = MemoryConfig(use_embeddings=False, load_seeds=False, **cfg)  # type: ignore[arg-type]
     return MemoryStore.open(where if isinstance(where, str) else where / "m.db", config)
 
