@@ -46,7 +46,9 @@ def test_two_brains_share_one_postgres_memory(tmp_path, postgres_server) -> None
     from frankenbot.memory.config import MemoryConfig
     from frankenbot.memory.store import MemoryStore
 
-    url = postgres_server.create_database("fleet_e2e")
+    import uuid
+
+    url = postgres_server.create_database(f"fleet_e2e_{uuid.uuid4().hex[:8]}")  # one per try
     groups: dict[str, NodeGroup] = {}
     clients: dict[str, BrainClient] = {}
     try:
