@@ -42,11 +42,11 @@ def _run(client, group, instruction: str, seed: int, out: dict, key: str) -> Non
 
 
 def test_two_brains_share_one_postgres_memory(tmp_path, postgres_server) -> None:
+    import uuid
+
     from frankenbot.bringup.ros_client import BrainClient
     from frankenbot.memory.config import MemoryConfig
     from frankenbot.memory.store import MemoryStore
-
-    import uuid
 
     url = postgres_server.create_database(f"fleet_e2e_{uuid.uuid4().hex[:8]}")  # one per try
     groups: dict[str, NodeGroup] = {}
