@@ -23,8 +23,10 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.flaky(reruns=1, rer
 
 SERVICES = ["frankenbot/submit_task", "frankenbot/memory/get_context", "frankenbot_sim/reset",
             "frankenbot_sim/evaluate"]
-TASKS = {"arm1": "pick up the yellow block", "arm2": "put the red block in the green bowl"}
-FOLLOW_UP = "pick up the blue block"  # arm2, after arm1 learnt from its pick-up
+TASKS = {"arm1": "put the red block in the green bowl",
+         "arm2": "stack the blue block on the red block"}
+# arm2, on a new scene, the kind of task only arm1 has done (and learnt a skill from)
+FOLLOW_UP = "put the red block in the green bowl"
 
 
 def _run(client, group, instruction: str, seed: int, out: dict, key: str) -> None:

@@ -224,3 +224,22 @@ def test_sqlite_path_still_works_without_a_url(tmp_path: Path) -> None:
     with MemoryStore.open(config=config) as store:
         store.record_episode(drawer_episode("red_block"))
         assert store.dialect == "sqlite" and store.path == tmp_path / "x.sqlite3"
+
+
+def test_programs_carrying_library_definitions_count_as_library_calls(memory_url: str) -> None:
+    """The planner attaches the library skills a program calls (for the executor): memory
+    still counts those calls as the library skill's uses and mines them."""
+    with MemoryStore.open(memory_url, fleet_config("arm1")) as store:
+        (fetch,) = store.add_skill_text(
+            'skill fetch(obj: object, box: object) "x" {\n  pick(obj=obj)\n'
+            '  place_in(obj=obj, container=box)\n}\n', "imported")
+        promoted: tuple[str, ...] = ()
+        for obj in ("red_block", "blue_block"):
+            program = (f'task "t" {{\n  main {{\n    fetch(obj={obj}, box=drawer)\n'
+                       f'    close_drawer(drawer=drawer)\n    exit success\n  }}\n}}\n'
+                       f'{fetch.body}')
+            promoted += store.record_episode(
+                EpisodeRecord(f"put the {obj} away", program, True, "success")).promoted
+        stored = store.get_skill("fetch")
+        assert stored is not None and stored.uses == 2 and stored.successes == 2
+        assert promoted, "calls of a carried library skill were not mined"

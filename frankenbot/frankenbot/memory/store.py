@@ -26,7 +26,7 @@ import logging
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -368,7 +368,7 @@ class MemoryStore:
             catalog = self.catalog()
             program = None
             try:
-                program = language.parse_task(episode.program)
+                program = self._as_library_calls(language.parse_task(episode.program))
             except ProgramError as e:
                 notes.append(f"program not parsed, no skill statistics or mining: {e}")
             robot = episode.robot_id or self.robot_id
@@ -395,6 +395,21 @@ class MemoryStore:
                                      notes)
                 promoted = self._promote(catalog, notes, program)
         return RecordResult(episode_id, promoted, "; ".join(notes))
+
+    def _as_library_calls(self, program: Program) -> Program:
+        """The program with its copies of library skills dropped, so they count as the library's.
+
+        The planner attaches the definitions of the library skills a program calls (the
+        executor knows only primitives); a copy identical to the library's skill (same name,
+        same body up to parameter names) is that skill: its uses are counted and the calls are
+        mined like any library call. A local skill that differs stays the program's own.
+        """
+        if not program.skills:
+            return program
+        kept = tuple(d for d in program.skills
+                     if (row := self._skill_row(d.name)) is None
+                     or row["canon_key"] != skill_key(d))
+        return program if len(kept) == len(program.skills) else replace(program, skills=kept)
 
     def _insert_experience(self, episode_id: int, a: EpisodeAnomaly, catalog: Catalog) -> None:
         primitive = a.primitive
