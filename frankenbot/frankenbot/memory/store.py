@@ -559,7 +559,7 @@ class MemoryStore:
         rows = self._query(
             "SELECT kind, primitive, action, tier, count(*) AS tries,"
             f" {_RECOVERED} AS recovered FROM experience WHERE kind = ?"
-            " GROUP BY primitive, action, tier", (kind,))
+            " GROUP BY kind, primitive, action, tier", (kind,))
         out = [ExperienceSummary(r["kind"], r["primitive"], r["action"], int(r["tier"]),
                                  int(r["tries"]), int(r["recovered"] or 0)) for r in rows]
         out.sort(key=lambda e: (bool(primitive) and e.primitive != primitive, -e.success_rate,
