@@ -29,7 +29,8 @@ def test_two_brains_at_once_share_skills_through_postgres(postgres_server) -> No
     url = postgres_server.create_database(f"fleet_inproc_{uuid.uuid4().hex[:8]}")
 
     def options(robot: str) -> BrainOptions:
-        return BrainOptions(memory_path=url, memory_config=MemoryConfig(
+        # Half the default sim pace: two sims share the cores, each must keep its real time.
+        return BrainOptions(realtime_factor=1.0, memory_path=url, memory_config=MemoryConfig(
             robot_id=robot, fixtures="drawer,zone", min_support=1, use_embeddings=False))
 
     brains = {ns: InProcessBrain(options(ns)) for ns in TASKS}
@@ -67,6 +68,8 @@ def test_two_brains_at_once_share_skills_through_postgres(postgres_server) -> No
         assert last.record.robot_id == "arm2"
         called = {c for c in from_arm1 if f"{c}(" in last.record.program.split("skill ")[0]}
         assert called, (from_arm1, last.record.program)
+        print(f"fleet: arm1 promoted {sorted(from_arm1)}; arm2's next program calls"
+              f" {sorted(called)}; both oracles accepted")
     finally:
         for brain in brains.values():
             brain.close()
