@@ -82,7 +82,7 @@ class MemoryNode(Node):
         self.store = MemoryStore.open(config=config)
         if self.store.read_only:
             self.get_logger().error(
-                f"memory database {self.store.path} is read-only: context is served, episodes "
+                f"memory database {self.store.where} is read-only: context is served, episodes "
                 f"are refused ({self.store.read_only})")
         for problem in self.store.seed_problems:
             self.get_logger().warning(f"seed skills: {problem}")
