@@ -7,9 +7,10 @@ promoted is in arm2's next program, and arm2's run of it succeeds by arm2's orac
 
 Twelve processes: slow, retried once, and skipped below 4 cores. On the shared 2-core development
 machine (load ~40) both brains came up namespaced and ran at once, sharing the memory (arm1's
-promotion reached the database), but a task failed by the oracle in every try (arm1's put-in-bowl
-exhausted its recoveries; earlier, a pick-up lifted too little): the sims miss real time. The
-in-process form (test_fleet_inprocess.py) passes there.
+promotion reached the database), but one task failed in every try (arm1's put-in-bowl, later
+arm2's stack, exhausted their recoveries; earlier a pick-up lifted too little by the oracle), the
+sims missing real time; the same tasks pass one brain at a time. The in-process form
+(test_fleet_inprocess.py) passes there.
 """
 
 from __future__ import annotations
