@@ -127,3 +127,35 @@ def spin_until(node, predicate, timeout: float = 10.0, executor=None) -> bool:
         if own_executor:
             executor.remove_node(node)
             executor.shutdown(timeout_sec=1.0)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A real PostgreSQL server for this session (initdb in a temporary folder, a free port).
+
+    Skips with the reason when Debian's server binaries are absent; CI installs them
+    (``postgresql`` is in the Makefile's APT_PACKAGES).
+    """
+    from frankenbot.eval.pg_server import PostgresUnavailable, TemporaryPostgres
+
+    try:
+        server = TemporaryPostgres()
+    except PostgresUnavailable as e:
+        pytest.skip(str(e))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+_DB_COUNTER = iter(range(1, 1_000_000))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def memory_url(request, tmp_path: Path) -> str:
+    """A fresh, empty memory database on each backend: an SQLite file or a new PG database."""
+    if request.param == "sqlite":
+        return f"sqlite://{tmp_path / 'memory.sqlite3'}"
+    server = request.getfixturevalue("postgres_server")
+    return server.create_database(f"memory_{os.getpid()}_{next(_DB_COUNTER)}")

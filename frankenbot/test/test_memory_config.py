@@ -14,7 +14,7 @@ from frankenbot.memory.config import MemoryConfig, default_db_path
 @pytest.mark.parametrize("setup", ["sim", "real_ur5e", "gazebo"])
 def test_shipped_config_sections_are_valid(package_root: Path, setup: str) -> None:
     data = yaml.safe_load((package_root / "config" / f"{setup}.yaml").read_text())
-    config = MemoryConfig.from_mapping(data["frankenbot_memory"]["ros__parameters"])
+    config = MemoryConfig.from_mapping(data["/**/frankenbot_memory"]["ros__parameters"])
     assert config.min_support >= 1 and 0 < config.min_success_rate <= 1
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from frankenbot.anomaly.candidates import Call, Situation
@@ -22,8 +20,9 @@ def situation(obj: str = "blue_block", kind: AnomalyKind = AnomalyKind.GRASP_FAI
 
 
 @pytest.fixture
-def store(tmp_path: Path):  # type: ignore[no-untyped-def]
-    s = MemoryStore.open(tmp_path / "m.db", MemoryConfig(use_embeddings=False, load_seeds=False))
+def store(memory_url: str):  # type: ignore[no-untyped-def]
+    """On both backends (an SQLite file and a PostgreSQL database)."""
+    s = MemoryStore.open(memory_url, MemoryConfig(use_embeddings=False, load_seeds=False))
     yield s
     s.close()
 

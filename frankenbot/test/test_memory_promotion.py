@@ -30,9 +30,10 @@ def drawer_task(obj: str) -> str:
     return task(*(line.format(o=obj) for line in DRAWER), "home()")
 
 
-def store_with(tmp_path: Path, **cfg: object) -> MemoryStore:
+def store_with(where: Path | str, **cfg: object) -> MemoryStore:
+    """A store in a folder (SQLite file m.db) or at a URL (``memory_url``: both backends)."""
     config = MemoryConfig(use_embeddings=False, load_seeds=False, **cfg)  # type: ignore[arg-type]
-    return MemoryStore.open(tmp_path / "m.db", config)
+    return MemoryStore.open(where if isinstance(where, str) else where / "m.db", config)
 
 
 def record(store: MemoryStore, program: str, success: bool = True) -> tuple[str, ...]:
@@ -87,8 +88,8 @@ def checked_task(obj: str, monitor: str = "") -> str:
     return f'task "t" {{\n  main {{\n{body}\n  }}\n{monitor}}}\n'
 
 
-def test_check_and_retry_idiom_is_promoted_as_one_skill(tmp_path: Path) -> None:
-    with store_with(tmp_path, min_support=2, max_pattern_length=6) as store:
+def test_check_and_retry_idiom_is_promoted_as_one_skill(memory_url: str) -> None:
+    with store_with(memory_url, min_support=2, max_pattern_length=6) as store:
         record(store, checked_task("a"))
         (name,) = record(store, checked_task("b"))
         skill = store.get_skill(name)
@@ -107,8 +108,8 @@ def test_window_whose_label_is_targeted_from_outside_is_not_mined() -> None:
     assert any(p.key.startswith("pick(obj=p0)") for p in found)
 
 
-def test_promotes_at_k_successes_not_before(tmp_path: Path) -> None:
-    with store_with(tmp_path, min_support=3, min_success_rate=0.8) as store:
+def test_promotes_at_k_successes_not_before(memory_url: str) -> None:
+    with store_with(memory_url, min_support=3, min_success_rate=0.8) as store:
         assert record(store, drawer_task("red_block")) == ()
         assert record(store, drawer_task("blue_block")) == ()
         promoted = record(store, drawer_task("green_block"))
@@ -120,8 +121,8 @@ def test_promotes_at_k_successes_not_before(tmp_path: Path) -> None:
     assert [c.name for c in parsed.body] == ["open_drawer", "pick", "place_in", "close_drawer"]
 
 
-def test_success_rate_below_r_blocks_promotion(tmp_path: Path) -> None:
-    with store_with(tmp_path, min_support=2, min_success_rate=0.75) as store:
+def test_success_rate_below_r_blocks_promotion(memory_url: str) -> None:
+    with store_with(memory_url, min_support=2, min_success_rate=0.75) as store:
         for obj in ("a", "b"):
             assert record(store, drawer_task(obj), success=False) == ()
         assert record(store, drawer_task("c")) == ()  # 1 success
@@ -132,24 +133,24 @@ def test_success_rate_below_r_blocks_promotion(tmp_path: Path) -> None:
         assert record(store, drawer_task("h")) != ()  # 6/8 = 0.75
 
 
-def test_failed_episodes_alone_never_promote(tmp_path: Path) -> None:
-    with store_with(tmp_path, min_support=2, min_success_rate=0.0) as store:
+def test_failed_episodes_alone_never_promote(memory_url: str) -> None:
+    with store_with(memory_url, min_support=2, min_success_rate=0.0) as store:
         for obj in "abcdef":
             assert record(store, drawer_task(obj), success=False) == ()
         assert store.list_skills() == ()
 
 
-def test_closed_pattern_wins_over_its_sub_sequences(tmp_path: Path) -> None:
+def test_closed_pattern_wins_over_its_sub_sequences(memory_url: str) -> None:
     # open/pick/place/close always occur together: only the whole sequence is promoted.
-    with store_with(tmp_path, min_support=2) as store:
+    with store_with(memory_url, min_support=2) as store:
         record(store, drawer_task("a"))
         promoted = record(store, drawer_task("b"))
         assert len(promoted) == 1
         assert len(store.list_skills()) == 1
 
 
-def test_promoted_skill_is_immediately_in_the_catalog_and_used(tmp_path: Path) -> None:
-    with store_with(tmp_path, min_support=2) as store:
+def test_promoted_skill_is_immediately_in_the_catalog_and_used(memory_url: str) -> None:
+    with store_with(memory_url, min_support=2) as store:
         record(store, drawer_task("a"))
         (name,) = record(store, drawer_task("b"))
         catalog = store.catalog(CATALOG)
@@ -161,8 +162,8 @@ def test_promoted_skill_is_immediately_in_the_catalog_and_used(tmp_path: Path) -
     assert skill is not None and skill.uses == 1 and skill.successes == 1
 
 
-def test_dedup_against_seed_skill_up_to_parameter_renaming(tmp_path: Path) -> None:
-    with store_with(tmp_path, min_support=2) as store:
+def test_dedup_against_seed_skill_up_to_parameter_renaming(memory_url: str) -> None:
+    with store_with(memory_url, min_support=2) as store:
         store.add_skill_text(
             'skill stow(thing: object, d: object) "stow" {\n  open_drawer(drawer=d)\n'
             '  pick(obj=thing)\n  place_in(obj=thing, container=d)\n  close_drawer(drawer=d)\n}\n',
@@ -172,10 +173,10 @@ def test_dedup_against_seed_skill_up_to_parameter_renaming(tmp_path: Path) -> No
         assert [s.name for s in store.list_skills()] == ["stow"]
 
 
-def test_dedup_refuses_a_renamed_copy_on_import(tmp_path: Path) -> None:
+def test_dedup_refuses_a_renamed_copy_on_import(memory_url: str) -> None:
     from frankenbot.errors import MemoryStoreError
 
-    with store_with(tmp_path) as store:
+    with store_with(memory_url) as store:
         store.add_skill_text('skill a(x: object, y: object) "a" {\n  pick(obj=x)\n'
                              '  place_on(obj=x, target=y)\n}\n', "seed")
         with pytest.raises(MemoryStoreError, match="duplicates library skill 'a'"):
@@ -183,10 +184,10 @@ def test_dedup_refuses_a_renamed_copy_on_import(tmp_path: Path) -> None:
                                  '  place_on(obj=p, target=q)\n}\n', "imported")
 
 
-def test_invalid_skill_is_refused(tmp_path: Path) -> None:
+def test_invalid_skill_is_refused(memory_url: str) -> None:
     from frankenbot.errors import ProgramError
 
-    with store_with(tmp_path) as store:
+    with store_with(memory_url) as store:
         with pytest.raises(ProgramError):
             store.add_skill_text('skill bad(x: object) "b" {\n  fly(obj=x)\n}\n', "imported")
         with pytest.raises(ProgramError):
@@ -203,8 +204,8 @@ def test_skill_names_are_readable_and_unique() -> None:
     assert promotion.skill_name(pattern, {"pick_then_place_in"}) == "pick_then_place_in_2"
 
 
-def test_promoted_skill_that_stops_working_is_no_longer_offered(tmp_path: Path) -> None:
-    with store_with(tmp_path, min_support=2, min_success_rate=0.75) as store:
+def test_promoted_skill_that_stops_working_is_no_longer_offered(memory_url: str) -> None:
+    with store_with(memory_url, min_support=2, min_success_rate=0.75) as store:
         record(store, drawer_task("a"))
         (name,) = record(store, drawer_task("b"))
         call = task(f"{name}(obj=c, drawer=drawer)")
@@ -225,10 +226,10 @@ def test_bad_episode_fields_are_refused() -> None:
         EpisodeRecord("x", "y", True, planning_time=float("nan"))
 
 
-def test_removed_skill_is_not_promoted_again_and_callees_are_protected(tmp_path: Path) -> None:
+def test_removed_skill_is_not_promoted_again_and_callees_are_protected(memory_url: str) -> None:
     from frankenbot.errors import MemoryStoreError
 
-    with store_with(tmp_path, min_support=2) as store:
+    with store_with(memory_url, min_support=2) as store:
         store.add_skill_text('skill inner(o: object) "i" {\n  detect(obj=o)\n  pick(obj=o)\n}\n'
                              'skill outer(o: object, b: object) "o" {\n  inner(o=o)\n'
                              '  place_in(obj=o, container=b)\n}\n', "imported")

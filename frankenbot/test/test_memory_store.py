@@ -45,22 +45,22 @@ def test_new_database_is_marked_and_versioned(tmp_path: Path) -> None:
     conn.close()
 
 
-def test_episode_round_trips_with_anomalies(tmp_path: Path) -> None:
+def test_episode_round_trips_with_anomalies(memory_url: str) -> None:
     rec = EpisodeRecord(
         "put the red block in the green bowl", PROGRAM, True, "success", task_id="abc",
         anomalies=(EpisodeAnomaly("grasp_lost", 1, "retry main/0", "recovered",
                                  node_path="main/0/pick", latency=0.01),),
         vlm_calls=1, repair_calls=1, planning_time=0.5, execution_time=12.0,
         trace_json='[{"node": "main/0"}]')
-    with MemoryStore.open(tmp_path / "m.db", LEXICAL) as store:
+    with MemoryStore.open(memory_url, LEXICAL) as store:
         result = store.record_episode(rec)
         (stored,) = store.episodes()
     assert stored.episode_id == result.episode_id
     assert stored.record == rec
 
 
-def test_reopen_keeps_episodes_and_skills(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
+def test_reopen_keeps_episodes_and_skills(memory_url: str) -> None:
+    path = memory_url
     with MemoryStore.open(path, LEXICAL) as store:
         for i in range(3):
             store.record_episode(episode(i))
@@ -72,15 +72,15 @@ def test_reopen_keeps_episodes_and_skills(tmp_path: Path) -> None:
         assert store.get_skill("fetch") is not None
 
 
-def test_empty_instruction_is_refused_and_nothing_stored(tmp_path: Path) -> None:
-    with MemoryStore.open(tmp_path / "m.db", LEXICAL) as store:
+def test_empty_instruction_is_refused_and_nothing_stored(memory_url: str) -> None:
+    with MemoryStore.open(memory_url, LEXICAL) as store:
         with pytest.raises(MemoryStoreError, match="instruction"):
             store.record_episode(EpisodeRecord("  ", PROGRAM, True))
         assert store.episode_count() == 0
 
 
-def test_unparsable_program_is_still_recorded_with_a_note(tmp_path: Path) -> None:
-    with MemoryStore.open(tmp_path / "m.db", LEXICAL) as store:
+def test_unparsable_program_is_still_recorded_with_a_note(memory_url: str) -> None:
+    with MemoryStore.open(memory_url, LEXICAL) as store:
         result = store.record_episode(EpisodeRecord("do it", "task {{{", False, "error"))
         assert store.episode_count() == 1
     assert "not parsed" in result.message
@@ -146,8 +146,8 @@ def test_full_database_gives_clear_error_and_keeps_earlier_episodes(tmp_path: Pa
         assert store.episode_count() == 1
 
 
-def test_closed_store_says_so(tmp_path: Path) -> None:
-    store = MemoryStore.open(tmp_path / "m.db", LEXICAL)
+def test_closed_store_says_so(memory_url: str) -> None:
+    store = MemoryStore.open(memory_url, LEXICAL)
     store.close()
     store.close()  # twice is fine
     with pytest.raises(MemoryStoreError, match="closed"):
@@ -196,11 +196,11 @@ def test_sigkill_mid_write_loses_no_committed_episode(tmp_path: Path, kill_after
     assert integrity == "ok"
 
 
-def test_concurrent_threads_record_and_read_without_errors(tmp_path: Path) -> None:
+def test_concurrent_threads_record_and_read_without_errors(memory_url: str) -> None:
     import threading
 
     errors: list[BaseException] = []
-    with MemoryStore.open(tmp_path / "m.db", LEXICAL) as store:
+    with MemoryStore.open(memory_url, LEXICAL) as store:
         def writer(k: int) -> None:
             try:
                 for i in range(10):
@@ -218,8 +218,8 @@ def test_concurrent_threads_record_and_read_without_errors(tmp_path: Path) -> No
         assert store.episode_count() == 40
 
 
-def test_two_connections_on_one_file_see_each_others_commits(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
+def test_two_connections_on_one_file_see_each_others_commits(memory_url: str) -> None:
+    path = memory_url
     with MemoryStore.open(path, LEXICAL) as a, MemoryStore.open(path, LEXICAL) as b:
         a.record_episode(episode(1))
         b.record_episode(episode(2))

@@ -82,7 +82,7 @@ def test_integrity_check_finds_a_damaged_page(tmp_path):
 
 def test_the_read_only_connection_reads_a_closed_store_without_writing(tmp_path):
     from frankenbot.eval.reliability import _write
-    from frankenbot.memory.store import _connect_read_only
+    from frankenbot.memory.backend import _connect_read_only  # the SQLite backend owns it
 
     db = tmp_path / "m.sqlite3"
     _write(db, 2)

@@ -31,6 +31,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--no-restart", action="store_true",
                     help="stop watching when a node exits instead of restarting it (with "
                     "backoff: 1, 2, 4 ... 30 s)")
+    up.add_argument("--namespace", default="", help="run every node, topic, service and action"
+                    " under this ROS namespace (e.g. arm1), so several brains share one graph")
+    up.add_argument("--memory-url", default="", help="memory database URL, e.g. postgresql://"
+                    "frankenbot@db-host:5432/fleet to share one memory between brains")
+    up.add_argument("--robot-id", default="", help="this robot's name in a shared memory"
+                    " (default: the namespace)")
     up.set_defaults(func=_up)
 
     submit = sub.add_parser("submit", help="submit a task to a running FrankenBot",
@@ -42,10 +48,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     submit.add_argument("--action", action="store_true", help="use the run_task action")
     submit.add_argument("--no-follow", action="store_true", help="return after planning")
     submit.add_argument("--timeout", type=float, default=600.0, help="seconds to wait")
+    submit.add_argument("--namespace", default="", help="the brain's namespace (frankenbot up"
+                        " --namespace)")
     submit.set_defaults(func=_submit)
 
     status = sub.add_parser("status", help="which FrankenBot nodes and services are up")
     status.add_argument("--timeout", type=float, default=3.0, help="discovery time in seconds")
+    status.add_argument("--namespace", default="", help="only this brain's namespace"
+                        " (default: every FrankenBot on the graph)")
     status.set_defaults(func=_status)
 
     demo = sub.add_parser("demo", help="sim + all nodes, one task end to end, with artifacts",
@@ -84,13 +94,22 @@ def _up(args: argparse.Namespace) -> int:
     setup = args.setup or ("sim" if args.sim else "real_ur5e")
     executables = [e for e in NODE_EXECUTABLES if args.sim or e != "sim"]
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="frankenbot-up-"))
-    params = {"sim": {"task": args.task, "seed": args.seed, "sensor_noise": args.noise},
-              "planner": {"planner_mode": args.planner}}
+    params: dict[str, dict[str, object]] = {
+        "sim": {"task": args.task, "seed": args.seed, "sensor_noise": args.noise},
+        "planner": {"planner_mode": args.planner}}
+    memory: dict[str, object] = {}
+    if args.memory_url:
+        memory["db_url"] = args.memory_url
+    if args.robot_id:
+        memory["robot_id"] = args.robot_id
+    params["memory"] = memory
     with contextlib.ExitStack() as stack:
         _observe(stack, foxglove=args.foxglove, record_dir=args.record)
-        group = stack.enter_context(NodeGroup(setup=setup, log_dir=log_dir, parameters=params))
+        group = stack.enter_context(NodeGroup(setup=setup, log_dir=log_dir, parameters=params,
+                                              namespace=args.namespace))
         group.start(executables)
-        print(f"frankenbot up: started {', '.join(executables)} (setup {setup}); "
+        where = f" under {group.namespace}" if group.namespace else ""
+        print(f"frankenbot up: started {', '.join(executables)}{where} (setup {setup}); "
               f"logs in {log_dir}; Ctrl-C stops all", flush=True)
         return group.supervise(restart=not args.no_restart,
                                log=lambda line: print(line, flush=True))
@@ -134,7 +153,7 @@ def _submit(args: argparse.Namespace) -> int:
     def events_of(msgs) -> list[EventView]:
         return [EventView.of(e) for e in msgs]
 
-    with BrainClient() as client:
+    with BrainClient(namespace=args.namespace) as client:
         if args.action:
             all_events: list = []
 
@@ -178,12 +197,15 @@ def _status(args: argparse.Namespace) -> int:
 
     from frankenbot.bringup.ros_client import BrainClient
 
-    with BrainClient() as client:
+    with BrainClient(namespace=args.namespace) as client:
         time.sleep(args.timeout)  # let discovery run
-        nodes = client.frankenbot_nodes()
+        nodes = client.frankenbot_nodes(all_namespaces=not client.namespace)
+        prefix = f"{client.namespace}/frankenbot"
         services = sorted(n for n, _ in client.node.get_service_names_and_types()
-                          if n.startswith(("/frankenbot", "/frankenbot_sim")))
-    print(f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}")
+                          if n.startswith(prefix) or (not client.namespace
+                                                       and "/frankenbot" in n))
+    print(f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}"
+          + (f"  namespace {client.namespace}" if client.namespace else ""))
     print("nodes:    " + (", ".join(nodes) if nodes else "none found"))
     for s in services:
         if not s.endswith(("parameters", "_parameter_types", "parameter_events")):

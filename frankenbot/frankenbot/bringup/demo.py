@@ -18,9 +18,9 @@ import numpy as np
 
 from frankenbot.errors import FrankenbotError
 
-BRAIN_SERVICES = ["/frankenbot/submit_task", "/frankenbot/replan",
-                  "/frankenbot/memory/get_context", "/frankenbot_sim/reset",
-                  "/frankenbot_sim/evaluate"]
+BRAIN_SERVICES = ["frankenbot/submit_task", "frankenbot/replan",
+                  "frankenbot/memory/get_context", "frankenbot_sim/reset",
+                  "frankenbot_sim/evaluate"]
 STARTUP_TIMEOUT_S = 180.0
 SCENE_WAIT_S = 60.0  # wall seconds for perception to publish the freshly reset scene
 

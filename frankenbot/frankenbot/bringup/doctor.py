@@ -83,7 +83,9 @@ class Expectations:
         data = yaml.safe_load(config_file(setup).read_text()) or {}
 
         def section(node: str) -> Mapping[str, Any]:
-            return (data.get(node) or {}).get("ros__parameters") or {}
+            # keyed /**/node (matches the node in any namespace) or plainly by node name
+            entry = data.get(f"/**/{node}") or data.get(node) or {}
+            return entry.get("ros__parameters") or {}
 
         ex, pe = section("frankenbot_executor"), section("frankenbot_perception")
         defaults = cls(setup)

@@ -72,7 +72,7 @@ def _ros_scene(timeout: float = 5.0) -> Scene:
     rclpy.init()
     node = rclpy.create_node("frankenbot_plan_cli")
     got: list[Any] = []
-    node.create_subscription(SceneObjects, "/frankenbot/scene", got.append, 5)
+    node.create_subscription(SceneObjects, "frankenbot/scene", got.append, 5)
     try:
         deadline = time.monotonic() + timeout
         while not got and time.monotonic() < deadline:

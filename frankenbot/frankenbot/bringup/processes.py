@@ -8,6 +8,7 @@ its output in a log file, and clean shutdown (SIGINT, then SIGKILL) on exit.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -52,6 +53,26 @@ def terminate_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
+
+
+_NAMESPACE_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def normalise_namespace(namespace: str) -> str:
+    """``arm1`` / ``/arm1`` / ``/lab/arm1`` -> an absolute ROS namespace; "" stays "" (the root).
+
+    Every FrankenBot name is relative, so a namespace moves all of one brain's nodes, topics,
+    services and actions under it (``/arm1/frankenbot/scene``); no namespace keeps today's.
+    """
+    parts = [p for p in namespace.strip().strip("/").split("/")]
+    if parts == [""]:
+        return ""
+    bad = [p for p in parts if not _NAMESPACE_PART.fullmatch(p)]
+    if bad:
+        raise ConfigError(f"namespace {namespace!r} is not a ROS namespace: each part must be"
+                          f" letters, digits and underscores, not starting with a digit"
+                          f" (bad: {bad})")
+    return "/" + "/".join(parts)
 
 
 def config_file(setup: str) -> Path:
@@ -113,8 +134,9 @@ class NodeGroup:
 
     def __init__(self, *, setup: str = "sim", log_dir: Path,
                  parameters: Mapping[str, Mapping[str, object]] | None = None,
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, namespace: str = "") -> None:
         self._params_file = config_file(setup)
+        self.namespace = normalise_namespace(namespace)
         self._use_sim_time = setup in ("sim", "gazebo")
         self._parameters = parameters or {}
         self._env = dict(os.environ, **(env or {}))
@@ -131,8 +153,12 @@ class NodeGroup:
         code = f"import sys; from frankenbot.nodes.{executable}_node import main; sys.exit(main())"
         cmd = [sys.executable, "-c", code, "--ros-args", "-r",
                f"__node:=frankenbot_{executable}", "--params-file", str(self._params_file)]
+        if self.namespace:
+            cmd += ["-r", f"__ns:={self.namespace}"]
         if self._use_sim_time and executable != "sim":
             cmd += ["-p", "use_sim_time:=true"]
+            if self.namespace:  # each namespaced sim publishes its own <ns>/clock
+                cmd += ["-r", "/clock:=clock"]
         for name, value in self._parameters.get(executable, {}).items():
             cmd += ["-p", _param_arg(name, value)]
         return cmd

@@ -25,7 +25,7 @@ from frankenbot_interfaces.action import RunTask
 from frankenbot_interfaces.msg import AnomalyEvent, TaskStatus, TreeState
 from frankenbot_interfaces.srv import EvaluateTask, InjectAnomaly, ResetScene, SubmitTask
 
-SIM_NODE = "/frankenbot_sim"
+SIM_NODE = "frankenbot_sim"
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
@@ -43,10 +43,15 @@ class TaskProgress:
 class BrainClient:
     """Context manager: ``with BrainClient() as client: client.submit(...)``."""
 
-    def __init__(self, node_name: str = "frankenbot_cli") -> None:
+    def __init__(self, node_name: str = "frankenbot_cli", namespace: str = "") -> None:
+        from frankenbot.bringup.processes import normalise_namespace
+
+        # Every name this client uses is relative, so it talks to the brain in ``namespace``.
+        self.namespace = normalise_namespace(namespace)
         self._context = rclpy.context.Context()
         rclpy.init(context=self._context)
-        self.node = rclpy.create_node(node_name, context=self._context)
+        self.node = rclpy.create_node(node_name, namespace=self.namespace or None,
+                                      context=self._context)
         self._group = ReentrantCallbackGroup()
         self._clients: dict[str, Any] = {}  # service name -> its client (see _call)
         self._clients_lock = threading.Lock()
@@ -99,8 +104,12 @@ class BrainClient:
         return future.result()
 
     def wait_for_services(self, names: list[str], timeout: float) -> list[str]:
-        """Wait until every service is advertised; returns the ones still missing."""
+        """Wait until every service is advertised; returns the ones still missing.
+
+        Relative names are resolved in this client's namespace.
+        """
         deadline = time.monotonic() + timeout
+        names = [self.node.resolve_service_name(n) for n in names]
         missing = list(names)
         while missing and time.monotonic() < deadline:
             advertised = {n for n, _ in self.node.get_service_names_and_types()}
@@ -109,15 +118,24 @@ class BrainClient:
                 time.sleep(0.2)
         return missing
 
-    def frankenbot_nodes(self) -> list[str]:
-        return sorted(n for n in self.node.get_node_names() if n.startswith("frankenbot_")
-                      and n != self.node.get_name())
+    def frankenbot_nodes(self, all_namespaces: bool = False) -> list[str]:
+        """FrankenBot node names in this client's namespace (or fully qualified, in all)."""
+        own = self.namespace or "/"
+        out = []
+        for name, ns in self.node.get_node_names_and_namespaces():
+            if not name.startswith("frankenbot_") or name == self.node.get_name():
+                continue
+            if all_namespaces and ns not in ("", "/"):
+                out.append(f"{ns}/{name}")
+            elif ns == own or all_namespaces:
+                out.append(name)
+        return sorted(out)
 
     # -- tasks ------------------------------------------------------------------------------
     def submit(self, instruction: str, *, planner: str = "", dry_run: bool = False,
                timeout: float = 120.0) -> SubmitTask.Response:
         request = SubmitTask.Request(instruction=instruction, dry_run=dry_run, planner=planner)
-        return self._call(SubmitTask, "/frankenbot/submit_task", request, timeout)
+        return self._call(SubmitTask, "frankenbot/submit_task", request, timeout)
 
     def follow(self, task_id: str, *, timeout: float,
                on_update: Callable[[TaskProgress], None] | None = None) -> TaskProgress:
@@ -151,11 +169,11 @@ class BrainClient:
                     on_update(progress)
 
         subs = [
-            self.node.create_subscription(TaskStatus, "/frankenbot/task_status", on_status,
+            self.node.create_subscription(TaskStatus, "frankenbot/task_status", on_status,
                                           RELIABLE, callback_group=self._group),
-            self.node.create_subscription(TreeState, "/frankenbot/tree_state", on_tree, LATCHED,
+            self.node.create_subscription(TreeState, "frankenbot/tree_state", on_tree, LATCHED,
                                           callback_group=self._group),
-            self.node.create_subscription(AnomalyEvent, "/frankenbot/events", on_event, RELIABLE,
+            self.node.create_subscription(AnomalyEvent, "frankenbot/events", on_event, RELIABLE,
                                           callback_group=self._group),
         ]
         try:
@@ -169,7 +187,7 @@ class BrainClient:
     def run_task(self, instruction: str, *, planner: str = "", timeout: float = 600.0,
                  on_feedback: Callable[[RunTask.Feedback], None] | None = None) -> RunTask.Result:
         """The /frankenbot/run_task action with live feedback; Ctrl-C cancels the goal."""
-        client = ActionClient(self.node, RunTask, "/frankenbot/run_task",
+        client = ActionClient(self.node, RunTask, "frankenbot/run_task",
                               callback_group=self._group)
         try:
             if not client.wait_for_server(timeout_sec=30.0):
@@ -236,7 +254,7 @@ class BrainClient:
             else:
                 good[0] = 0
 
-        sub = self.node.create_subscription(SceneObjects, "/frankenbot/scene", on_scene, 10,
+        sub = self.node.create_subscription(SceneObjects, "frankenbot/scene", on_scene, 10,
                                             callback_group=self._group)
         try:
             if not seen.wait(timeout):
@@ -260,7 +278,7 @@ class BrainClient:
             got.append(msg.clock.sec + msg.clock.nanosec * 1e-9)
             done.set()
 
-        sub = self.node.create_subscription(Clock, "/clock", on_clock, 10,
+        sub = self.node.create_subscription(Clock, "clock", on_clock, 10,
                                             callback_group=self._group)
         try:
             if not done.wait(timeout):
@@ -314,8 +332,8 @@ class FrameRecorder:
         node = client.node
         qos = QoSProfile(depth=2, reliability=ReliabilityPolicy.BEST_EFFORT)
         self._subs = [
-            node.create_subscription(Image, "/camera/camera/color/image_raw", self._on_frame, qos),
-            node.create_subscription(Image, "/frankenbot/annotated_image", self._on_annotated,
+            node.create_subscription(Image, "camera/camera/color/image_raw", self._on_frame, qos),
+            node.create_subscription(Image, "frankenbot/annotated_image", self._on_annotated,
                                      qos),
         ]
 

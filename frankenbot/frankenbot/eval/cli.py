@@ -22,6 +22,7 @@ COMPONENTS: dict[str, str] = {
     # starts node processes, so it lives in bring-up (above eval); loaded by name like the rest
     "reliability": "frankenbot.bringup.faults",
     "llm": "frankenbot.eval.llm_bench",  # the local llama.cpp server (needs make setup-llm)
+    "memory-fleet": "frankenbot.eval.memory_fleet_bench",
 }
 
 

@@ -25,7 +25,8 @@ class BrainOptions:
     realtime_factor: float = 2.0  # sim seconds per wall second (the physics thread's pace)
     camera_rate: float = 10.0  # Hz of sim time
     perception_rate: float = 10.0  # Hz of wall time
-    memory_path: Path | None = None  # None: no memory
+    memory_path: Path | str | None = None  # None: no memory; a file or a database URL
+    memory_config: Any = None  # a MemoryConfig (robot_id, thresholds); None: the defaults
     episode_timeout: float = 240.0  # wall seconds of execution before the episode is cancelled
     noise: str = "none"  # sim camera sensor model: none | realistic | harsh
     review: str = "never"  # safety review of each plan: auto | always | never
@@ -50,7 +51,7 @@ class InProcessBrain:
         if options.memory_path is not None:
             from frankenbot.memory.store import MemoryStore
 
-            self.memory = MemoryStore.open(options.memory_path)
+            self.memory = MemoryStore.open(options.memory_path, options.memory_config)
         self.executor: Any = None
         from frankenbot.execution.episode import EpisodeRunner, store_context
 

@@ -114,7 +114,7 @@ def bench_estop_ros(n: int) -> dict[str, float]:
                 arrived.set()
 
         operator.create_subscription(JointTrajectoryMsg, TRAJECTORY_TOPIC, on_traj, 10)
-        pub = operator.create_publisher(Bool, "/frankenbot/estop", 10)
+        pub = operator.create_publisher(Bool, "frankenbot/estop", 10)
         executor = ResponsiveExecutor(num_threads=3, context=context)
         executor.add_node(brain)
         executor.add_node(operator)

@@ -83,7 +83,7 @@ def node_deadlines(seconds: float, rate_hz: float = 125.0,
     arrivals: list[tuple[float, float]] = []
     try:
         node = rclpy.create_node("sim_benchmark_listener", context=context)
-        node.create_subscription(JointState, "/joint_states", lambda m: arrivals.append(
+        node.create_subscription(JointState, "joint_states", lambda m: arrivals.append(
             (time.monotonic(), m.header.stamp.sec + m.header.stamp.nanosec * 1e-9)), 100)
         executor = rclpy.executors.SingleThreadedExecutor(context=context)
         executor.add_node(node)

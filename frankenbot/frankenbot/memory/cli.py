@@ -21,7 +21,8 @@ from frankenbot.memory.store import MemoryStore
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("skills", help="list, show, export or import library skills",
                               description=__doc__)
-    p.add_argument("--db", default="", help="memory database (default: user data dir)")
+    p.add_argument("--db", default="", help="memory database: an SQLite file or a URL such as"
+                   " postgresql://frankenbot@db-host:5432/fleet (default: user data dir)")
     p.add_argument("--no-seeds", action="store_true", help="do not load the seed skills")
     sub = p.add_subparsers(dest="skills_command", metavar="ACTION", required=True)
 
@@ -48,7 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _open(args: argparse.Namespace) -> MemoryStore:
-    config = MemoryConfig(db_path=args.db, load_seeds=not args.no_seeds, use_embeddings=False)
+    url = "://" in args.db  # a database URL (sqlite:///..., postgresql://...) or a file
+    config = MemoryConfig(db_path="" if url else args.db, db_url=args.db if url else "",
+                          load_seeds=not args.no_seeds, use_embeddings=False)
     store = MemoryStore.open(config=config)
     for problem in store.seed_problems:
         print(f"warning: seed skills: {problem}", file=sys.stderr)
@@ -69,15 +72,18 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([{"name": s.name, "params": [list(p) for p in s.params],
                            "description": s.description, "origin": s.origin, "uses": s.uses,
-                           "successes": s.successes, "body": s.body} for s in skills], indent=2))
+                           "successes": s.successes, "body": s.body, "robot_id": s.robot_id,
+                           "fixtures": list(s.fixtures)} for s in skills], indent=2))
         return 0
     if not skills:
         print("no skills")
         return 0
     width = max(len(_signature(s)) for s in skills)
     for s in skills:
+        learnt = f"  [{s.robot_id}{': ' + ', '.join(s.fixtures) if s.fixtures else ''}]" \
+            if s.robot_id else ""
         print(f"{_signature(s):<{width}}  {s.origin:<8}  uses {s.uses:>3}  ok {s.successes:>3}"
-              f"  {s.description}")
+              f"  {s.description}{learnt}")
     return 0
 
 

@@ -27,7 +27,10 @@ def default_db_path() -> Path:
 class MemoryConfig:
     """Thresholds and budgets; the defaults are what config/sim.yaml ships."""
 
-    db_path: str = ""  # "" = default_db_path()
+    db_path: str = ""  # "" = default_db_path(); an SQLite file (kept for single robots)
+    db_url: str = ""  # sqlite:///path | postgresql://user@host:port/db; "" = db_path
+    robot_id: str = ""  # who records episodes and learns skills in a shared memory
+    fixtures: str = ""  # comma-separated fixture ids of this robot's scene ("" = not checked)
     seed_dir: str = ""  # "" = the package's skills/ directory
     load_seeds: bool = True
     min_support: int = 3  # k: successful episodes that must contain a pattern
@@ -57,9 +60,25 @@ class MemoryConfig:
         if self.max_exemplars < 0:
             raise ConfigError(f"memory max_exemplars must be >= 0, got {self.max_exemplars}")
 
+        if self.db_url and self.db_path:
+            raise ConfigError(f"memory db_url ({self.db_url!r}) and db_path ({self.db_path!r})"
+                              " are both set; set one (db_url: sqlite:///path works too)")
+        bad = [f for f in self.fixture_ids if not f.replace("_", "").isalnum()]
+        if bad:
+            raise ConfigError(f"memory fixtures must be comma-separated object ids, got {bad}")
+
     @property
     def resolved_db_path(self) -> Path:
         return Path(self.db_path).expanduser() if self.db_path else default_db_path()
+
+    @property
+    def resolved_db_url(self) -> str:
+        """The database to open: ``db_url``, else ``sqlite:///`` + the resolved db_path."""
+        return self.db_url or f"sqlite://{self.resolved_db_path}"
+
+    @property
+    def fixture_ids(self) -> tuple[str, ...]:
+        return tuple(f.strip() for f in self.fixtures.split(",") if f.strip())
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> "MemoryConfig":

@@ -36,6 +36,8 @@ class SkillRecord:
     successes: int = 0
     source: str = ""  # seed file, promoting pattern key, or import file
     created: float = 0.0
+    robot_id: str = ""  # the robot that learnt (promoted) or imported it; "" for seeds
+    fixtures: tuple[str, ...] = ()  # fixture ids it was learnt with (bound to its parameters)
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -87,6 +89,7 @@ class EpisodeRecord:
     planning_time: float = 0.0
     execution_time: float = 0.0
     trace_json: str = "[]"
+    robot_id: str = ""  # "" = the recording store's robot_id
 
     def __post_init__(self) -> None:
         for name in ("vlm_calls", "repair_calls"):

@@ -17,6 +17,18 @@ from frankenbot.errors import MemoryStoreError
 APPLICATION_ID = 0x46424D45  # "FBME": FrankenBot memory
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
+# v2 (fleet memory): which robot recorded an episode and learnt a skill, with which fixtures;
+# one skill per body (the dedup rule, now a constraint, so two writers cannot both add it).
+# Plain SQL that SQLite and PostgreSQL both accept (postgres.py reuses it).
+MIGRATIONS_V2_ON = """
+    ALTER TABLE episodes ADD COLUMN robot_id TEXT NOT NULL DEFAULT '';
+    ALTER TABLE skills ADD COLUMN robot_id TEXT NOT NULL DEFAULT '';
+    ALTER TABLE skills ADD COLUMN fixtures_json TEXT NOT NULL DEFAULT '[]';
+    DROP INDEX skills_canon;
+    CREATE UNIQUE INDEX skills_canon_key ON skills(canon_key);
+    CREATE INDEX episodes_robot ON episodes(robot_id)
+    """
+
 # Index i holds the script that takes the schema from version i to version i + 1.
 MIGRATIONS: tuple[str, ...] = (
     # v1: skills, episodes, anomaly experience, mined patterns.
@@ -76,6 +88,7 @@ MIGRATIONS: tuple[str, ...] = (
         skill       TEXT                    -- skill it was promoted to / deduplicated against
     );
     """,
+    MIGRATIONS_V2_ON,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

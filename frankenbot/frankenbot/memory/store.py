@@ -1,28 +1,45 @@
-"""The memory store: one SQLite file holding skills, episodes, embeddings and anomaly experience.
+"""The memory store: skills, episodes, embeddings and anomaly experience in one database.
 
-Durability: WAL journal with ``synchronous=FULL`` and one transaction per episode, so a process
-killed at any point (SIGKILL included) loses nothing that ``record_episode`` returned for, and the
-file always opens. Safety: a file that is not SQLite, is corrupt, or belongs to another application
-raises ``MemoryStoreError`` and is never written. Every public method is thread-safe (one
-connection, guarded by a lock), so a ROS node can serve from several callback threads.
+The database is an SQLite file (the embedded default, one robot) or a PostgreSQL database that a
+fleet shares (``memory.db_url``; see backend.py and docs/MEMORY.md). Everything below holds on
+both; engine specifics live in the backend.
+
+Fleet: every episode and skill carries the ``robot_id`` that recorded or learnt it, and a skill
+the fixtures it was learnt with. ``offered_skills`` re-validates each skill against this robot's
+own catalog and fixtures, so a skill learnt on another arm reaches this one's prompt only when
+this arm can run it. Writers are serialised per database (one write transaction at a time), so
+two robots finishing together cannot both promote the same pattern; the unique body constraint
+and idempotent promotion (a pattern promoted once is never promoted again) back that up.
+
+Durability (SQLite): WAL journal with ``synchronous=FULL`` and one transaction per episode, so
+a process killed at any point (SIGKILL included) loses nothing that ``record_episode`` returned
+for, and the file always opens (PostgreSQL gives the same per committed transaction). Safety: a
+file (or a PostgreSQL database) that is not a FrankenBot memory, is corrupt, or belongs to another
+application raises ``MemoryStoreError`` and is never written. Every public method is thread-safe
+(one connection, guarded by a lock), so a ROS node can serve from several callback threads.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from frankenbot.errors import FrankenbotError, MemoryStoreError, ProgramError
 from frankenbot.memory import language, promotion
+from frankenbot.memory.backend import (
+    BUSY_TIMEOUT_S,  # noqa: F401 (public name, kept here)
+    Backend,
+    SqliteBackend,
+    open_backend,
+)
 from frankenbot.memory.config import MemoryConfig
 from frankenbot.memory.records import (
     EpisodeAnomaly,
@@ -42,46 +59,39 @@ from frankenbot.program.tree import Call, Program, SkillDef
 
 log = logging.getLogger(__name__)
 
-BUSY_TIMEOUT_S = 10.0
 # Exemplars must be at least this similar to be worth prompt tokens.
 MIN_EMBEDDING_SCORE = 0.2
 MIN_LEXICAL_SCORE = 0.0
-
-
-def _sql_error(e: sqlite3.Error, path: Path, doing: str) -> MemoryStoreError:
-    """Translate an SQLite error into a clear MemoryStoreError (disk full and corruption named)."""
-    code = getattr(e, "sqlite_errorcode", None)
-    if code == sqlite3.SQLITE_FULL:
-        return MemoryStoreError(f"memory database {path} is full (disk full or size limit) while"
-                                f" {doing}; nothing of this operation was stored")
-    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
-        return MemoryStoreError(f"memory database {path} is corrupt or not a database ({e});"
-                                " it was left untouched")
-    if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM):
-        return MemoryStoreError(f"cannot write memory database {path} while {doing}: {e}")
-    return MemoryStoreError(f"memory database {path}: {e} (while {doing})")
+# Recoveries among grouped experience rows (portable: PostgreSQL cannot sum booleans).
+_RECOVERED = "sum(CASE WHEN outcome = 'recovered' THEN 1 ELSE 0 END)"
 
 
 class MemoryStore:
-    """Skills, episodes and experience in one SQLite file; see the module docstring.
+    """Skills, episodes and experience in one database; see the module docstring.
 
-    Use ``MemoryStore.open(path)`` (or ``open(config=...)``) and ``close()`` / ``with``.
+    Use ``MemoryStore.open(path_or_url)`` (or ``open(config=...)``) and ``close()`` / ``with``.
     """
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, config: MemoryConfig,
-                 base_catalog: Catalog, embedder: Embedder | None) -> None:
-        self._conn: sqlite3.Connection | None = conn
-        self.path = path
+    def __init__(self, backend: Backend, config: MemoryConfig, base_catalog: Catalog,
+                 embedder: Embedder | None) -> None:
+        self._backend: Backend | None = backend
+        self.dialect = backend.dialect
+        self.where = backend.where  # the database, as messages name it (password redacted)
+        # The SQLite file (None on PostgreSQL); kept for single-robot tools and tests.
+        self.path: Path | None = backend.path if isinstance(backend, SqliteBackend) else None
         self.config = config
+        self.robot_id = config.robot_id
         self.base_catalog = base_catalog
-        self._db_lock = threading.RLock()  # guards self._conn (one connection, many threads)
+        self._db_lock = threading.RLock()  # guards the backend (one connection, many threads)
         self._embedder = embedder
         self._embedder_failed = not config.use_embeddings and embedder is None
         self._embedder_lock = threading.Lock()  # guards lazy model loading
         self.wait_for_model = True  # False: never wait for a model load in progress
         self.model_threads: int | None = None  # torch threads to set when the model loads
         self.seed_problems: tuple[str, ...] = ()
-        self.read_only = ""  # why the file could only be opened read-only ('' = writable)
+        self._unfit_cache: tuple[object, dict[str, str]] | None = None
+        # why the file could only be opened read-only ('' = writable; SQLite only)
+        self.read_only: str = getattr(backend, "read_only", "")
 
     # ------------------------------------------------------------------------------ lifecycle
 
@@ -91,24 +101,23 @@ class MemoryStore:
              ) -> "MemoryStore":
         """Open (creating or migrating) the database; load seed skills when configured.
 
-        ``path`` overrides ``config.db_path``; ``embedder`` injects a model (tests, benchmark);
-        otherwise the packaged MiniLM loads lazily on first use when ``use_embeddings`` is on.
+        ``path`` (an SQLite file or a database URL, see backend.py) overrides the config's
+        ``db_url``/``db_path``; ``base_catalog`` is this robot's catalog (what its executor
+        runs); ``embedder`` injects a model (tests, benchmark), otherwise the packaged MiniLM
+        loads lazily on first use when ``use_embeddings`` is on.
         """
         config = config or MemoryConfig()
-        db_path = Path(path).expanduser() if path is not None else config.resolved_db_path
-        read_only = ""
-        try:
-            conn = _connect(db_path)
-        except MemoryStoreError as e:
-            if not _is_read_only_place(db_path):
-                raise
-            conn = _connect_read_only(db_path)  # serve what is there; refuse every write
-            read_only = str(e)
-        store = cls(conn, db_path, config, base_catalog or default_catalog(), embedder)
-        store.read_only = read_only
-        if read_only:
+        if path is None:
+            url = config.resolved_db_url
+        elif isinstance(path, str) and "://" in path:
+            url = path
+        else:
+            url = f"sqlite://{Path(path).expanduser()}"
+        backend = open_backend(url)
+        store = cls(backend, config, base_catalog or default_catalog(), embedder)
+        if store.read_only:
             log.warning("memory database %s is read-only: context is served, nothing new is "
-                        "stored (%s)", db_path, read_only)
+                        "stored (%s)", store.where, store.read_only)
         elif config.load_seeds:
             from frankenbot.memory.seed import load_seed_skills
 
@@ -122,9 +131,9 @@ class MemoryStore:
     def close(self) -> None:
         """Close the connection (safe to call twice)."""
         with self._db_lock:
-            conn, self._conn = self._conn, None
-            if conn is not None:
-                conn.close()
+            backend, self._backend = self._backend, None
+            if backend is not None:
+                backend.close()
 
     def __enter__(self) -> "MemoryStore":
         return self
@@ -138,46 +147,55 @@ class MemoryStore:
         The crash-safety tests and the reliability benchmark call it after killing writers;
         an operator can too (it reads every page, so it takes a while on a large memory).
         """
+        if self.dialect != "sqlite":
+            return ()  # PostgreSQL checksums and repairs its own pages; nothing to read here
         rows = self._query("PRAGMA integrity_check")
         problems = tuple(str(r[0]) for r in rows)
         return () if problems == ("ok",) else problems
 
     @property
-    def conn(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise MemoryStoreError(f"memory store {self.path} is closed")
-        return self._conn
+    def _db(self) -> Backend:
+        if self._backend is None:
+            raise MemoryStoreError(f"memory store {self.where} is closed")
+        return self._backend
+
+    @property
+    def conn(self) -> Any:
+        """The driver's connection (sqlite3 or psycopg), for engine-specific inspection."""
+        return self._db.raw
 
     @contextmanager
-    def _tx(self, doing: str) -> Iterator[sqlite3.Connection]:
-        """One write transaction (BEGIN IMMEDIATE ... COMMIT), errors made clear."""
+    def _tx(self, doing: str) -> Iterator[Backend]:
+        """One write transaction that excludes other writers (all robots), errors made clear."""
         if self.read_only:
-            raise MemoryStoreError(f"memory database {self.path} is read-only; nothing was "
+            raise MemoryStoreError(f"memory database {self.where} is read-only; nothing was "
                                    f"stored while {doing} ({self.read_only})")
         with self._db_lock:
-            conn = self.conn
+            db = self._db
             try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as e:
-                raise _sql_error(e, self.path, doing) from e
+                db.begin_write()
+            except db.errors as e:
+                db.rollback()
+                raise db.error(e, doing) from e
             try:
-                yield conn
-                conn.execute("COMMIT")
-            except sqlite3.Error as e:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise _sql_error(e, self.path, doing) from e
+                yield db
+                db.commit()
+            except db.errors as e:
+                db.rollback()
+                raise db.error(e, doing) from e
             except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                db.rollback()
                 raise
 
-    def _query(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
+    def _query(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
         with self._db_lock:
+            db = self._db
             try:
-                return list(self.conn.execute(sql, params))
-            except sqlite3.Error as e:
-                raise _sql_error(e, self.path, "reading") from e
+                return db.query(sql, params)
+            except db.errors as e:
+                if db.in_transaction():  # PostgreSQL: a failed read outside a write tx
+                    db.rollback()
+                raise db.error(e, "reading") from e
 
     # ------------------------------------------------------------------------------- skills
 
@@ -189,16 +207,59 @@ class MemoryStore:
                      if not f or f in r["name"].lower() or f in r["description"].lower())
 
     def offered_skills(self) -> tuple[SkillRecord, ...]:
-        """Skills worth a prompt's tokens: all but promoted skills that stopped working.
+        """Skills worth a prompt's tokens: those this robot can run that still work.
 
         A promoted skill that has been used at least ``min_support`` times with a success rate
         below ``min_success_rate`` is retired from prompts (the same quality bar that promoted
-        it); it stays in the catalog so programs that call it still validate and run.
+        it); it stays in the catalog so programs that call it still validate and run. A skill
+        this robot cannot run (``unfit_skills``: learnt on another robot with fixtures or
+        callables this one lacks) is not offered either.
         """
         k, r = self.config.min_support, self.config.min_success_rate
-        return tuple(s for s in self.list_skills()
-                     if not (s.origin == SkillOrigin.PROMOTED and s.uses >= k
-                             and s.successes / s.uses < r))
+        library = self.list_skills()
+        unfit = self.unfit_skills(library)
+        return tuple(s for s in library
+                     if s.name not in unfit
+                     and not (s.origin == SkillOrigin.PROMOTED and s.uses >= k
+                              and s.successes / s.uses < r))
+
+    def unfit_skills(self, library: Sequence[SkillRecord] | None = None) -> dict[str, str]:
+        """Library skills this robot cannot run, each with the reason.
+
+        A skill shared through a fleet memory was validated against the catalog of the robot
+        that learnt it. Here it is checked again against this robot's: every fixture it was
+        learnt with must be among this robot's ``fixtures`` (when it declares them), and its
+        body must validate against this robot's base catalog plus the skills that passed (so a
+        skill calling an unfit skill is unfit too).
+        """
+        skills = list(self.list_skills() if library is None else library)
+        key = (tuple((s.name, s.body, s.fixtures) for s in skills), self.config.fixture_ids)
+        cached = self._unfit_cache
+        if cached is not None and cached[0] == key:
+            return dict(cached[1])
+        have = set(self.config.fixture_ids)
+        unfit: dict[str, str] = {}
+        for s in skills:
+            missing = sorted(set(s.fixtures) - have) if have else []
+            if missing:
+                unfit[s.name] = (f"learnt by {s.robot_id or 'another robot'} with fixture(s)"
+                                 f" {', '.join(missing)}, which this robot does not have")
+        changed = True
+        while changed:  # a skill may only call skills that are fit themselves
+            changed = False
+            catalog = self.base_catalog.with_skills(
+                s.signature() for s in skills if s.name not in unfit)
+            for s in skills:
+                if s.name in unfit:
+                    continue
+                try:
+                    (definition,) = language.parse_library(s.body)
+                    language.check_skill(definition, catalog)
+                except (ProgramError, ValueError) as e:
+                    unfit[s.name] = f"does not validate against this robot's catalog: {e}"
+                    changed = True
+        self._unfit_cache = (key, dict(unfit))
+        return unfit
 
     def get_skill(self, name: str) -> SkillRecord | None:
         rows = self._query("SELECT * FROM skills WHERE name = ?", (name,))
@@ -224,8 +285,12 @@ class MemoryStore:
         with self._tx("adding skills"):
             return tuple(self._add_skill(s, origin, source, replace) for s in skills)
 
-    def _add_skill(self, skill: SkillDef, origin: str, source: str,
-                   replace: bool) -> SkillRecord:
+    def _add_skill(self, skill: SkillDef, origin: str, source: str, replace: bool,
+                   fixtures: Sequence[str] = ()) -> SkillRecord:
+        """Validate and store one skill inside the caller's write transaction.
+
+        Seeds belong to no robot; imported and promoted skills to this store's robot_id.
+        """
         if origin not in SkillOrigin.ALL:
             raise MemoryStoreError(f"skill origin must be one of {SkillOrigin.ALL}, got {origin!r}")
         existing = self._skill_row(skill.name)
@@ -247,17 +312,20 @@ class MemoryStore:
         body = language.print_skill(skill)
         params = [[p.name, p.type] for p in skill.params]
         now = time.time()
+        robot = "" if origin == SkillOrigin.SEED else self.robot_id
+        fixtures_json = json.dumps(sorted(set(fixtures)))
         if existing is not None:
-            self.conn.execute(
+            self._db.execute(
                 "UPDATE skills SET params_json=?, description=?, body=?, canon_key=?, origin=?,"
-                " source=? WHERE name=?",
-                (json.dumps(params), skill.description, body, key, origin, source, skill.name))
+                " source=?, robot_id=?, fixtures_json=? WHERE name=?",
+                (json.dumps(params), skill.description, body, key, origin, source, robot,
+                 fixtures_json, skill.name))
         else:
-            self.conn.execute(
+            self._db.execute(
                 "INSERT INTO skills (name, params_json, description, body, canon_key, origin,"
-                " source, created) VALUES (?,?,?,?,?,?,?,?)",
+                " source, created, robot_id, fixtures_json) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (skill.name, json.dumps(params), skill.description, body, key, origin, source,
-                 now))
+                 now, robot, fixtures_json))
         row = self._skill_row(skill.name)
         assert row is not None
         return _skill_from_row(row)
@@ -275,14 +343,14 @@ class MemoryStore:
             if users:
                 raise MemoryStoreError(f"skill {name!r} is called by {', '.join(users)};"
                                        " remove those first")
-            self.conn.execute("UPDATE patterns SET skill = '' WHERE skill = ?", (name,))
-            return self.conn.execute("DELETE FROM skills WHERE name = ?", (name,)).rowcount > 0
+            self._db.execute("UPDATE patterns SET skill = '' WHERE skill = ?", (name,))
+            return self._db.execute("DELETE FROM skills WHERE name = ?", (name,)).rowcount > 0
 
-    def _skill_row(self, name: str) -> sqlite3.Row | None:
-        return self.conn.execute("SELECT * FROM skills WHERE name = ?", (name,)).fetchone()
+    def _skill_row(self, name: str) -> Any | None:
+        return self._db.execute("SELECT * FROM skills WHERE name = ?", (name,)).fetchone()
 
-    def _skill_rows(self) -> list[sqlite3.Row]:
-        return list(self.conn.execute("SELECT * FROM skills ORDER BY created, name"))
+    def _skill_rows(self) -> list[Any]:
+        return list(self._db.execute("SELECT * FROM skills ORDER BY created, name"))
 
     # ----------------------------------------------------------------------------- episodes
 
@@ -300,22 +368,24 @@ class MemoryStore:
             catalog = self.catalog()
             program = None
             try:
-                program = language.parse_task(episode.program)
+                program = self._as_library_calls(language.parse_task(episode.program))
             except ProgramError as e:
                 notes.append(f"program not parsed, no skill statistics or mining: {e}")
-            cur = self.conn.execute(
+            robot = episode.robot_id or self.robot_id
+            cur = self._db.execute(
                 "INSERT INTO episodes (task_id, instruction, program, success, outcome,"
                 " anomalies_json, vlm_calls, repair_calls, planning_time, execution_time,"
-                " trace_json, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                " trace_json, created, robot_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                " RETURNING id",
                 (episode.task_id, episode.instruction, episode.program, int(episode.success),
                  episode.outcome, json.dumps([asdict(a) for a in episode.anomalies]),
                  episode.vlm_calls, episode.repair_calls, episode.planning_time,
-                 episode.execution_time, episode.trace_json, time.time()))
-            episode_id = int(cur.lastrowid or 0)
+                 episode.execution_time, episode.trace_json, time.time(), robot))
+            episode_id = int(cur.fetchone()[0])
             for a in episode.anomalies:
                 self._insert_experience(episode_id, a, catalog)
             if vector is not None and self._embedder is not None:
-                self.conn.execute(
+                self._db.execute(
                     "INSERT INTO embeddings (episode_id, model, vector) VALUES (?,?,?)",
                     (episode_id, self._embedder.name, vector[0].astype(np.float32).tobytes()))
             promoted: tuple[str, ...] = ()
@@ -323,8 +393,23 @@ class MemoryStore:
                 self._count_skill_uses(program, catalog, episode.success)
                 self._count_patterns(program, catalog, episode.success, episode.trace_json,
                                      notes)
-                promoted = self._promote(catalog, notes)
+                promoted = self._promote(catalog, notes, program)
         return RecordResult(episode_id, promoted, "; ".join(notes))
+
+    def _as_library_calls(self, program: Program) -> Program:
+        """The program with its copies of library skills dropped, so they count as the library's.
+
+        The planner attaches the definitions of the library skills a program calls (the
+        executor knows only primitives); a copy identical to the library's skill (same name,
+        same body up to parameter names) is that skill: its uses are counted and the calls are
+        mined like any library call. A local skill that differs stays the program's own.
+        """
+        if not program.skills:
+            return program
+        kept = tuple(d for d in program.skills
+                     if (row := self._skill_row(d.name)) is None
+                     or row["canon_key"] != skill_key(d))
+        return program if len(kept) == len(program.skills) else replace(program, skills=kept)
 
     def _insert_experience(self, episode_id: int, a: EpisodeAnomaly, catalog: Catalog) -> None:
         primitive = a.primitive
@@ -334,7 +419,7 @@ class MemoryStore:
             if sig is not None and sig.kind in (SignatureKind.PRIMITIVE, SignatureKind.SKILL):
                 primitive = last
         situation = a.detail or a.source
-        self.conn.execute(
+        self._db.execute(
             "INSERT INTO experience (episode_id, kind, primitive, situation, action, tier,"
             " outcome, latency) VALUES (?,?,?,?,?,?,?,?)",
             (episode_id, a.kind, primitive, situation, a.action, int(a.tier), a.outcome,
@@ -346,7 +431,7 @@ class MemoryStore:
             sig = catalog.get(call.name)
             if sig is not None and sig.kind == SignatureKind.SKILL \
                     and program.skill(call.name) is None:
-                self.conn.execute(
+                self._db.execute(
                     "UPDATE skills SET uses = uses + 1, successes = successes + ? WHERE name = ?",
                     (int(success), call.name))
 
@@ -378,48 +463,63 @@ class MemoryStore:
         for key, (p, result) in outcome.items():
             if result == promotion.NOT_RUN:
                 continue
-            self.conn.execute(
+            self._db.execute(
                 "INSERT INTO patterns (key, length, calls_json, seen, successes)"
                 " VALUES (?, ?, ?, 1, ?) ON CONFLICT(key) DO UPDATE SET"
-                " seen = seen + 1, successes = successes + excluded.successes",
+                " seen = patterns.seen + 1, successes = patterns.successes + excluded.successes",
                 (key, len(p), key, int(result == promotion.OK)))
 
-    def _promote(self, catalog: Catalog, notes: list[str]) -> tuple[str, ...]:
+    def _promote(self, catalog: Catalog, notes: list[str], program: Program
+                 ) -> tuple[str, ...]:
+        """Promote the patterns that now clear the bar, inside the episode's write transaction.
+
+        Idempotent: a pattern that has a skill (``patterns.skill``), or whose body is already in
+        the library, is never promoted again. Writers are serialised, so the counts read here
+        are complete; should a skill of the same body or name still appear (a writer outside
+        this lock, e.g. an older FrankenBot), the unique constraints turn it into a note.
+        """
         cfg = self.config
         # Patterns already covered by a skill still take part: they make their sub-sequences
         # redundant (closedness), they are just not promoted again.
-        rows = list(self.conn.execute(
+        rows = self._db.query(
             "SELECT key, seen, successes, skill FROM patterns WHERE successes >= ?",
-            (cfg.min_support,)))
+            (cfg.min_support,))
         stats = [promotion.PatternStats(promotion.Pattern.from_key(r["key"]), r["seen"],
                                         r["successes"]) for r in rows]
         library = {r["canon_key"]: r["name"] for r in self._skill_rows()}
         for r in rows:  # in the library: remember which skill covers it
             if r["skill"] is None and r["key"] in library:
-                self.conn.execute("UPDATE patterns SET skill = ? WHERE key = ?",
-                                  (library[r["key"]], r["key"]))
+                self._db.execute("UPDATE patterns SET skill = ? WHERE key = ?",
+                                 (library[r["key"]], r["key"]))
         exclude = set(library) | {r["key"] for r in rows if r["skill"] is not None}
         promoted: list[str] = []
+        bindings: dict[str, tuple[str, ...]] | None = None
         for s in promotion.select(stats, exclude, cfg.min_support, cfg.min_success_rate,
                                   cfg.min_pattern_length):
             taken = set(catalog.entries) | {r["name"] for r in self._skill_rows()}
             name = promotion.skill_name(s.pattern, taken)
             skill = promotion.to_skill(s.pattern, name, catalog, s.seen, s.successes)
+            if bindings is None:
+                bindings = _bindings(program, catalog, cfg.min_pattern_length,
+                                     cfg.max_pattern_length)
+            fixtures = [o for o in bindings.get(s.pattern.key, ()) if o in cfg.fixture_ids]
             try:
                 # Round-trip through text: only what the parser and validator accept is stored.
                 text = language.print_skill(skill)
                 (reparsed,) = language.parse_library(text)
-                self.conn.execute("SAVEPOINT promote")
-                self._add_skill(reparsed, SkillOrigin.PROMOTED, f"pattern:{s.pattern.key}",
-                                replace=False)
-                self.conn.execute("RELEASE promote")
+                with self._db.savepoint("promote"):
+                    self._add_skill(reparsed, SkillOrigin.PROMOTED, f"pattern:{s.pattern.key}",
+                                    replace=False, fixtures=fixtures)
             except (FrankenbotError, ValueError) as e:
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK TO promote")
-                    self.conn.execute("RELEASE promote")
                 notes.append(f"pattern {s.pattern.key} not promoted: {e}")
                 continue
-            self.conn.execute("UPDATE patterns SET skill = ? WHERE key = ?", (name, s.pattern.key))
+            except self._db.errors as e:
+                if not self._db.is_unique_violation(e):
+                    raise
+                notes.append(f"pattern {s.pattern.key} not promoted: already in the library")
+                continue
+            self._db.execute("UPDATE patterns SET skill = ? WHERE key = ?",
+                             (name, s.pattern.key))
             catalog = catalog.with_skills([self.get_skill_unlocked(name).signature()])
             promoted.append(name)
         return tuple(promoted)
@@ -458,8 +558,8 @@ class MemoryStore:
         """
         rows = self._query(
             "SELECT kind, primitive, action, tier, count(*) AS tries,"
-            " sum(outcome = 'recovered') AS recovered FROM experience WHERE kind = ?"
-            " GROUP BY primitive, action, tier", (kind,))
+            f" {_RECOVERED} AS recovered FROM experience WHERE kind = ?"
+            " GROUP BY kind, primitive, action, tier", (kind,))
         out = [ExperienceSummary(r["kind"], r["primitive"], r["action"], int(r["tier"]),
                                  int(r["tries"]), int(r["recovered"] or 0)) for r in rows]
         out.sort(key=lambda e: (bool(primitive) and e.primitive != primitive, -e.success_rate,
@@ -469,7 +569,7 @@ class MemoryStore:
     def _experience_lines(self, limit: int) -> list[str]:
         rows = self._query(
             "SELECT kind, primitive, action, tier, count(*) AS tries,"
-            " sum(outcome = 'recovered') AS recovered FROM experience"
+            f" {_RECOVERED} AS recovered FROM experience"
             " GROUP BY kind, primitive, action, tier ORDER BY tries DESC, kind LIMIT ?", (limit,))
         return [ExperienceSummary(r["kind"], r["primitive"], r["action"], int(r["tier"]),
                                   int(r["tries"]), int(r["recovered"] or 0)).line() for r in rows]
@@ -528,7 +628,7 @@ class MemoryStore:
         rows = self._query("SELECT id, instruction, program FROM episodes WHERE success = 1"
                            " ORDER BY id")
         # Identical instruction+program pairs add nothing: keep the newest of each.
-        unique: dict[tuple[str, str], sqlite3.Row] = {}
+        unique: dict[tuple[str, str], Any] = {}
         for r in rows:
             unique.pop((r["instruction"], r["program"]), None)
             unique[(r["instruction"], r["program"])] = r
@@ -550,7 +650,7 @@ class MemoryStore:
                               scores[i]) for i in picked), method
 
     def _embedding_scores(self, emb: Embedder, instruction: str,
-                          rows: list[sqlite3.Row]) -> list[float] | None:
+                          rows: list[Any]) -> list[float] | None:
         ids = [r["id"] for r in rows]
         have = {r["episode_id"]: np.frombuffer(r["vector"], dtype=np.float32) for r in self._query(
             "SELECT episode_id, vector FROM embeddings WHERE model = ?", (emb.name,))}
@@ -563,9 +663,10 @@ class MemoryStore:
                     have[r["id"]] = v
                 try:
                     with self._tx("caching embeddings"):
-                        self.conn.executemany(
-                            "INSERT OR REPLACE INTO embeddings (episode_id, model, vector)"
-                            " VALUES (?,?,?)",
+                        self._db.executemany(
+                            "INSERT INTO embeddings (episode_id, model, vector) VALUES (?,?,?)"
+                            " ON CONFLICT (episode_id, model) DO UPDATE SET"
+                            " vector = excluded.vector",
                             [(r["id"], emb.name, have[r["id"]].astype(np.float32).tobytes())
                              for r in missing])
                 except MemoryStoreError as e:  # a cache; retrieval still works without it
@@ -652,99 +753,6 @@ def _rank_skills(skills: Sequence[SkillRecord], instruction: str) -> list[SkillR
     return sorted(skills, key=lambda s: -overlap(s))
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    from frankenbot.memory.schema import check_header, ensure_schema
-
-    check_header(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise MemoryStoreError(f"cannot create the directory for memory database {path}: {e}") \
-            from e
-    try:
-        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                               check_same_thread=False)
-    except sqlite3.Error as e:
-        raise _sql_error(e, path, "opening") from e
-    conn.row_factory = sqlite3.Row
-    try:
-        # Identity first (reads only), so a foreign or corrupt file is never written.
-        if path.stat().st_size > 0:
-            result = conn.execute("PRAGMA quick_check").fetchone()[0]
-            if result != "ok":
-                raise MemoryStoreError(
-                    f"memory database {path} is corrupt (quick_check: {result}); it was left"
-                    " untouched. Move it aside to start a new memory.")
-        ensure_schema(conn, path)
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = FULL")
-        conn.execute("PRAGMA foreign_keys = ON")
-    except sqlite3.Error as e:
-        conn.close()
-        raise _sql_error(e, path, "opening") from e
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-def _is_read_only_place(path: Path) -> bool:
-    """True when ``path`` exists as a non-empty file that this process may not write."""
-    import os
-
-    try:
-        if path.stat().st_size == 0:
-            return False
-        ro_fs = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
-    except OSError:
-        return False
-    return ro_fs or not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK)
-
-
-def _connect_read_only(path: Path) -> sqlite3.Connection:
-    """Open an existing memory that cannot be written (read-only file or file system).
-
-    ``immutable`` (on a read-only file system, or when no WAL content is pending): SQLite then
-    needs no -shm file, which cannot be created there. It also ignores a -wal file left by a
-    crash, so on a read-only file system episodes committed only to such a WAL are not visible
-    until it is writable again (they are not lost: the WAL stays on disk and is replayed by the
-    next read-write open).
-    """
-    import os
-    from urllib.parse import quote
-
-    from frankenbot.memory.schema import APPLICATION_ID, SCHEMA_VERSION, check_header
-
-    check_header(path)
-    ro_fs = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
-    wal = path.with_name(path.name + "-wal")
-    pending = wal.is_file() and wal.stat().st_size > 0
-    # immutable: no -shm needed (none can be created here); only when no WAL content would
-    # be skipped, or when the file system itself is read-only (then nobody can replay it)
-    immutable = ro_fs or not pending
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro" + ("&immutable=1" if immutable else "")
-    try:
-        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                               check_same_thread=False)
-        conn.row_factory = sqlite3.Row
-        result = conn.execute("PRAGMA quick_check").fetchone()[0]
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    except sqlite3.Error as e:
-        raise _sql_error(e, path, "opening read-only") from e
-    if app_id != APPLICATION_ID:
-        conn.close()
-        raise MemoryStoreError(f"{path} is not a FrankenBot memory database "
-                               f"(application_id={app_id:#x})")
-    if result != "ok" or version != SCHEMA_VERSION:
-        conn.close()
-        raise MemoryStoreError(f"memory database {path} is read-only and "
-                               + (f"corrupt (quick_check: {result})" if result != "ok" else
-                                  f"at schema version {version}, not {SCHEMA_VERSION} (it "
-                                  "cannot be migrated read-only)"))
-    return conn
-
-
 def _trace_entries(trace_json: str, notes: list[str]) -> list[tuple[str, str, str]] | None:
     """(path, event, status) of an executor trace; None when there is none or it is unreadable."""
     if not trace_json or trace_json.strip() in ("", "[]"):
@@ -758,6 +766,17 @@ def _trace_entries(trace_json: str, notes: list[str]) -> list[tuple[str, str, st
     return entries or None
 
 
+def _bindings(program: Program, catalog: Catalog, min_len: int, max_len: int
+              ) -> dict[str, tuple[str, ...]]:
+    """Pattern key -> object ids bound to its parameters in this program (last occurrence)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for window, external, _paths in promotion.windows_of(program, catalog, min_len, max_len):
+        got = promotion.generalise_with_binding(window, external)
+        if got is not None:
+            out[got[0].key] = got[1]
+    return out
+
+
 def _calls_of(skill: SkillDef) -> Iterator[Call]:
     from frankenbot.program.tree import iter_block
 
@@ -766,19 +785,20 @@ def _calls_of(skill: SkillDef) -> Iterator[Call]:
             yield node
 
 
-def _skill_from_row(r: sqlite3.Row) -> SkillRecord:
+def _skill_from_row(r: Any) -> SkillRecord:
     return SkillRecord(
         name=r["name"], params=tuple((n, t) for n, t in json.loads(r["params_json"])),
         description=r["description"], body=r["body"], origin=r["origin"], uses=r["uses"],
-        successes=r["successes"], source=r["source"], created=r["created"])
+        successes=r["successes"], source=r["source"], created=r["created"],
+        robot_id=r["robot_id"], fixtures=tuple(json.loads(r["fixtures_json"])))
 
 
-def _episode_from_row(r: sqlite3.Row) -> StoredEpisode:
+def _episode_from_row(r: Any) -> StoredEpisode:
     anomalies = tuple(EpisodeAnomaly(**a) for a in json.loads(r["anomalies_json"]))
     rec = EpisodeRecord(
         instruction=r["instruction"], program=r["program"], success=bool(r["success"]),
         outcome=r["outcome"], task_id=r["task_id"], anomalies=anomalies,
         vlm_calls=r["vlm_calls"], repair_calls=r["repair_calls"],
         planning_time=r["planning_time"], execution_time=r["execution_time"],
-        trace_json=r["trace_json"])
-    return StoredEpisode(r["id"], rec, r["created"])
+        trace_json=r["trace_json"], robot_id=r["robot_id"])
+    return StoredEpisode(int(r["id"]), rec, r["created"])

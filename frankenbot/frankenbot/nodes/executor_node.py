@@ -77,14 +77,14 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "gripper_mode": ("topic", "topic (position command, the sim) | parallel (control_msgs "
                               "ParallelGripperCommand: the Jazzy Robotiq controller) | "
                               "gripper_command (control_msgs GripperCommand: other grippers)"),
-    "gripper_action": ("/robotiq_gripper_controller/gripper_cmd",
+    "gripper_action": ("robotiq_gripper_controller/gripper_cmd",
                        "gripper action server (parallel / gripper_command modes)"),
     "gripper_joint": ("robotiq_85_left_knuckle_joint",
                       "the gripper joint commanded (parallel mode) and read from joint states"),
     "gripper_closed_position": (0.8, "gripper joint position (rad) when fully closed"),
-    "gripper_joint_states_topic": ("/joint_states", "where the gripper joint is published (a "
+    "gripper_joint_states_topic": ("joint_states", "where the gripper joint is published (a "
                                                     "namespaced gripper: /robotiq/joint_states)"),
-    "program_running_topic": ("/io_and_status_controller/robot_program_running",
+    "program_running_topic": ("io_and_status_controller/robot_program_running",
                               "UR driver's External Control program state (std_msgs/Bool, "
                               "latched); '' = not watched"),
     "action_server_wait": (10.0, "seconds to wait at start (and before a goal) for the "
@@ -142,7 +142,7 @@ class RosReplanner:
 
     def replan(self, situation: Situation, failure_context: str) -> ReplanResult:
         if not self._client.wait_for_service(timeout_sec=2.0):
-            return ReplanResult(False, "", "/frankenbot/replan is not available", 0)
+            return ReplanResult(False, "", "frankenbot/replan is not available", 0)
         self._node.set_phase("replanning")
         req = Replan.Request(task_id=self.task_id, instruction=self.instruction,
                              program=self.program_text, failure_context=failure_context,
@@ -154,7 +154,7 @@ class RosReplanner:
         self._node.set_phase("executing")
         if not ok or future.result() is None:
             future.cancel()
-            return ReplanResult(False, "", f"/frankenbot/replan timed out after "
+            return ReplanResult(False, "", f"frankenbot/replan timed out after "
                                            f"{self.timeout:.0f} s", 0)
         res = future.result()
         if res.ok:
@@ -189,7 +189,7 @@ class ExecutorNode(Node):
         self.expert = self._build_expert(params.tier2_method, str(p["local_expert_model"]),
                                          int(p["local_expert_threads"]))
         self._replan_group = MutuallyExclusiveCallbackGroup()
-        self._replan_client = self.create_client(Replan, "/frankenbot/replan",
+        self._replan_client = self.create_client(Replan, "frankenbot/replan",
                                                  callback_group=self._replan_group)
         self.executor_core = ProgramExecutor(
             primitives, primitives.snapshot, robot.scene, params=params, expert=self.expert,
@@ -197,8 +197,8 @@ class ExecutorNode(Node):
             on_event=self._on_event)
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.tree_pub = self.create_publisher(TreeState, "/frankenbot/tree_state", latched)
-        self.events_pub = self.create_publisher(AnomalyEvent, "/frankenbot/events", 50)
+        self.tree_pub = self.create_publisher(TreeState, "frankenbot/tree_state", latched)
+        self.events_pub = self.create_publisher(AnomalyEvent, "frankenbot/events", 50)
         self._goal_lock = threading.Lock()  # guards the fields of the running goal below
         self._goal: Any = None
         self._task_id = ""
@@ -210,7 +210,7 @@ class ExecutorNode(Node):
         self._new_events: list[AnomalyEvent] = []
         self._last_feedback = 0.0
         self._action = ActionServer(
-            self, ExecuteProgram, "/frankenbot/execute_program",
+            self, ExecuteProgram, "frankenbot/execute_program",
             execute_callback=self.execute_callback, goal_callback=self.goal_callback,
             cancel_callback=self.cancel_callback, callback_group=ReentrantCallbackGroup())
         self._owner_present = False  # the planner was up when the running goal started

@@ -1,6 +1,6 @@
 """ROS adapter for the memory store (HIMM): the ``frankenbot_memory`` node.
 
-Services
+Services (relative names: under ``--namespace arm1`` they are /arm1/frankenbot/memory/...)
   /frankenbot/memory/get_context (frankenbot_interfaces/srv/GetContext)
       skills, exemplar episodes and anomaly experience for a planning prompt, within a budget.
   /frankenbot/memory/record_episode (frankenbot_interfaces/srv/RecordEpisode)
@@ -9,10 +9,12 @@ Services
       the library, optionally filtered by a substring of name or description.
 
 Parameters (defaults in ``frankenbot.memory.config.MemoryConfig``)
-  db_path (string, "" = <user data dir>/frankenbot/memory.sqlite3), seed_dir (string, "" = the
-  package's skills/), load_seeds (bool), min_support (int, k), min_success_rate (double, r),
-  min_pattern_length (int), max_pattern_length (int), token_budget (int),
-  max_exemplars (int), use_embeddings (bool), embedding_model_dir (string).
+  db_path (string, "" = <user data dir>/frankenbot/memory.sqlite3), db_url (string,
+  sqlite:///path | postgresql://user@host:port/db: a memory shared by a fleet), robot_id (string,
+  "" = this node's namespace), fixtures (comma-separated fixture ids of this robot), seed_dir
+  (string, "" = the package's skills/), load_seeds (bool), min_support (int, k),
+  min_success_rate (double, r), min_pattern_length (int), max_pattern_length (int),
+  token_budget (int), max_exemplars (int), use_embeddings (bool), embedding_model_dir (string).
 
 All logic lives in ``frankenbot.memory``; the store is thread-safe, so the services share a
 reentrant callback group under a multi-threaded executor. The embedding model loads on a
@@ -22,7 +24,7 @@ background thread at start-up; until it is ready retrieval is lexical (reported 
 from __future__ import annotations
 
 import sys
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 from rcl_interfaces.msg import ParameterDescriptor
@@ -39,6 +41,10 @@ from frankenbot_interfaces.srv import GetContext, ListSkills, RecordEpisode
 
 PARAM_DOCS: dict[str, str] = {
     "db_path": "SQLite file of the memory; empty = <user data dir>/frankenbot/memory.sqlite3",
+    "db_url": "database URL (sqlite:///path or postgresql://user@host:port/db); overrides db_path",
+    "robot_id": "this robot's name in a shared memory; empty = the node's namespace",
+    "fixtures": "comma-separated fixture ids of this robot's scene; skills learnt with others"
+                " are not offered (empty = not checked)",
     "seed_dir": "directory of seed skill files (*.fb); empty = the package's skills/",
     "load_seeds": "load and validate the seed skills at start-up",
     "min_support": "k: successful episodes that must contain a call sequence to promote it",
@@ -71,10 +77,12 @@ class MemoryNode(Node):
     def __init__(self) -> None:
         super().__init__("frankenbot_memory")
         config = self._read_config()
+        if not config.robot_id:
+            config = replace(config, robot_id=self.get_namespace().strip("/"))
         self.store = MemoryStore.open(config=config)
         if self.store.read_only:
             self.get_logger().error(
-                f"memory database {self.store.path} is read-only: context is served, episodes "
+                f"memory database {self.store.where} is read-only: context is served, episodes "
                 f"are refused ({self.store.read_only})")
         for problem in self.store.seed_problems:
             self.get_logger().warning(f"seed skills: {problem}")
@@ -82,14 +90,15 @@ class MemoryNode(Node):
             self.store.model_threads = 1  # this process only embeds single sentences
             self.store.start_loading_embedder()
         group = ReentrantCallbackGroup()
-        self.create_service(GetContext, "/frankenbot/memory/get_context",
+        self.create_service(GetContext, "frankenbot/memory/get_context",
                             self.get_context_callback, callback_group=group)
-        self.create_service(RecordEpisode, "/frankenbot/memory/record_episode",
+        self.create_service(RecordEpisode, "frankenbot/memory/record_episode",
                             self.record_episode_callback, callback_group=group)
-        self.create_service(ListSkills, "/frankenbot/memory/list_skills",
+        self.create_service(ListSkills, "frankenbot/memory/list_skills",
                             self.list_skills_callback, callback_group=group)
         self.get_logger().info(
-            f"memory at {self.store.path}: {len(self.store.list_skills())} skills,"
+            f"memory at {self.store.where} ({self.store.dialect}) for robot"
+            f" {config.robot_id or '(unnamed)'}: {len(self.store.list_skills())} skills,"
             f" {self.store.episode_count()} episodes")
 
     def _read_config(self) -> MemoryConfig:

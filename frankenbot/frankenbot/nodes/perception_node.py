@@ -66,9 +66,9 @@ from frankenbot_interfaces.msg import SceneObjects
 
 UR_JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
              "wrist_2_joint", "wrist_3_joint")
-COLOR_TOPIC = "/camera/camera/color/image_raw"
-DEPTH_TOPIC = "/camera/camera/aligned_depth_to_color/image_raw"
-INFO_TOPIC = "/camera/camera/color/camera_info"
+COLOR_TOPIC = "camera/camera/color/image_raw"
+DEPTH_TOPIC = "camera/camera/aligned_depth_to_color/image_raw"
+INFO_TOPIC = "camera/camera/color/camera_info"
 RGB_HISTORY = 8  # colour frames kept for pairing with depth by stamp
 CLOCK_BACK_S = 1.0  # a frame this much older than the last one: the camera clock restarted
 MAX_IMAGE_PIXELS = 4096 * 4096  # larger frames are not from any supported camera
@@ -208,11 +208,11 @@ class PerceptionNode(Node):
                                  qos_profile_sensor_data, callback_group=intake)
         self.create_subscription(CameraInfo, INFO_TOPIC, self.info_callback,
                                  qos_profile_sensor_data, callback_group=intake)
-        self.create_subscription(JointState, "/joint_states", self.joint_callback, 10,
+        self.create_subscription(JointState, "joint_states", self.joint_callback, 10,
                                  callback_group=intake)
-        self.scene_pub = self.create_publisher(SceneObjects, "/frankenbot/scene", 10)
-        self.marker_pub = self.create_publisher(MarkerArray, "/frankenbot/scene_markers", 10)
-        self.image_pub = self.create_publisher(Image, "/frankenbot/annotated_image", 2)
+        self.scene_pub = self.create_publisher(SceneObjects, "frankenbot/scene", 10)
+        self.marker_pub = self.create_publisher(MarkerArray, "frankenbot/scene_markers", 10)
+        self.image_pub = self.create_publisher(Image, "frankenbot/annotated_image", 2)
         self.create_timer(1.0 / max(self.rate, 0.1), self.process_callback, callback_group=work)
         # Resets share the processing group: none can land halfway through a frame.
         self.create_service(Trigger, "~/reset", self.reset_service_callback, callback_group=work)

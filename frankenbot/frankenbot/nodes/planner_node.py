@@ -160,26 +160,26 @@ class PlannerNode(Node):
         sensors = MutuallyExclusiveCallbackGroup()
         serving = ReentrantCallbackGroup()
         clients = ReentrantCallbackGroup()
-        self.create_subscription(SceneObjects, "/frankenbot/scene", self.scene_callback, 5,
+        self.create_subscription(SceneObjects, "frankenbot/scene", self.scene_callback, 5,
                                  callback_group=sensors)
-        self.create_subscription(Image, "/frankenbot/annotated_image", self.image_callback, 2,
+        self.create_subscription(Image, "frankenbot/annotated_image", self.image_callback, 2,
                                  callback_group=sensors)
         qos = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
-        self.status_pub = self.create_publisher(TaskStatus, "/frankenbot/task_status", qos)
-        self.create_service(SubmitTask, "/frankenbot/submit_task", self.submit_callback,
+        self.status_pub = self.create_publisher(TaskStatus, "frankenbot/task_status", qos)
+        self.create_service(SubmitTask, "frankenbot/submit_task", self.submit_callback,
                             callback_group=serving)
-        self.create_service(Replan, "/frankenbot/replan", self.replan_callback,
+        self.create_service(Replan, "frankenbot/replan", self.replan_callback,
                             callback_group=serving)
         self.run_server = ActionServer(
-            self, RunTask, "/frankenbot/run_task", execute_callback=self.run_task_callback,
+            self, RunTask, "frankenbot/run_task", execute_callback=self.run_task_callback,
             goal_callback=self.goal_callback, cancel_callback=lambda _g: CancelResponse.ACCEPT,
             callback_group=serving)
-        self.executor_client = ActionClient(self, ExecuteProgram, "/frankenbot/execute_program",
+        self.executor_client = ActionClient(self, ExecuteProgram, "frankenbot/execute_program",
                                             callback_group=clients)
-        self.context_client = self.create_client(GetContext, "/frankenbot/memory/get_context",
+        self.context_client = self.create_client(GetContext, "frankenbot/memory/get_context",
                                                  callback_group=clients)
         self.record_client = self.create_client(
-            RecordEpisode, "/frankenbot/memory/record_episode", callback_group=clients)
+            RecordEpisode, "frankenbot/memory/record_episode", callback_group=clients)
         mode = "VLM " + vlm.model if self.planner.client is not None else "offline"
         self.get_logger().info(f"planner ready ({p('planner_mode')}: {mode})")
 

@@ -63,13 +63,17 @@ from frankenbot.ports import (
 )
 from frankenbot.state import Scene
 
-TRAJECTORY_TOPIC = ur_driver.TRAJECTORY_TOPIC
-FOLLOW_ACTION = ur_driver.FOLLOW_ACTION
-JOINT_STATES_TOPIC = ur_driver.JOINT_STATES_TOPIC
-SPEED_SCALING_TOPIC = ur_driver.SPEED_SCALING_TOPIC
-PROGRAM_RUNNING_TOPIC = ur_driver.PROGRAM_RUNNING_TOPIC
-SCENE_TOPIC = "/frankenbot/scene"
-ESTOP_TOPIC = "/frankenbot/estop"
+# Relative names (the driver's, without the leading slash): under a namespace (several arms on
+# one graph) they resolve to /<ns>/joint_states etc.; with none, to the driver's own names.
+TRAJECTORY_TOPIC = ur_driver.TRAJECTORY_TOPIC.lstrip("/")
+FOLLOW_ACTION = ur_driver.FOLLOW_ACTION.lstrip("/")
+JOINT_STATES_TOPIC = ur_driver.JOINT_STATES_TOPIC.lstrip("/")
+SPEED_SCALING_TOPIC = ur_driver.SPEED_SCALING_TOPIC.lstrip("/")
+PROGRAM_RUNNING_TOPIC = ur_driver.PROGRAM_RUNNING_TOPIC.lstrip("/")
+GRIPPER_COMMAND_TOPIC = robotiq.COMMAND_TOPIC.lstrip("/")
+GRIPPER_ACTION = robotiq.ACTION_NAME.lstrip("/")
+SCENE_TOPIC = "frankenbot/scene"
+ESTOP_TOPIC = "frankenbot/estop"
 STALL_WALL_TIMEOUT = 5.0  # s of wall time without clock progress before sleep() gives up
 GRIPPER_MODES = ("topic", "parallel", "gripper_command")
 STOP_RAMP = 0.05  # s: the hold point's time_from_start (the JTC blends into it, no jump)
@@ -205,7 +209,7 @@ class RosRobot:
                  trajectory_mode: str = "topic", gripper_mode: str = "topic",
                  state_timeout: float = 0.5, trajectory_topic: str = TRAJECTORY_TOPIC,
                  estop_topic: str = ESTOP_TOPIC, follow_action: str = FOLLOW_ACTION,
-                 gripper_action: str = robotiq.ACTION_NAME,
+                 gripper_action: str = GRIPPER_ACTION,
                  gripper_joint: str = robotiq.KNUCKLE_JOINT,
                  gripper_closed_position: float = robotiq.CLOSED_POSITION,
                  gripper_joint_states_topic: str = JOINT_STATES_TOPIC,
@@ -259,7 +263,8 @@ class RosRobot:
         self._state_group = MutuallyExclusiveCallbackGroup()
         self._action_group = MutuallyExclusiveCallbackGroup()
         self._traj_pub = node.create_publisher(JointTrajectoryMsg, trajectory_topic, reliable)
-        self._grip_pub = node.create_publisher(Float64MultiArray, robotiq.COMMAND_TOPIC, reliable)
+        self._grip_pub = node.create_publisher(Float64MultiArray, GRIPPER_COMMAND_TOPIC,
+                                               reliable)
         node.create_subscription(Bool, estop_topic, self.estop_callback, reliable,
                                  callback_group=self._estop_group)
         self._gripper_on_joint_states = gripper_joint_states_topic in ("", JOINT_STATES_TOPIC)

@@ -58,11 +58,12 @@ from frankenbot.sim.sensor import SensorModel, parse_overrides, sensor_params
 from frankenbot.sim.world import SimWorld, TrajectoryPoint
 from frankenbot_interfaces.srv import EvaluateTask, InjectAnomaly, ResetScene
 
-TRAJECTORY_TOPIC = ur_driver.TRAJECTORY_TOPIC
-SPEED_SCALING_TOPIC = ur_driver.SPEED_SCALING_TOPIC
-COLOR_TOPIC = "/camera/camera/color/image_raw"
-DEPTH_TOPIC = "/camera/camera/aligned_depth_to_color/image_raw"
-INFO_TOPIC = "/camera/camera/color/camera_info"
+# Relative: a namespaced sim (several tables on one graph) speaks under /<ns>/.
+TRAJECTORY_TOPIC = ur_driver.TRAJECTORY_TOPIC.lstrip("/")
+SPEED_SCALING_TOPIC = ur_driver.SPEED_SCALING_TOPIC.lstrip("/")
+COLOR_TOPIC = "camera/camera/color/image_raw"
+DEPTH_TOPIC = "camera/camera/aligned_depth_to_color/image_raw"
+INFO_TOPIC = "camera/camera/color/camera_info"
 
 PARAMS: dict[str, tuple[Any, str]] = {
     "task": ("", "task family of the first scene; empty = every object, no task"),
@@ -124,8 +125,8 @@ class SimNode(Node):
         self._ticks = 0
         self._pub_lock = threading.Lock()  # publishers are used from the runner's threads
         sensor_qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
-        self.joint_pub = self.create_publisher(JointState, "/joint_states", 20)
-        self.clock_pub = self.create_publisher(Clock, "/clock", 20)
+        self.joint_pub = self.create_publisher(JointState, "joint_states", 20)
+        self.clock_pub = self.create_publisher(Clock, "clock", 20)
         self.scaling_pub = self.create_publisher(Float64, SPEED_SCALING_TOPIC, 5)
         self.color_pub = self.create_publisher(Image, COLOR_TOPIC, sensor_qos)
         self.depth_pub = self.create_publisher(Image, DEPTH_TOPIC, sensor_qos)
@@ -137,7 +138,8 @@ class SimNode(Node):
         services = MutuallyExclusiveCallbackGroup()
         self.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self.trajectory_callback, 10,
                                  callback_group=commands)
-        self.create_subscription(Float64MultiArray, robotiq.COMMAND_TOPIC, self.gripper_callback,
+        self.create_subscription(Float64MultiArray, robotiq.COMMAND_TOPIC.lstrip("/"),
+                                 self.gripper_callback,
                                  10, callback_group=commands)
         self.create_service(ResetScene, "~/reset", self.reset_callback, callback_group=services)
         self.create_service(InjectAnomaly, "~/inject_anomaly", self.inject_callback,

@@ -1,0 +1,250 @@
+"""The PostgreSQL memory backend: one database shared by a fleet of robots (psycopg 3).
+
+Identity and version live in a ``frankenbot_meta`` table (PostgreSQL has no ``application_id``):
+a database with tables but no such row belongs to someone else and is never written. Migrations
+mirror schema.py's, version for version, in PostgreSQL types (``BIGSERIAL``, ``BYTEA``,
+``DOUBLE PRECISION``) and run under the same advisory lock as writes, so robots starting together
+migrate once.
+
+Writes: ``BEGIN`` then ``pg_advisory_xact_lock(WRITE_LOCK)``. Under READ COMMITTED each statement
+after the lock sees every earlier writer's commit, so a promotion decided inside the transaction
+is decided on complete counts, the way SQLite's ``BEGIN IMMEDIATE`` gives it on one file. The lock
+goes with the transaction (commit, rollback or a dropped connection), so a killed robot never
+leaves it held.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from frankenbot.errors import MemoryStoreError
+from frankenbot.memory.backend import BUSY_TIMEOUT_S, POSTGRESQL, Backend, redact
+from frankenbot.memory.schema import APPLICATION_ID, MIGRATIONS_V2_ON, SCHEMA_VERSION
+
+# pg_advisory_xact_lock key of memory writes: the application id, so it cannot meet another
+# application's lock on a shared server by accident.
+WRITE_LOCK = APPLICATION_ID
+APPLICATION = "frankenbot-memory"
+
+PG_MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE skills (
+        name        TEXT PRIMARY KEY,
+        params_json TEXT NOT NULL,
+        description TEXT NOT NULL,
+        body        TEXT NOT NULL,
+        canon_key   TEXT NOT NULL,
+        origin      TEXT NOT NULL CHECK (origin IN ('seed', 'promoted', 'imported')),
+        uses        INTEGER NOT NULL DEFAULT 0,
+        successes   INTEGER NOT NULL DEFAULT 0,
+        source      TEXT NOT NULL DEFAULT '',
+        created     DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX skills_canon ON skills(canon_key);
+    CREATE TABLE episodes (
+        id              BIGSERIAL PRIMARY KEY,
+        task_id         TEXT NOT NULL DEFAULT '',
+        instruction     TEXT NOT NULL,
+        program         TEXT NOT NULL,
+        success         INTEGER NOT NULL,
+        outcome         TEXT NOT NULL DEFAULT '',
+        anomalies_json  TEXT NOT NULL DEFAULT '[]',
+        vlm_calls       INTEGER NOT NULL DEFAULT 0,
+        repair_calls    INTEGER NOT NULL DEFAULT 0,
+        planning_time   DOUBLE PRECISION NOT NULL DEFAULT 0,
+        execution_time  DOUBLE PRECISION NOT NULL DEFAULT 0,
+        trace_json      TEXT NOT NULL DEFAULT '[]',
+        created         DOUBLE PRECISION NOT NULL
+    );
+    CREATE TABLE embeddings (
+        episode_id  BIGINT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+        model       TEXT NOT NULL,
+        vector      BYTEA NOT NULL,
+        PRIMARY KEY (episode_id, model)
+    );
+    CREATE TABLE experience (
+        id          BIGSERIAL PRIMARY KEY,
+        episode_id  BIGINT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+        kind        TEXT NOT NULL,
+        primitive   TEXT NOT NULL DEFAULT '',
+        situation   TEXT NOT NULL DEFAULT '',
+        action      TEXT NOT NULL DEFAULT '',
+        tier        INTEGER NOT NULL DEFAULT 0,
+        outcome     TEXT NOT NULL DEFAULT '',
+        latency     DOUBLE PRECISION NOT NULL DEFAULT -1
+    );
+    CREATE INDEX experience_situation ON experience(kind, primitive);
+    CREATE TABLE patterns (
+        key         TEXT PRIMARY KEY,
+        length      INTEGER NOT NULL,
+        calls_json  TEXT NOT NULL,
+        seen        INTEGER NOT NULL DEFAULT 0,
+        successes   INTEGER NOT NULL DEFAULT 0,
+        skill       TEXT
+    );
+    """,
+    MIGRATIONS_V2_ON,  # the same statements are valid PostgreSQL
+)
+assert len(PG_MIGRATIONS) == SCHEMA_VERSION
+
+
+class PgRow:
+    """A result row indexable by column name (like sqlite3.Row) and by position."""
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, index: dict[str, int], values: Sequence[Any]) -> None:
+        self._index = index
+        self._values = values
+
+    def __getitem__(self, key: str | int) -> Any:
+        return self._values[self._index[key]] if isinstance(key, str) else self._values[key]
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+
+def _row_factory(cursor: Any) -> Callable[[Sequence[Any]], Any]:
+    desc = cursor.description
+    if desc is None:
+        return tuple
+    index = {c.name: i for i, c in enumerate(desc)}
+    return lambda values: PgRow(index, values)
+
+
+class PostgresBackend(Backend):
+    """A psycopg 3 connection in autocommit mode; transactions are explicit BEGIN/COMMIT."""
+
+    dialect = POSTGRESQL
+
+    def __init__(self, conn: Any, url: str) -> None:
+        self.conn = conn
+        self.url = url
+        self.where = redact(url)
+        self._sql: dict[str, str] = {}
+
+    @classmethod
+    def open(cls, url: str) -> "PostgresBackend":
+        try:
+            import psycopg
+        except ImportError as e:  # pragma: no cover - psycopg is in requirements/base.txt
+            raise MemoryStoreError(
+                "memory db_url is PostgreSQL but psycopg is not installed"
+                " (pip install 'psycopg[binary]')") from e
+        try:
+            conn = psycopg.connect(url, autocommit=True, row_factory=_row_factory,
+                                   connect_timeout=int(BUSY_TIMEOUT_S),
+                                   application_name=APPLICATION)
+        except psycopg.Error as e:
+            raise MemoryStoreError(
+                f"cannot connect to memory database {redact(url)}: {str(e).strip()}") from e
+        backend = cls(conn, url)
+        try:
+            backend._ensure_schema()
+        except psycopg.Error as e:
+            conn.close()
+            raise backend.error(e, "opening") from e
+        except BaseException:
+            conn.close()
+            raise
+        return backend
+
+    # ------------------------------------------------------------------------------- schema
+
+    def _ensure_schema(self) -> None:
+        self.begin_write()
+        try:
+            version = self._check_identity()
+            if version > SCHEMA_VERSION:
+                raise MemoryStoreError(
+                    f"memory database {self.where} has schema version {version}, newer than"
+                    f" this FrankenBot's {SCHEMA_VERSION}; upgrade FrankenBot or use another"
+                    " database.")
+            if version == 0:
+                self.execute("CREATE TABLE frankenbot_meta (key TEXT PRIMARY KEY,"
+                             " value TEXT NOT NULL)")
+                self.execute("INSERT INTO frankenbot_meta VALUES ('application', ?)",
+                             (APPLICATION,))
+                self.execute("INSERT INTO frankenbot_meta VALUES ('schema_version', '0')")
+            for v in range(version, SCHEMA_VERSION):
+                for statement in PG_MIGRATIONS[v].split(";"):
+                    if statement.strip():
+                        self.execute(statement)
+                self.execute("UPDATE frankenbot_meta SET value = ? WHERE key = 'schema_version'",
+                             (str(v + 1),))
+            self.commit()
+        except BaseException:
+            self.rollback()
+            raise
+
+    def _check_identity(self) -> int:
+        """Schema version found (0 = empty database); refuses another application's database."""
+        tables = [r[0] for r in self.query(
+            "SELECT table_name FROM information_schema.tables"
+            " WHERE table_schema = current_schema()")]
+        if not tables:
+            return 0
+        meta = {}
+        if "frankenbot_meta" in tables:
+            meta = {r["key"]: r["value"] for r in self.query("SELECT key, value FROM"
+                                                             " frankenbot_meta")}
+        if meta.get("application") != APPLICATION:
+            raise MemoryStoreError(
+                f"{self.where} is a PostgreSQL database of another application ({len(tables)}"
+                f" tables, e.g. {sorted(tables)[:3]}); refusing to use or overwrite it."
+                " Point memory's db_url at an empty database.")
+        return int(meta.get("schema_version", "0"))
+
+    # ---------------------------------------------------------------------------- statements
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> Any:
+        pg = self._sql.get(sql)
+        if pg is None:
+            pg = self._sql[sql] = sql.replace("%", "%%").replace("?", "%s")
+        return self.conn.execute(pg, params)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        with self.conn.cursor() as cur:
+            cur.executemany(sql.replace("%", "%%").replace("?", "%s"), rows)
+
+    @property
+    def raw(self) -> Any:
+        return self.conn
+
+    @property
+    def errors(self) -> tuple[type[BaseException], ...]:
+        import psycopg
+
+        return (psycopg.Error,)
+
+    def error(self, e: BaseException, doing: str) -> MemoryStoreError:
+        from psycopg import errors
+
+        text = str(e).strip()
+        if isinstance(e, (errors.DiskFull, errors.OutOfMemory)):
+            return MemoryStoreError(f"memory database {self.where} is full while {doing};"
+                                    f" nothing of this operation was stored ({text})")
+        if isinstance(e, errors.OperationalError):
+            return MemoryStoreError(f"memory database {self.where} unreachable while {doing}:"
+                                    f" {text}")
+        if isinstance(e, errors.InsufficientPrivilege):
+            return MemoryStoreError(f"cannot write memory database {self.where} while {doing}:"
+                                    f" {text}")
+        return MemoryStoreError(f"memory database {self.where}: {text} (while {doing})")
+
+    def is_unique_violation(self, e: BaseException) -> bool:
+        from psycopg import errors
+
+        return isinstance(e, errors.UniqueViolation)
+
+    def begin_write(self) -> None:
+        self.execute("BEGIN")
+        self.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))
+
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return self.conn.info.transaction_status != TransactionStatus.IDLE
+
+    def close(self) -> None:
+        self.conn.close()
