@@ -117,8 +117,12 @@ class ProgramExecutor:
         self._on_trace = on_trace
         self._on_event = on_event
         self._clock = clock
+        # the primitives' own beliefs (which drawer is open) are facts the predicates read
+        # before geometry: a perceived handle can be off by centimetres, the belief is not
+        beliefs = getattr(primitives, "facts", None)
         self.snapshot = SnapshotSource(robot_snapshot, scene,
-                                       stale_after_s=params.scene_stale_after_s, clock=clock)
+                                       stale_after_s=params.scene_stale_after_s, clock=clock,
+                                       beliefs=beliefs if callable(beliefs) else None)
         self._run_lock = threading.Lock()  # one program at a time
         self._state_lock = threading.Lock()  # guards the fields of the current run below
         self._runner: Runner | None = None

@@ -21,11 +21,13 @@ class SnapshotSource:
 
     def __init__(self, robot: Callable[[], RobotSnapshot], scene: Callable[[], Scene], *,
                  stale_after_s: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 beliefs: Callable[[], Mapping[str, bool]] | None = None) -> None:
         if not stale_after_s > 0:
             raise ValueError(f"stale_after_s must be > 0, got {stale_after_s!r}")
         self._robot = robot
         self._scene = scene
+        self._beliefs = beliefs  # e.g. the primitives' drawer_open:<d>; set_fact wins
         self._clock = clock
         self.stale_after_s = stale_after_s
         self._lock = threading.Lock()  # guards the reads and the staleness bookkeeping
@@ -51,4 +53,6 @@ class SnapshotSource:
                 self._last_change = now
             if not scene.stale and now - self._last_change > self.stale_after_s:
                 scene = replace(scene, stale=True)
-            return WorldSnapshot(robot=robot, scene=scene, facts=dict(self._facts), time=now)
+            facts = dict(self._beliefs()) if self._beliefs is not None else {}
+            facts.update(self._facts)
+            return WorldSnapshot(robot=robot, scene=scene, facts=facts, time=now)
