@@ -16,7 +16,7 @@ SKILLS = parse_skills(
     '  place_in(obj=obj, container=container)\n}\n'
     'skill put_in_drawer(obj: object, drawer: object) "d" {\n  open_drawer(drawer=drawer)\n'
     '  pick(obj=obj)\n  place_in(obj=obj, container=drawer)\n  close_drawer(drawer=drawer)\n}\n'
-    'skill lift(obj: object) "l" {\n  pick(obj=obj)\n  move_above(obj=obj, height=0.2)\n}\n')
+    'skill raise_it(obj: object) "l" {\n  pick(obj=obj)\n  move_above(obj=obj, height=0.2)\n}\n')
 CATALOG = default_catalog().with_skills(
     __import__("frankenbot.program.validator", fromlist=["x"]).skill_signature(s) for s in SKILLS)
 

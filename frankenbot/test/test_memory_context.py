@@ -39,7 +39,7 @@ def test_invalid_seed_file_is_reported_with_line_and_skipped(tmp_path: Path) -> 
     (seeds / "b_syntax.fb").write_text(
         '# comment\nskill broken(obj: object) "x" {\n  pick(obj=\n}\n')
     (seeds / "c_invalid.fb").write_text(
-        '# comment\n\nskill lift(obj: object) "x" {\n  pick(obj=obj)\n  fly(obj=obj)\n}\n')
+        '# comment\n\nskill hoist(obj: object) "x" {\n  pick(obj=obj)\n  fly(obj=obj)\n}\n')
     with open_with_seeds(tmp_path, seeds) as store:
         names = {s.name for s in store.list_skills()}
         problems = store.seed_problems
