@@ -80,3 +80,11 @@ def test_provenance_names_commit_machine_and_conditions() -> None:
     assert meta["conditions"] == {"scene": "perceived", "seeds": [10000]}
     assert meta["machine"]["cpus"] >= 1 and meta["date"].endswith("UTC")
     assert meta["commit"] == "unknown" or len(meta["commit"].split("+")[0]) >= 7
+
+
+def test_the_readme_numbers_are_the_committed_results() -> None:
+    """README.md and docs/BENCHMARK.md are what `frankenbot report` makes of docs/results/."""
+    import argparse
+
+    args = argparse.Namespace(episode_dir=None, results=None, check=True)
+    assert readme_report.main(args) == 0, "run `frankenbot report` and commit the result"
