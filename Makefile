@@ -1,7 +1,7 @@
 # FrankenBot: every target is idempotent and does its own set-up on a fresh machine.
 #   make setup   Debian packages (apt-get), .venv with pinned requirements, colcon build
 #   make setup-llm  llama-cpp-python built portably into .venv (the local LLM server)
-#   make test    setup + setup-llm + the whole pytest suite + lint
+#   make test    setup + setup-llm + the pytest suite (all but `heavy`) + lint
 #   make demo    setup + sim and all nodes as separate processes, one task end to end
 #   make bench   setup + every benchmark (results in docs/results/), then the README regenerated
 #   make clean   remove build products (keeps .venv; `make distclean` removes it too)
@@ -16,7 +16,7 @@ ENV := source $(CURDIR)/env.sh &&
 INSTRUCTION ?= put the red block in the green bowl
 PYTEST_ARGS ?=
 
-.PHONY: help setup setup-llm apt venv build test test-fast lint demo bench clean distclean
+.PHONY: help setup setup-llm apt venv build test test-fast test-heavy lint demo bench clean distclean
 
 help:
 	@echo "targets: setup setup-llm test test-fast lint demo bench clean distclean"
@@ -54,11 +54,14 @@ setup-llm: venv
 	@bash scripts/setup_llm.sh $(VENV)
 
 test: setup setup-llm
-	@$(ENV) python -m pytest frankenbot/test $(PYTEST_ARGS)
+	@$(ENV) python -m pytest frankenbot/test -m "not heavy" $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory lint
 
 test-fast: setup
-	@$(ENV) python -m pytest frankenbot/test -m "not slow" $(PYTEST_ARGS)
+	@$(ENV) python -m pytest frankenbot/test -m "not slow and not heavy" $(PYTEST_ARGS)
+
+test-heavy: setup setup-llm
+	@$(ENV) python -m pytest frankenbot/test -m heavy $(PYTEST_ARGS)
 
 lint: venv
 	@$(ENV) ruff check frankenbot && echo "lint: ruff clean"

@@ -37,6 +37,7 @@ def runner():
     r.close()
 
 
+@pytest.mark.heavy  # 13 full episodes; move_container_away is a known claimed success
 @pytest.mark.parametrize("kind", sorted(CASES))
 def test_kind_fires_at_its_phase_and_the_brain_handles_it(runner, kind):
     from frankenbot.eval.mix import ABLATIONS, EpisodeSpec, Injection

@@ -61,7 +61,8 @@ def test_auto_identifies_llama_cpp_by_probing(server):
         assert client.resolve_family().value == "llamacpp"
 
 
-@pytest.mark.timeout(1200)  # grammar-constrained CPU decoding: minutes on a loaded machine
+@pytest.mark.heavy  # grammar-constrained CPU decoding: 0.5 tokens/s here, minutes per answer
+@pytest.mark.timeout(1200)
 def test_constrained_answer_parses_and_unconstrained_is_measured(server):
     """Under the GBNF constraint the model can only write the language: the answer parses
     (unless cut off at the token limit, which the reply says). The unconstrained answer of the

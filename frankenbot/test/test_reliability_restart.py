@@ -16,7 +16,7 @@ from frankenbot.bringup.faults import NodeFaults, memory_node_kill_trials
 from frankenbot.bringup.processes import NodeGroup
 from frankenbot.eval.reliability import _mount_tmpfs, _umount, _write
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.heavy]
 
 
 def test_twenty_sigkills_of_the_memory_node_during_writes_lose_nothing(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 
 from frankenbot.bringup.faults import END_BOUND_S, NODES, NodeFaults, fuzz_trial
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.heavy]
 
 
 @pytest.fixture(scope="module")
