@@ -23,7 +23,12 @@ from frankenbot.errors import PerceptionError  # noqa: E402
 from frankenbot.motion.kinematics import JOINT_NAMES  # noqa: E402
 from frankenbot.nodes.executor_node import goal_problem  # noqa: E402
 from frankenbot.nodes.perception_node import PerceptionNode, check_frame  # noqa: E402
-from frankenbot.nodes.ros_robot import RosRobot, joint_state_problem  # noqa: E402
+from frankenbot.nodes.ros_robot import (  # noqa: E402
+    JOINT_STATES_TOPIC,
+    SCENE_TOPIC,
+    RosRobot,
+    joint_state_problem,
+)
 from frankenbot.perception.ros_conversions import (  # noqa: E402
     depth_from_image_msg,
     intrinsics_from_camera_info,
@@ -89,7 +94,7 @@ def test_bad_joint_states_are_dropped_logged_and_leave_no_state(robot) -> None:
     r.joint_state_callback(JointStateMsg(name=list(JOINT_NAMES), position=[math.nan] * 6))
     r.joint_state_callback(JointStateMsg(name=["x"], position=[0.0]))
     assert r.joint_state() is None  # no state: every primitive refuses to move (NO_STATE)
-    assert r.rejected["/joint_states"] == 2
+    assert r.rejected[JOINT_STATES_TOPIC] == 2
     assert all(t >= 1.0 for _, _, t in log.lines)  # rate limited
     assert "rejected" in log.lines[0][1] and "motion stops" in log.lines[0][1]
     r.joint_state_callback(JointStateMsg(**GOOD))
@@ -115,7 +120,7 @@ def test_scene_with_a_nan_pose_is_rejected_and_the_scene_goes_stale(robot) -> No
     r.scene_callback(bad)
     scene = r.scene()
     assert scene.stale and scene.objects[0].position[0] == pytest.approx(0.4)
-    assert r.rejected["/frankenbot/scene"] == 1 and "stale" in log.lines[-1][1]
+    assert r.rejected[SCENE_TOPIC] == 1 and "stale" in log.lines[-1][1]
 
 
 @pytest.mark.parametrize("mutate, words", [
