@@ -67,3 +67,33 @@ def test_noisy_frames_give_no_phantoms_and_right_colours(world):
     truth = sorted((s.colour, s.shape) for s in world.object_states().values()
                    if s.position[2] > -0.2)
     assert seen == truth
+
+
+def test_the_point_count_a_cluster_needs_falls_with_the_square_of_its_range():
+    from frankenbot.perception.config import PerceptionConfig
+    from frankenbot.perception.segmentation import Cluster, _enough_points
+
+    cam = _camera_for_range_test()
+    eye = cam.matrix[:3, 3]
+    config = PerceptionConfig()
+
+    def cluster_at(distance: float, n: int) -> Cluster:
+        direction = np.array([-0.6, 0.5, -0.6])
+        centre = eye + direction / np.linalg.norm(direction) * distance
+        pts = np.repeat(centre[None, :], n, axis=0)
+        return Cluster(pts, np.full(n, 0.02), np.zeros((n, 3)), np.zeros((n, 2), int), 0)
+
+    # 16 samples: enough at 1.4 m (needs ~13), too few at 0.8 m (needs ~39)
+    kept = _enough_points([cluster_at(1.4, 16), cluster_at(0.8, 16)], cam, config)
+    assert [round(float(np.linalg.norm(c.points[0] - eye)), 1) for c in kept] == [1.4]
+    # never below the floor, however far
+    assert _enough_points([cluster_at(5.0, config.min_points_floor - 1)], cam, config) == []
+
+
+def _camera_for_range_test():
+    from frankenbot.perception.camera import CameraModel, Intrinsics
+
+    pose = np.eye(4)
+    pose[:3, 3] = (1.15, -0.62, 0.78)
+    return CameraModel(Intrinsics(600.0, 600.0, 320.0, 240.0, 640, 480),
+                       tuple(tuple(float(v) for v in row) for row in pose))

@@ -121,3 +121,22 @@ def test_camera_pose_of_world_matches_camera_yaml(world):
     assert np.allclose(R, T[:3, :3], atol=1e-6)
     info = world.camera_info()
     assert (cam["fx"], cam["cx"]) == pytest.approx((info.fx * 640 / world.width, 319.5))
+
+
+def test_a_block_behind_the_bin_from_the_camera_is_hidden_and_one_in_front_is_not():
+    # the camera looks from (1.15, -0.62, 0.78) at the table: +x/-y is towards it
+    bin_at = tasks.Placement("gray_bin", 0.485, -0.012)
+    behind = tasks.Placement("green_block", 0.343, 0.166)  # clear_table seed 10000's first draw
+    front = tasks.Placement("red_block", 0.60, -0.20)
+    assert tasks.hidden_from_camera([bin_at, behind, front]) == ["green_block"]
+    assert tasks.hidden_from_camera([behind, front]) == []  # nothing in the way without the bin
+    # a block stacked on another covers it by design: the lower one is not counted as hidden
+    lower = tasks.Placement("blue_block", 0.50, -0.25)
+    upper = tasks.Placement("red_block", 0.50, -0.25, z=layout.BLOCK_SIZE * 1.5)
+    assert tasks.hidden_from_camera([lower, upper]) == []
+
+
+@pytest.mark.parametrize("family", tasks.TASK_FAMILIES)
+def test_sampled_task_layouts_keep_every_block_in_the_cameras_line_of_sight(family):
+    for seed in (10000, 10003, 10020, *range(5)):
+        assert tasks.hidden_from_camera(tasks.sample_task(family, seed).placements) == []

@@ -36,7 +36,13 @@ class PerceptionConfig:
     grid_cell: float = 0.004
     grid_closing: int = 1
     height_gap: float = 0.02  # an empty height band this wide splits a component
+    # A cluster needs min_points samples at min_points_range metres from the camera, scaled
+    # by (min_points_range / range)^2 (an object's pixel count falls with the square of its
+    # range: a block at the back of the table shows a third of the pixels of one in front),
+    # never fewer than min_points_floor.
     min_points: int = 25
+    min_points_range: float = 1.0
+    min_points_floor: int = 10
     # Depth noise (a real D435): flying pixels at steps dropped, and thresholds that follow
     # the noise measured on the table each frame (sigma = a * range², segmentation.py).
     flying_filter: int = 1  # 1: drop pixels between a near and a far neighbour

@@ -246,6 +246,10 @@ class PerceptionPipeline:
             if (g.obj.shape == "drawer" and det.size[2] < 0.02 and g.footprint_contains(x, y)
                     and abs(det.position[2] + det.size[2] / 2 - g.obj.top_z) < 0.015):
                 return False  # a patch of the cabinet's top (its colour wanders with exposure)
+            if (g.obj.shape == "drawer" and _inside_body(x, y, g.obj, margin=0.0)
+                    and det.position[2] + det.size[2] / 2 < g.obj.top_z + 0.01):
+                return False  # under the cabinet's top, inside its body: a part of it (what
+                # its drawer holds is seen only once it slides out past the front)
             if (g.handle is None and g.obj.shape == "drawer" and det.colour in ("black", "gray")
                     and max(det.size[:2]) < 0.15 and g.footprint_contains(x, y, margin=0.06)):
                 return False  # a drawer configured without handle geometry: still its handle
@@ -271,6 +275,12 @@ class PerceptionPipeline:
         if now - last > self.config.stale_timeout_s:
             return replace(scene, stale=True)
         return scene
+
+
+def _inside_body(x: float, y: float, fixture: SceneObject, margin: float) -> bool:
+    """Is (x, y) over the fixture's own footprint, at least ``margin`` inside its edges?"""
+    return (abs(x - fixture.position[0]) <= fixture.size[0] / 2 - margin
+            and abs(y - fixture.position[1]) <= fixture.size[1] / 2 - margin)
 
 
 def _is_fixture_itself(det: Detection, fixture: SceneObject) -> bool:

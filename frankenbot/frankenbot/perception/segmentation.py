@@ -30,6 +30,7 @@ from frankenbot.perception.containers import split_round_container
 TABLE_COLOURED_MIN = 0.015  # m: median height a cluster of the table's colour must reach
 FLYING_STEP_MM = 12  # a pixel this far from both its nearest and farthest neighbour is flying
 MIN_TABLE_VALUE = 0.02  # a table darker than this gives no usable exposure reading
+SMALL_CLUSTER_EVIDENCE = 2.0  # noise sigmas factor for clusters under min_points samples
 MAX_GAIN = 4.0  # exposure compensation stays within [1/4, 4]
 
 
@@ -283,10 +284,24 @@ def segment(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: Per
     plane, fg = foreground(rgb, depth, camera, config, rng, table_value_ref)
     if fg.points.shape[0] == 0:
         return plane, []
-    clusters = _cluster(fg.points, fg.heights, fg.hsv, fg.pixels, fg.groups, config)
+    clusters = _enough_points(
+        _cluster(fg.points, fg.heights, fg.hsv, fg.pixels, fg.groups, config), camera, config)
     if fg.noise_a <= 0 or fg.ranges is None:
         return plane, clusters
     return plane, _stand_out(clusters, fg.noise_a, camera, config, fg.table_group)
+
+
+def _enough_points(clusters: list[Cluster], camera: CameraModel, config: PerceptionConfig
+                   ) -> list[Cluster]:
+    """Clusters with enough samples for their range from the camera (see ``min_points``)."""
+    eye = camera.matrix[:3, 3]
+    out = []
+    for c in clusters:
+        rng_m = float(np.linalg.norm(np.median(c.points, axis=0) - eye))
+        need = config.min_points * (config.min_points_range / max(rng_m, 1e-3)) ** 2
+        if c.points.shape[0] >= max(config.min_points_floor, need):
+            out.append(c)
+    return out
 
 
 def _stand_out(clusters: list[Cluster], noise_a: float, camera: CameraModel,
@@ -304,7 +319,10 @@ def _stand_out(clusters: list[Cluster], noise_a: float, camera: CameraModel,
     for c in clusters:
         rng_m = float((np.median(c.points, axis=0) - t[:3, 3]) @ t[:3, 2])
         sigma = noise_a * rng_m ** 2
-        floor = max(config.min_height, config.noise_cluster_sigmas * sigma)
+        sigmas = config.noise_cluster_sigmas
+        if c.points.shape[0] < config.min_points:  # a small (far or half-hidden) cluster
+            sigmas *= SMALL_CLUSTER_EVIDENCE  # must stand out further to count
+        floor = max(config.min_height, sigmas * sigma)
         if c.group == table_group:
             floor = max(floor, TABLE_COLOURED_MIN)
         if float(np.median(c.heights)) < floor:
@@ -345,6 +363,7 @@ def cluster_in_box(fg: Foreground, box: tuple[float, float, float, float],
 
 def _cluster(points: np.ndarray, heights: np.ndarray, hsv: np.ndarray, pixels: np.ndarray,
              groups: np.ndarray, config: PerceptionConfig) -> list[Cluster]:
+    min_count = min(config.min_points, config.min_points_floor)  # by range: _enough_points
     cell = config.grid_cell
     ij = np.floor(points[:, :2] / cell).astype(np.int64)
     ij0 = ij.min(axis=0)
@@ -355,7 +374,7 @@ def _cluster(points: np.ndarray, heights: np.ndarray, hsv: np.ndarray, pixels: n
     clusters: list[Cluster] = []
     for g in np.unique(groups):
         sel = np.flatnonzero(groups == g)
-        if sel.size < config.min_points:
+        if sel.size < min_count:
             continue
         occ = np.zeros(shape, dtype=bool)
         occ[ij[sel, 0], ij[sel, 1]] = True
@@ -371,7 +390,7 @@ def _cluster(points: np.ndarray, heights: np.ndarray, hsv: np.ndarray, pixels: n
         bounds = np.searchsorted(lab_sorted, np.arange(1, n + 2))
         for k in range(n):
             members = sel[order[bounds[k]:bounds[k + 1]]]
-            for part in _split_parts(members, points, heights, config):
+            for part in _split_parts(members, points, heights, config, min_count):
                 if np.max(np.ptp(points[part, :2], axis=0)) < config.min_extent:
                     continue
                 clusters.append(Cluster(points[part], heights[part], hsv[part], pixels[part],
@@ -380,13 +399,13 @@ def _cluster(points: np.ndarray, heights: np.ndarray, hsv: np.ndarray, pixels: n
 
 
 def _split_parts(members: np.ndarray, points: np.ndarray, heights: np.ndarray,
-                 config: PerceptionConfig) -> list[np.ndarray]:
+                 config: PerceptionConfig, min_count: int) -> list[np.ndarray]:
     """One colour component as its objects: split by height gaps, then bowls from contents."""
     parts = []
     for part in _split_by_height(members, heights, config.height_gap):
-        if part.size >= config.min_points:
+        if part.size >= min_count:
             parts += split_round_container(part, points, heights, config)
-    return [p for p in parts if p.size >= config.min_points]
+    return [p for p in parts if p.size >= min_count]
 
 
 def _split_by_height(members: np.ndarray, heights: np.ndarray, gap: float) -> list[np.ndarray]:

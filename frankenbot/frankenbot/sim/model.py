@@ -9,6 +9,7 @@ compiled model and one renderer serve every task and seed.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -302,3 +303,30 @@ def build_model() -> BuiltModel:
     except ValueError as e:
         raise SimError(f"could not compile the sim model: {e}") from e
     return BuiltModel(model=model, xml=xml)
+
+
+@functools.lru_cache(maxsize=1)
+def arm_home_boxes() -> tuple[tuple[tuple[float, float, float], tuple[float, float, float]], ...]:
+    """World-axis boxes (centre, half extents) bounding the arm's and gripper's geoms at HOME.
+
+    What the camera sees of the arm at every reset: the task sampler uses them (with the
+    objects) to keep task objects in the camera's line of sight. Each geom's own bounding box
+    (MuJoCo's ``geom_aabb``) rotated into the world and bounded again (conservative).
+    """
+    from frankenbot.sim.kinematics import HOME
+
+    m = build_model().model
+    d = mujoco.MjData(m)
+    for i, name in enumerate(JOINT_NAMES):
+        d.qpos[int(m.joint(name).qposadr[0])] = HOME[i]
+    mujoco.mj_forward(m, d)
+    out = []
+    for g in range(m.ngeom):
+        if int(m.geom_contype[g]) != ARM_CONTYPE:
+            continue
+        rot = d.geom_xmat[g].reshape(3, 3)
+        local_centre, local_half = m.geom_aabb[g][:3], m.geom_aabb[g][3:]
+        centre = d.geom_xpos[g] + rot @ local_centre
+        half = np.abs(rot) @ local_half
+        out.append((tuple(float(v) for v in centre), tuple(float(v) for v in half)))
+    return tuple(out)

@@ -179,10 +179,84 @@ def sample_task(family: str, seed: int) -> SampledScene:
     for attempt in range(50):
         key = [abs(int(seed)), TASK_FAMILIES.index(family)] + ([attempt] if attempt else [])
         try:
-            return _sample_once(family, seed, np.random.default_rng(key))
+            sampled = _sample_once(family, seed, np.random.default_rng(key))
         except SimError:
             continue
+        if not hidden_from_camera(sampled.placements):
+            return sampled
     raise SimError(f"could not lay out {family} for seed {seed}")  # pragma: no cover
+
+
+# Line of sight from the camera to each block's top face, against the other objects and the
+# cabinet as boxes. A block that the only camera cannot see at reset (e.g. behind the bin) is
+# unknowable to any brain, so such layouts are redrawn; an object covered on purpose (stacked
+# on, inside a container) is exempt. Occlusion during a task is what object permanence is for.
+_TOP_FACE = ((0.0, 0.0), (0.35, 0.35), (-0.35, 0.35), (0.35, -0.35), (-0.35, -0.35))
+_MIN_VISIBLE_POINTS = 4  # of the five top-face points
+
+
+def _box_of(p: Placement) -> tuple[tuple[float, float, float], tuple[float, float, float], float]:
+    spec = layout.OBJECT_BY_NAME[p.name]
+    z = p.z if p.z is not None else layout.TABLE_TOP_Z + spec.size[2] / 2
+    return (p.x, p.y, z), tuple(s / 2 for s in spec.size), p.yaw  # type: ignore[return-value]
+
+
+def _segment_hits_box(a: np.ndarray, b: np.ndarray, centre, half, yaw: float) -> bool:
+    """Slab test of segment a->b against a box rotated by ``yaw`` about z."""
+    c, s = math.cos(-yaw), math.sin(-yaw)
+    rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    pa, pb = rot @ (a - np.asarray(centre)), rot @ (b - np.asarray(centre))
+    d = pb - pa
+    lo, hi = 0.0, 1.0
+    for i in range(3):
+        if abs(d[i]) < 1e-12:
+            if abs(pa[i]) > half[i]:
+                return False
+            continue
+        t0, t1 = sorted(((-half[i] - pa[i]) / d[i], (half[i] - pa[i]) / d[i]))
+        lo, hi = max(lo, t0), min(hi, t1)
+        if lo > hi:
+            return False
+    return True
+
+
+def hidden_from_camera(placements: tuple[Placement, ...] | list[Placement]) -> list[str]:
+    """Blocks of a layout that the sim camera cannot see (fewer than 4 of 5 top-face points in
+    line of sight past the other objects, the cabinet and the arm at HOME); objects stacked on
+    or held inside another are not counted."""
+    from frankenbot.sim.model import CAMERA_POSITION, arm_home_boxes
+
+    eye = np.asarray(CAMERA_POSITION, dtype=float)
+    d = layout.DRAWER
+    boxes = [(p.name, *_box_of(p)) for p in placements]
+    boxes.append(("drawer", d.body_centre, tuple(v / 2 for v in d.body_size), 0.0))
+    boxes += [(f"arm{i}", c, h, 0.0) for i, (c, h) in enumerate(arm_home_boxes())]
+    hidden = []
+    for p in placements:
+        spec = layout.OBJECT_BY_NAME[p.name]
+        if spec.shape != "block":
+            continue
+        (x, y, z), half, _ = _box_of(p)
+        blockers = []
+        for name, centre, bhalf, yaw in boxes:
+            if name == p.name:
+                continue
+            covers = abs(x - centre[0]) <= bhalf[0] and abs(y - centre[1]) <= bhalf[1]
+            if not covers:  # something stacked on it or holding it is covering by design
+                blockers.append((centre, bhalf, yaw))
+        if len(blockers) < len(boxes) - 1:
+            continue
+        top = z + half[2] - 1e-4
+        c, s = math.cos(p.yaw), math.sin(p.yaw)
+        seen = 0
+        for fx, fy in _TOP_FACE:
+            ox, oy = fx * spec.size[0], fy * spec.size[1]
+            pt = np.array([x + c * ox - s * oy, y + s * ox + c * oy, top])
+            if not any(_segment_hits_box(eye, pt, *b) for b in blockers):
+                seen += 1
+        if seen < _MIN_VISIBLE_POINTS:
+            hidden.append(p.name)
+    return hidden
 
 
 def _sample_once(family: str, seed: int, rng: np.random.Generator) -> SampledScene:
@@ -459,7 +533,8 @@ def sample_free_scene(seed: int) -> SampledScene:
     """Every movable object on the table, no task (task "" on reset; the full-scene benchmark).
 
     Sequential random placement can paint itself into a corner with this many objects, so the
-    whole layout is redrawn (deterministically) until everything fits.
+    whole layout is redrawn (deterministically) until everything fits. Blocks may hide behind
+    the bin or a bowl here: the perception benchmark scores those as occluded.
     """
     names = ["gray_bin", *(f"{c}_bowl" for c in layout.BOWL_COLOURS), "white_plate",
              *(f"{c}_block" for c in layout.BLOCK_COLOURS)]
