@@ -44,12 +44,26 @@ class LanguageCase:
     tag: str = ""  # the phrasing's family label (conditional/closest, multi/stack, ...)
 
 
+DEV_ONLY_MARK = "#@dev-only"  # rows after this line were tuned on: never held out
+
+
 def _rows(path: Path) -> list[list[str]]:
     out = []
     for line in path.read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             out.append(line.split("\t"))
     return out
+
+
+def _dev_only_from(path: Path) -> int:
+    """Index of the first row after the dev-only mark (the row count without one)."""
+    n = 0
+    for line in path.read_text().splitlines():
+        if line.startswith(DEV_ONLY_MARK):
+            return n
+        if line.strip() and not line.startswith("#"):
+            n += 1
+    return n
 
 
 def _roles(family: str, seed: int) -> tuple[dict[str, str], object]:
@@ -111,6 +125,7 @@ def build(first_seed: int = 0) -> list[LanguageCase]:
     stored set uses development seeds; the benchmark also fills the same phrasings on evaluation
     seeds, scenes never used in development, to measure how the reading carries over."""
     cases: list[LanguageCase] = []
+    dev_only = _dev_only_from(FIXTURES / "phrasings.tsv")
     for i, (label, expect, text) in enumerate(_rows(FIXTURES / "phrasings.tsv")):
         family, _, variant = label.partition("/")
         if family == "multi":
@@ -128,7 +143,8 @@ def build(first_seed: int = 0) -> list[LanguageCase]:
             raise ValueError(f"phrasing {i} ({text!r}) names a role {family} has no object for")
         cases.append(LanguageCase(
             f"p{i:03d}", family, seed, filled, expect=_expect(expect, roles),
-            split="held_out" if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1 else "dev",
+            split="held_out" if i < dev_only and i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1
+            else "dev",
             source=text, tag=label))
     for i, (family, kind, must, text) in enumerate(_rows(FIXTURES / "refusals.tsv")):
         seed = first_seed + 500 + i

@@ -11,7 +11,7 @@ from __future__ import annotations
 VERBS: dict[str, str] = {}
 for _cls, _words in {
     "pick": "pick grab grasp lift hoist raise take seize snatch hold collect retrieve elevate "
-            "fetch pluck clutch grip nab",
+            "fetch pluck clutch grip nab snag scoop",
     "put": "put place drop move set transfer bring carry deposit load stick toss throw stash "
            "store pop position lay rest relocate shift park leave plop dump insert lower land "
            "slot tuck get have return drive ferry haul shuttle plonk chuck hide",
@@ -57,7 +57,7 @@ COLOUR_WORDS: dict[str, tuple[str, ...]] = {
     "cherry": ("red",), "maroon": ("red",), "vermilion": ("red",), "burgundy": ("red",),
     "green": ("green",), "lime": ("green",), "emerald": ("green",), "olive": ("green",),
     "mint": ("green",), "jade": ("green",), "forest": ("green",),
-    "blue": ("blue",), "navy": ("blue",), "azure": ("blue",), "cobalt": ("blue",),
+    "blue": ("blue", "cyan"), "navy": ("blue",), "azure": ("blue",), "cobalt": ("blue",),
     "sapphire": ("blue",), "royal": ("blue",), "cerulean": ("blue",),
     "yellow": ("yellow",), "lemon": ("yellow",), "golden": ("yellow",), "gold": ("yellow",),
     "mustard": ("yellow",), "canary": ("yellow",), "sunflower": ("yellow",),
@@ -108,7 +108,8 @@ NP_NOISE = {"coloured", "colored", "colour", "color", "wooden", "plastic", "toy"
 # prepositions that introduce a destination, by relation
 DEST_PREPS: dict[str, str] = {
     "in": "in", "into": "in", "inside": "in", "within": "in", "onto": "on", "on": "on",
-    "atop": "on", "upon": "on", "to": "to", "towards": "to", "toward": "to", "over": "to",
+    "atop": "on", "upon": "on", "above": "on", "to": "to", "towards": "to", "toward": "to",
+    "over": "to",
     "at": "to", "onto-": "on",
 }
 
@@ -160,7 +161,7 @@ LEADING_FILLERS = (
     "go and", "let us", "lets", "let's", "we need to", "we should", "we want to",
     "i want to", "time to", "it is time to", "help me", "i need to", "we have to",
     "if you could", "if you would", "if you can", "kindly", "please", "pls", "plz",
-    "ok", "okay", "alright", "all right", "right", "hey", "hi", "hello", "robot",
+    "ok", "okay", "alright", "all right", "right", "hey", "hi", "hello", "yo", "robot",
     "frankenbot", "now", "so", "well", "keep", "um", "uh", "just", "also", "and", "quickly",
     "carefully", "gently", "slowly", "simply", "then", "first", "firstly", "to start",
     "to begin", "to begin with", "for starters", "next", "finally", "lastly",

@@ -578,6 +578,8 @@ def _strip_wrappers(words: list[str]) -> tuple[list[str], str]:
             changed = True
         for f in sorted(lx.TRAILING_FILLERS, key=lambda x: -len(x.split())):
             p = f.split()
+            if p == ["first"] and "tower" in words:
+                continue  # "A, B and C into a tower, C first": C's place in the tower
             if len(words) > len(p) and words[-len(p):] == p:
                 if p[0] in lx.MANNER_WORDS and not manner:
                     manner = p[0]
@@ -728,7 +730,7 @@ def _parse_clause(words: list[str], prev: Act | None) -> Act:
                 "open", "close") or {"open", "shut", "closed"} & set(particles))):
             opening = verb == "open" or (verb == "pull" and not {"shut", "closed", "in"}
                                          & set(particles)) or "open" in particles or (
-                "out" in particles and verb != "push")
+                "out" in particles)  # "slide the drawer out", "pull it out"
             if verb in ("close", "push") and "open" not in particles and "out" not in particles:
                 opening = False
             if {"shut", "closed"} & set(particles) or ("in" in particles and verb == "push"):
@@ -904,7 +906,12 @@ def _tower(rest: list[str], manner: str, text: str) -> Act:
         raise _NotParsed(text)
     if len(slots) == 1 and slots[0][1].quantifier == "all":
         return Act("tower", tower=(slots[0][1],), manner=manner, text=text)
-    ordered = [r for p, r in slots if not p]
+    def key(r: Ref) -> tuple[str, str, str, str]:
+        return (r.colour, r.shape or "block", r.superlative, r.object_id)
+
+    placed = {key(r) for p, r in slots if p}
+    # "A, B and C into a tower, A first": A's position is said twice, it is one block
+    ordered = [r for p, r in slots if not p and (key(r) not in placed or not r.colour)]
     bottom = [r for p, r in slots if p == "bottom"]
     middle = [r for p, r in slots if p == "middle"]
     top = [r for p, r in slots if p == "top"]
@@ -1728,7 +1735,9 @@ def understand(text: str, scene: Scene) -> Understanding:
             out[-1] = f  # "pick up X and put it in Y": the placing picks it up
             continue
         if out and f == out[-1] and f.task in ("pick_up", "open_drawer", "close_drawer",
-                                               "clear_table", "sort_by_colour", "home"):
+                                               "clear_table", "sort_by_colour", "home",
+                                               "put_in", "stack", "push_to_zone"):
+            # "get X over to Y and leave it there": the second clause restates the first
             continue
         out.append(f)
     if not out:
