@@ -2,9 +2,9 @@
 
 Identity and version live in a ``frankenbot_meta`` table (PostgreSQL has no ``application_id``):
 a database with tables but no such row belongs to someone else and is never written. Migrations
-mirror schema.py's, version for version, in PostgreSQL types (``BIGSERIAL``, ``BYTEA``,
-``DOUBLE PRECISION``) and run under the same advisory lock as writes, so robots starting together
-migrate once.
+are schema.py's, version for version, translated to PostgreSQL types (``BIGSERIAL``, ``BYTEA``,
+``DOUBLE PRECISION``) by ``postgres_dialect``, and run under the same advisory lock as writes, so
+robots starting together migrate once.
 
 Writes: ``BEGIN`` then ``pg_advisory_xact_lock(WRITE_LOCK)``. Under READ COMMITTED each statement
 after the lock sees every earlier writer's commit, so a promotion decided inside the transaction
@@ -15,76 +15,28 @@ leaves it held.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Sequence
 
 from frankenbot.errors import MemoryStoreError
 from frankenbot.memory.backend import BUSY_TIMEOUT_S, POSTGRESQL, Backend, redact
-from frankenbot.memory.schema import APPLICATION_ID, MIGRATIONS_V2_ON, SCHEMA_VERSION
+from frankenbot.memory.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 
 # pg_advisory_xact_lock key of memory writes: the application id, so it cannot meet another
 # application's lock on a shared server by accident.
 WRITE_LOCK = APPLICATION_ID
 APPLICATION = "frankenbot-memory"
 
-PG_MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE skills (
-        name        TEXT PRIMARY KEY,
-        params_json TEXT NOT NULL,
-        description TEXT NOT NULL,
-        body        TEXT NOT NULL,
-        canon_key   TEXT NOT NULL,
-        origin      TEXT NOT NULL CHECK (origin IN ('seed', 'promoted', 'imported')),
-        uses        INTEGER NOT NULL DEFAULT 0,
-        successes   INTEGER NOT NULL DEFAULT 0,
-        source      TEXT NOT NULL DEFAULT '',
-        created     DOUBLE PRECISION NOT NULL
-    );
-    CREATE INDEX skills_canon ON skills(canon_key);
-    CREATE TABLE episodes (
-        id              BIGSERIAL PRIMARY KEY,
-        task_id         TEXT NOT NULL DEFAULT '',
-        instruction     TEXT NOT NULL,
-        program         TEXT NOT NULL,
-        success         INTEGER NOT NULL,
-        outcome         TEXT NOT NULL DEFAULT '',
-        anomalies_json  TEXT NOT NULL DEFAULT '[]',
-        vlm_calls       INTEGER NOT NULL DEFAULT 0,
-        repair_calls    INTEGER NOT NULL DEFAULT 0,
-        planning_time   DOUBLE PRECISION NOT NULL DEFAULT 0,
-        execution_time  DOUBLE PRECISION NOT NULL DEFAULT 0,
-        trace_json      TEXT NOT NULL DEFAULT '[]',
-        created         DOUBLE PRECISION NOT NULL
-    );
-    CREATE TABLE embeddings (
-        episode_id  BIGINT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
-        model       TEXT NOT NULL,
-        vector      BYTEA NOT NULL,
-        PRIMARY KEY (episode_id, model)
-    );
-    CREATE TABLE experience (
-        id          BIGSERIAL PRIMARY KEY,
-        episode_id  BIGINT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
-        kind        TEXT NOT NULL,
-        primitive   TEXT NOT NULL DEFAULT '',
-        situation   TEXT NOT NULL DEFAULT '',
-        action      TEXT NOT NULL DEFAULT '',
-        tier        INTEGER NOT NULL DEFAULT 0,
-        outcome     TEXT NOT NULL DEFAULT '',
-        latency     DOUBLE PRECISION NOT NULL DEFAULT -1
-    );
-    CREATE INDEX experience_situation ON experience(kind, primitive);
-    CREATE TABLE patterns (
-        key         TEXT PRIMARY KEY,
-        length      INTEGER NOT NULL,
-        calls_json  TEXT NOT NULL,
-        seen        INTEGER NOT NULL DEFAULT 0,
-        successes   INTEGER NOT NULL DEFAULT 0,
-        skill       TEXT
-    );
-    """,
-    MIGRATIONS_V2_ON,  # the same statements are valid PostgreSQL
-)
+def postgres_dialect(sql: str) -> str:
+    """A schema.py migration in PostgreSQL's types: the one schema, two dialects."""
+    for pattern, pg in ((r"INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY"),
+                        (r"INTEGER NOT NULL REFERENCES", "BIGINT NOT NULL REFERENCES"),
+                        (r"\bREAL\b", "DOUBLE PRECISION"), (r"\bBLOB\b", "BYTEA")):
+        sql = re.sub(pattern, pg, sql)
+    return sql
+
+
+PG_MIGRATIONS: tuple[str, ...] = tuple(postgres_dialect(m) for m in MIGRATIONS)
 assert len(PG_MIGRATIONS) == SCHEMA_VERSION
 
 
