@@ -32,6 +32,12 @@ COMMAND_MODULES: tuple[str, ...] = (
     "frankenbot.bringup.llm_cli",  # llm serve
 )
 
+# `frankenbot bench --component NAME` benchmarks that live above eval (they start node processes
+# with bring-up's launcher): wired in here, the one place that may see every layer.
+BENCH_COMPONENTS: dict[str, str] = {
+    "reliability": "frankenbot.bringup.faults",
+}
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -40,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"frankenbot {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from frankenbot.eval import cli as bench_cli
+
+    bench_cli.COMPONENTS.update(BENCH_COMPONENTS)
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(name)

@@ -9,7 +9,9 @@ from pathlib import Path
 
 from frankenbot.eval.seeds import EVALUATION_FIRST_SEED, evaluation_seeds
 
-# component name -> the eval module whose run_benchmark(quick=...) measures it
+# component name -> the module whose run_benchmark(quick=...) measures it. Eval's own; the
+# ``frankenbot`` command adds the layers above eval (``frankenbot.cli.BENCH_COMPONENTS``), since
+# eval may not import bring-up.
 COMPONENTS: dict[str, str] = {
     "program": "frankenbot.eval.program_bench",
     "sim": "frankenbot.eval.sim_bench",
@@ -19,8 +21,6 @@ COMPONENTS: dict[str, str] = {
     "anomaly": "frankenbot.eval.anomaly_bench",
     "memory": "frankenbot.eval.memory_bench",
     "language": "frankenbot.eval.language_bench",
-    # starts node processes, so it lives in bring-up (above eval); loaded by name like the rest
-    "reliability": "frankenbot.bringup.faults",
     "llm": "frankenbot.eval.llm_bench",  # the local llama.cpp server (needs make setup-llm)
     "memory-fleet": "frankenbot.eval.memory_fleet_bench",
 }
