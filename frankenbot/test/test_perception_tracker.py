@@ -1,5 +1,7 @@
 """Tracker: an object merged with a same-coloured container keeps its id (no sim)."""
 
+import pytest
+
 from frankenbot.perception.geometry import Detection
 from frankenbot.perception.tracker import Tracker
 
@@ -43,3 +45,18 @@ def test_a_new_block_never_inherits_the_id_of_a_bowl_that_vanished_nearby():
     tracks = {t.object_id: t for t in tr.update([half_seen, block], 1.4)}
     assert set(tracks) == {"blue_block", "blue_bowl"}  # an unclear view still matches the bowl
     assert tracks["blue_bowl"].last_seen == 1.4
+
+
+def test_joint_history_gives_the_arm_where_the_image_shows_it():
+    from frankenbot.perception.self_filter import JointHistory
+
+    h = JointHistory(horizon_s=1.0)
+    assert h.at(0.0) is None and h.latest() is None
+    for i in range(11):  # 0..1 s at 10 Hz, joint 0 sweeping 0 -> 1 rad
+        h.add(i * 0.1, (i * 0.1, 0, 0, 0, 0, 0))
+    assert h.at(0.25)[0] == pytest.approx(0.25)  # between samples: interpolated
+    assert h.at(5.0)[0] == pytest.approx(1.0)  # newer than every sample: the newest
+    h.add(1.5, (1.5, 0, 0, 0, 0, 0))
+    assert h.at(0.05) is None  # older than the horizon kept: unknown, not a guess
+    h.add(0.2, (9, 0, 0, 0, 0, 0))  # the clock went back (sim reset): history restarts
+    assert h.latest()[0] == 9 and h.at(0.1) is None

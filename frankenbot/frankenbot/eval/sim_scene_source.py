@@ -97,15 +97,16 @@ class SimSceneSource:
             frame = self._runner.latest_frame()
             if frame is None or frame.stamp == self._last_stamp:
                 return None  # nothing new rendered yet
-            js = self._runner.latest_joint_state()
-            joints = js.positions if js is not None else w.joint_positions()
+            joints = frame.joints  # the arm as the frame shows it (not as it is now)
+            if joints is None:
+                js = self._runner.latest_joint_state()
+                joints = js.positions if js is not None else w.joint_positions()
             return frame.stamp, frame.rgb, frame.depth, joints
         if w.camera_frozen():
             return None
-        stamp = float(w.time)
-        joints = w.joint_positions()
-        rgb, depth = w.render_rgbd()
-        return stamp, rgb, depth, joints
+        stamp, qpos = w.render_state()  # one instant: the image and the arm in it
+        rgb, depth = w.sense(*w.render_qpos(qpos), stamp)
+        return stamp, rgb, depth, w.arm_joints_of(qpos)
 
     def _loop(self) -> None:
         period = 1.0 / self.rate_hz

@@ -61,6 +61,7 @@ from frankenbot.perception.ros_conversions import (
     scene_to_msg,
     time_from_msg,
 )
+from frankenbot.perception.self_filter import JointHistory
 from frankenbot.state import Scene
 from frankenbot_interfaces.msg import SceneObjects
 
@@ -189,6 +190,7 @@ class PerceptionNode(Node):
         self._depth_arrival = 0.0
         self._info_msg: CameraInfo | None = None
         self._joints: tuple[float, ...] | None = None
+        self._joint_history = JointHistory()
         self._last_processed_depth: Image | None = None
         self._last_ok = 0.0  # monotonic time of the last successfully processed frame
         self._last_scene = Scene(stale=True)
@@ -260,11 +262,13 @@ class PerceptionNode(Node):
                                       throttle_duration_sec=2.0)
             with self._msgs_lock:
                 self._joints = None
+                self._joint_history.clear()
             return
         pos = dict(zip(msg.name, msg.position, strict=True))
         joints = tuple(float(pos[j]) for j in UR_JOINTS)
         with self._msgs_lock:
             self._joints = joints
+            self._joint_history.add(time_from_msg(msg.header.stamp), joints)
 
     # ------------------------------------------------------------------ processing
     def _camera(self, info: CameraInfo) -> CameraModel | None:
@@ -304,6 +308,9 @@ class PerceptionNode(Node):
         with self._msgs_lock:
             depth_msg, info = self._depth_msg, self._info_msg
             arrival, joints = self._depth_arrival, self._joints
+            if depth_msg is not None and joints is not None:
+                # the arm where the image shows it, not where it is now (self_filter.py)
+                joints = self._joint_history.at(time_from_msg(depth_msg.header.stamp)) or joints
             rgb_msg = (self._matching_rgb(time_from_msg(depth_msg.header.stamp))
                        if depth_msg is not None else None)
         fresh = (depth_msg is not None and depth_msg is not self._last_processed_depth

@@ -74,6 +74,7 @@ class PerceptionConfig:
     rim_gone_frames: int = 3  # consecutive frames the rim must be seen through
     stale_timeout_s: float = 1.0  # scene_at(now) is stale when the last frame is older
     keep_unknown: int = 0  # 1: also report clusters whose shape is "unknown" (obstacles)
+    base_keepout_radius: float = 0.15  # m around base_link's z axis: the robot's own base
     robot_radius: float = 0.09  # self filter: achromatic clusters this close to the arm are it
 
     @classmethod

@@ -8,10 +8,11 @@ Thread-safe: a node or a background source can process frames while others read.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -119,15 +120,22 @@ class PerceptionPipeline:
         sample_angle = self.config.stride / self.camera.intrinsics.fx
         # The arm is white and gray; under a wandering white balance its pale surfaces can take
         # a faint hue, so a pale cluster at the arm is the arm too (objects are vivid).
-        keep = [segments is None
-                or (c.group != ACHROMATIC_GROUP and float(np.median(c.hsv[:, 1])) >= PALE)
-                or not is_robot(c.points, segments, self.config.robot_radius) for c in clusters]
+        keep = [(segments is None
+                 or (c.group != ACHROMATIC_GROUP and float(np.median(c.hsv[:, 1])) >= PALE)
+                 or not is_robot(c.points, segments, self.config.robot_radius))
+                and not _at_robot_base(c.points, self.config.base_keepout_radius)
+                for c in clusters]
         rules = self.shape_rules
         measured = [d for c, n, k in zip(clusters, names, keep, strict=True) if k
                     for d in split_stack(_named(measure(c, rules, viewpoint, eye, sample_angle), n),
                                          min_edge=rules.stack_min_edge)]
         with self._scene_lock:
-            detections = tuple(d for d in measured if self._keep(d, stamp))
+            containers = [(d.colour, d.position, d.size, d.yaw) for d in measured
+                          if d.shape in CONTAINER_SHAPES]
+            containers += [(o.colour, o.position, o.size, o.yaw) for o in self._scene.objects
+                           if o.shape in CONTAINER_SHAPES and not o.is_fixture]
+            detections = tuple(d for d in measured if self._keep(d, stamp)
+                               and not _piece_of_container(d, containers))
             vacated = self._seen_through(self.tracker.tracks, depth, segments)
             self.tracker.update(list(detections), stamp, vacated)
             objects = self.tracker.scene_objects(stamp)
@@ -275,6 +283,46 @@ class PerceptionPipeline:
         if now - last > self.config.stale_timeout_s:
             return replace(scene, stale=True)
         return scene
+
+
+def _at_robot_base(points: np.ndarray, radius: float) -> bool:
+    """Most of a cluster within ``radius`` of the base axis (base_link's z) and low: a piece of
+    the robot's own base and mount, which nothing else can occupy."""
+    if radius <= 0 or points.shape[0] == 0:
+        return False
+    near = (np.hypot(points[:, 0], points[:, 1]) < radius) & (points[:, 2] < BASE_HEIGHT)
+    return bool(np.count_nonzero(near) >= 0.5 * points.shape[0])
+
+
+BASE_HEIGHT = 0.2  # m: the base and shoulder housing under the shoulder joint
+CONTAINER_SHAPES = ("bin", "bowl")
+PIECE_REACH = 0.025  # m beyond a container's footprint a piece of its wall may lie
+PIECE_RIM = 0.025  # m between a piece's top and the container's rim
+PIECE_INSIDE = 0.012  # m inside the footprint's edge a piece's centre may lie
+
+
+def _piece_of_container(det: Detection, containers: list[tuple[str, Any, Any, float]]) -> bool:
+    """A small detection of a container's colour at its wall and up at its rim is a piece of
+    that wall, cut off where the arm hides the rest (a gray "block" on the bin's edge)."""
+    if det.shape in CONTAINER_SHAPES:
+        return False
+    top = det.position[2] + det.size[2] / 2
+    for colour, pos, size, yaw in containers:
+        if colour != det.colour or abs(top - (pos[2] + size[2] / 2)) > PIECE_RIM:
+            continue
+        if det.size[2] >= size[2]:
+            continue
+        dx, dy = det.position[0] - pos[0], det.position[1] - pos[1]
+        c, s = math.cos(-yaw), math.sin(-yaw)
+        lx, ly = abs(c * dx - s * dy), abs(s * dx + c * dy)
+        hx, hy = size[0] / 2, size[1] / 2
+        # on the wall: not beyond the reach outside it, not further than the band inside it
+        # (what a container holds stands clear of its walls and is kept)
+        within = lx <= hx + PIECE_REACH and ly <= hy + PIECE_REACH
+        at_wall = lx >= hx - PIECE_INSIDE or ly >= hy - PIECE_INSIDE
+        if within and at_wall:
+            return True
+    return False
 
 
 def _inside_body(x: float, y: float, fixture: SceneObject, margin: float) -> bool:

@@ -88,3 +88,49 @@ def is_robot(points: np.ndarray, segments: np.ndarray, radius: float,
         return False
     near = distance_to_segments(points, segments) < radius
     return bool(np.count_nonzero(near) >= majority * points.shape[0])
+
+
+class JointHistory:
+    """The arm's recent joint states, looked up at an image's stamp.
+
+    A frame shows the arm where it was when the image was taken; by the time it is processed the
+    arm has moved on (tens of milliseconds of rendering, transport and queueing), and a self
+    filter fed the newest joint state masks the arm where it is now, leaving the arm as it was
+    in the image to be taken for objects. ``at(stamp)`` interpolates between the samples around
+    the stamp (the newest one when the stamp is newer, None when older than every sample).
+    """
+
+    def __init__(self, horizon_s: float = 2.0) -> None:
+        self.horizon_s = float(horizon_s)
+        self._samples: list[tuple[float, tuple[float, ...]]] = []
+
+    def add(self, stamp: float, positions: Sequence[float]) -> None:
+        if self._samples and stamp < self._samples[-1][0]:
+            self._samples.clear()  # the clock went back (a sim reset): start again
+        self._samples.append((float(stamp), tuple(float(v) for v in positions)))
+        cut = stamp - self.horizon_s
+        while len(self._samples) > 2 and self._samples[1][0] < cut:
+            self._samples.pop(0)
+
+    def clear(self) -> None:
+        self._samples.clear()
+
+    def latest(self) -> tuple[float, ...] | None:
+        return self._samples[-1][1] if self._samples else None
+
+    def at(self, stamp: float) -> tuple[float, ...] | None:
+        s = self._samples
+        if not s or stamp < s[0][0] - 1e-6:
+            return None
+        if stamp >= s[-1][0]:
+            return s[-1][1]
+        lo, hi = 0, len(s) - 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if s[mid][0] <= stamp:
+                lo = mid
+            else:
+                hi = mid
+        (t0, q0), (t1, q1) = s[lo], s[hi]
+        w = 0.0 if t1 <= t0 else (stamp - t0) / (t1 - t0)
+        return tuple(a + w * (b - a) for a, b in zip(q0, q1, strict=True))

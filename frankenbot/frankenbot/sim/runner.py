@@ -43,6 +43,7 @@ class Frame:
     stamp: float  # sim seconds of the rendered state
     rgb: np.ndarray  # HxWx3 uint8
     depth: np.ndarray  # HxW uint16 mm
+    joints: tuple[float, ...] | None = None  # the arm's 6 joints in the rendered state
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,7 @@ class SimRunner:
                 else:
                     clean = w.render_qpos(qpos)
                 rgb, depth = w.sense(*clean, stamp)  # the sensor model: what leaves the sim
-                frame = Frame(stamp, rgb, depth)
+                frame = Frame(stamp, rgb, depth, w.arm_joints_of(qpos))
                 with self._cb_lock:
                     self._latest_frame = frame
                     callbacks = list(self._frame_cbs)

@@ -349,6 +349,10 @@ class SimWorld:
         with self._lock:
             return self.data.qpos[self._arm_qadr].copy()
 
+    def arm_joints_of(self, qpos: np.ndarray) -> tuple[float, ...]:
+        """The 6 arm joints of a qpos (e.g. ``render_state``'s: the arm a frame shows)."""
+        return tuple(float(v) for v in qpos[self._arm_qadr])
+
     def joint_velocities(self) -> np.ndarray:
         with self._lock:
             return self.data.qvel[self._arm_vadr].copy()
