@@ -98,6 +98,22 @@ def dds_environment(env: Mapping[str, str]) -> dict[str, str]:
     return {"FASTRTPS_DEFAULT_PROFILES_FILE": str(profile)} if profile.is_file() else {}
 
 
+def up_parameters(*, task: str = "put_in_bowl", seed: int = 0, noise: str = "realistic",
+                  planner: str = "auto", memory_url: str = "", robot_id: str = "",
+                  db_path: str = "") -> dict[str, dict[str, object]]:
+    """The per-node parameters ``frankenbot up`` passes over the setup's parameter file (also
+    used by benchmarks that must run the stack exactly as ``up --sim`` does)."""
+    memory: dict[str, object] = {}
+    if memory_url:
+        memory["db_url"] = memory_url
+    if robot_id:
+        memory["robot_id"] = robot_id
+    if db_path:
+        memory["db_path"] = db_path
+    return {"sim": {"task": task, "seed": seed, "sensor_noise": noise},
+            "planner": {"planner_mode": planner}, "memory": memory}
+
+
 def _param_arg(name: str, value: object) -> str:
     if isinstance(value, bool):
         text = "true" if value else "false"

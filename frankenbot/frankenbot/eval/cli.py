@@ -23,6 +23,8 @@ COMPONENTS: dict[str, str] = {
     "reliability": "frankenbot.bringup.faults",
     "llm": "frankenbot.eval.llm_bench",  # the local llama.cpp server (needs make setup-llm)
     "memory-fleet": "frankenbot.eval.memory_fleet_bench",
+    # the sim and every node as processes over DDS: camera -> scene rate, latency, gaps
+    "scene-rate": "frankenbot.bringup.scene_rate",
 }
 
 
