@@ -46,7 +46,8 @@ def run_benchmark(quick: bool = False, *, noise: str = "realistic",
     with tempfile.TemporaryDirectory(prefix="fb-scene-rate-") as tmp:
         params = up_parameters(task=TASK[0], seed=0, noise=noise, planner="offline",
                                db_path=str(Path(tmp) / "memory.sqlite3"))
-        with NodeGroup(setup="sim", log_dir=Path(tmp) / "logs", parameters=params) as group, \
+        log_dir = Path(os.environ.get("FRANKENBOT_SCENE_RATE_LOG_DIR", "") or Path(tmp) / "logs")
+        with NodeGroup(setup="sim", log_dir=log_dir, parameters=params) as group, \
                 BrainClient("frankenbot_scene_rate") as client:
             group.start(NODE_EXECUTABLES)
             missing = client.wait_for_services(SERVICES, timeout=180.0)
@@ -56,7 +57,8 @@ def run_benchmark(quick: bool = False, *, noise: str = "realistic",
             probe = SceneProbe(client.node)
             client.wait_for_scene(after=0.0, min_objects=1, timeout=120.0)
             time.sleep(SETTLE_S)
-            cpu = CpuMeter({p.executable: p.process.pid for p in group.processes})
+            pids = {p.executable: p.process.pid for p in group.processes}
+            cpu = CpuMeter({**pids, "bench": os.getpid()}, alone=("bench",))  # + the probe
             idle = measure_window(probe, window, cpu)
             print(format_line("idle", idle), flush=True)
             results["idle"] = idle
@@ -74,6 +76,7 @@ def _task_window(client: Any, probe: Any, cpu: Any, limit_s: float) -> dict[str,
 
     response = client.sim_reset(*TASK, timeout=120.0)
     client.wait_for_scene(after=client.sim_time(), timeout=60.0)
+    time.sleep(2.0)  # the planner's own subscription takes in the new scene too
     done = threading.Event()
     outcome: list[str] = []
 

@@ -228,19 +228,20 @@ def format_line(name: str, s: dict[str, Any]) -> str:
 class CpuMeter:
     """CPU seconds of a set of processes (and their children) over a window, via /proc."""
 
-    def __init__(self, pids: dict[str, int]) -> None:
+    def __init__(self, pids: dict[str, int], alone: tuple[str, ...] = ()) -> None:
         self.pids = dict(pids)
+        self.alone = alone  # names whose children are not counted (the bench: its children are
+        # the nodes)
         self._start: dict[str, float] = {}
 
-    @staticmethod
-    def _cpu(pid: int) -> float:
+    def _cpu(self, name: str) -> float:
         try:
             import psutil
         except ImportError:  # pragma: no cover - psutil is in the requirements
             return 0.0
         try:
-            p = psutil.Process(pid)
-            procs = [p, *p.children(recursive=True)]
+            p = psutil.Process(self.pids[name])
+            procs = [p] if name in self.alone else [p, *p.children(recursive=True)]
         except psutil.Error:
             return 0.0
         total = 0.0
@@ -253,13 +254,13 @@ class CpuMeter:
         return total
 
     def start(self) -> None:
-        self._start = {name: self._cpu(pid) for name, pid in self.pids.items()}
+        self._start = {name: self._cpu(name) for name in self.pids}
         self._t0 = time.monotonic()
 
     def stop(self) -> dict[str, float]:
         dt = max(time.monotonic() - self._t0, 1e-9)
-        return {name: round((self._cpu(pid) - self._start.get(name, 0.0)) / dt, 3)
-                for name, pid in self.pids.items()}
+        return {name: round((self._cpu(name) - self._start.get(name, 0.0)) / dt, 3)
+                for name in self.pids}
 
 
 def measure_window(probe: SceneProbe, seconds: float, cpu: CpuMeter | None = None,
