@@ -112,6 +112,26 @@ def test_render_process_draws_the_perturbed_camera_and_lights(world):
     assert np.mean(np.abs(rgb.astype(int) - rgb_nominal)) > 1.0  # the settings matter
 
 
+def test_render_process_applies_the_sensor_model_as_the_world_would(world):
+    """The ROS sim senses in its render process: the same frames as SimWorld.sense, noise
+    streams and drift included, and a new episode (reset) reaches the child."""
+    world.set_sensor(SensorModel(sensor_params("realistic"), 7))
+    stamps = (1.0, 1.1, 1.25)
+    with RenderProcess(world.model_xml, world.width, world.height) as proc:
+        for seed in (3, 4):
+            world.reset("stack", seed)
+            _, qpos = world.render_state()
+            settings = world.render_settings()
+            spec = world.sensor_spec()
+            in_child = [proc.render(qpos, settings, spec, t) for t in stamps]
+            world.reset("stack", seed)  # the same episode again: the world's streams restart
+            assert world.sensor_spec().episode == spec.episode + 1
+            in_world = [world.sense(*proc.render(qpos, settings), t) for t in stamps]
+            for (rgb_c, depth_c), (rgb_w, depth_w) in zip(in_child, in_world, strict=True):
+                assert np.array_equal(rgb_c, rgb_w) and np.array_equal(depth_c, depth_w)
+            assert not np.array_equal(in_child[0][1], in_child[1][1])  # fresh noise per frame
+
+
 def nominal_settings(world) -> np.ndarray:
     from frankenbot.sim.camera import RenderSettings
 

@@ -235,11 +235,10 @@ class SimRunner:
                     next_stamp = stamp + period
                 if w.camera_frozen():
                     continue
-                if worker is not None:
-                    clean = worker.render(qpos, w.render_settings())
-                else:
-                    clean = w.render_qpos(qpos)
-                rgb, depth = w.sense(*clean, stamp)  # the sensor model: what leaves the sim
+                if worker is not None:  # it applies the sensor model too, on another core
+                    rgb, depth = worker.render(qpos, w.render_settings(), w.sensor_spec(), stamp)
+                else:  # the sensor model: what leaves the sim
+                    rgb, depth = w.sense(*w.render_qpos(qpos), stamp)
                 frame = Frame(stamp, rgb, depth)
                 with self._cb_lock:
                     self._latest_frame = frame

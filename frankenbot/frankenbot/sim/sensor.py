@@ -167,6 +167,39 @@ def _unit(rng: np.random.Generator) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
+@dataclass(frozen=True)
+class SensorSpec:
+    """A sensor model as a render process rebuilds it: parameters, sensor seed, and the episode
+    (``episode`` counts the world's reset_episode calls; ``episode_seed`` is the scene seed)."""
+
+    episode: int
+    params: SensorParams
+    sensor_seed: int
+    episode_seed: int
+    fx: float  # focal length, pixels
+
+    def to_json(self) -> str:
+        import json
+
+        return json.dumps({"episode": self.episode, "params": dataclasses.asdict(self.params),
+                           "sensor_seed": self.sensor_seed, "episode_seed": self.episode_seed,
+                           "fx": self.fx})
+
+    @staticmethod
+    def from_json(text: str) -> "SensorSpec":
+        import json
+
+        d = json.loads(text)
+        return SensorSpec(int(d["episode"]), SensorParams(**d["params"]), int(d["sensor_seed"]),
+                          int(d["episode_seed"]), float(d["fx"]))
+
+    def model(self) -> "SensorModel":
+        """A model in the state the world's is in right after this episode's reset."""
+        m = SensorModel(self.params, self.sensor_seed)
+        m.reset_episode(self.episode_seed)
+        return m
+
+
 class SensorModel:
     """Turns clean renders into D435-like frames; see the module docstring.
 
