@@ -154,3 +154,55 @@ def test_bad_profiles_and_parameters_are_refused():
     assert sensor_params("harsh", parse_overrides("ir_shadow=false")).ir_shadow is False
     with pytest.raises(ConfigError, match="key=value"):
         parse_overrides("pose_error_m")
+
+
+def _ir_shadow_reference(z: np.ndarray, valid: np.ndarray, fx: float, baseline: float
+                         ) -> np.ndarray:
+    """The shifted-comparison form the running maximum replaced."""
+    disp = np.zeros_like(z)
+    np.divide(fx * baseline, z, out=disp, where=valid)
+    shadow = np.zeros(z.shape, dtype=bool)
+    span = int(min(32, math.ceil(float(disp.max()) - float(disp[valid].min()))))
+    for k in range(1, span + 1):
+        shadow[:, :-k] |= disp[:, k:] - disp[:, :-k] >= k
+    return shadow & valid
+
+
+def _edges_reference(model: SensorModel, z: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Edge pixels as the np.roll form found them."""
+    best = np.zeros_like(z)
+    for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0)):
+        nb = np.roll(z, (dr, dc), axis=(0, 1))
+        diff = np.abs(nb - z)
+        diff[~valid | (nb <= 0)] = 0.0
+        best = np.maximum(best, diff)
+    edge = best > model.params.discontinuity_m
+    edge[0, :] = edge[-1, :] = edge[:, 0] = edge[:, -1] = False
+    return edge
+
+
+def test_fast_depth_effects_match_their_plain_forms():
+    """IR shadow, edge finding and the smooth field's upsampling, written for speed (issue 16),
+    give what the plain forms give on a stepped depth image with holes."""
+    from scipy import ndimage
+
+    from frankenbot.sim.sensor import _linear_weights
+
+    rng = np.random.default_rng(3)
+    z = np.full((60, 80), 0.9, np.float32)
+    z[20:40, 30:50] = 0.6  # a box on the table
+    z[5:10, 60:75] = 0.45
+    z += rng.normal(0, 0.002, z.shape).astype(np.float32)
+    z[rng.random(z.shape) < 0.03] = 0.0  # holes
+    valid = z > 0
+    model = SensorModel(sensor_params("harsh"), 1)
+    fx = 600.0
+    assert np.array_equal(model._ir_shadow(z, valid, fx),
+                          _ir_shadow_reference(z, valid, fx, model.params.baseline_m))
+    model.params = sensor_params("harsh", {"edge_hole_rate": 1.0, "flying_pixel_rate": 0.0})
+    _, holes = model._edges(z, valid)
+    assert np.array_equal(holes, _edges_reference(model, z, valid))
+    coarse = rng.standard_normal((7, 9)).astype(np.float32)
+    fine = _linear_weights(7, 7 * 12, 60) @ coarse @ _linear_weights(9, 9 * 12, 80).T
+    zoomed = ndimage.zoom(coarse, 12, order=1, prefilter=False)[:60, :80]
+    assert np.allclose(fine, zoomed, atol=1e-5)
