@@ -186,7 +186,7 @@ def test_fast_depth_effects_match_their_plain_forms():
     give what the plain forms give on a stepped depth image with holes."""
     from scipy import ndimage
 
-    from frankenbot.sim.sensor import _linear_weights
+    from frankenbot.sim.sensor import _linear_index, _upsample
 
     rng = np.random.default_rng(3)
     z = np.full((60, 80), 0.9, np.float32)
@@ -203,6 +203,6 @@ def test_fast_depth_effects_match_their_plain_forms():
     _, holes = model._edges(z, valid)
     assert np.array_equal(holes, _edges_reference(model, z, valid))
     coarse = rng.standard_normal((7, 9)).astype(np.float32)
-    fine = _linear_weights(7, 7 * 12, 60) @ coarse @ _linear_weights(9, 9 * 12, 80).T
+    fine = _upsample(coarse, _linear_index(7, 7 * 12, 60), _linear_index(9, 9 * 12, 80))
     zoomed = ndimage.zoom(coarse, 12, order=1, prefilter=False)[:60, :80]
     assert np.allclose(fine, zoomed, atol=1e-5)
