@@ -36,6 +36,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 # with bring-up's launcher): wired in here, the one place that may see every layer.
 BENCH_COMPONENTS: dict[str, str] = {
     "reliability": "frankenbot.bringup.faults",
+    "scene-rate": "frankenbot.bringup.scene_rate",
 }
 
 

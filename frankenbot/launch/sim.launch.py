@@ -20,6 +20,8 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 BRAIN_NODES = ("perception", "memory", "planner", "executor")
+# the nodes that read the ROS clock (sim time); see SIM_CLOCK_NODES in bringup/processes.py
+CLOCK_NODES = ("planner", "executor")
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -42,7 +44,7 @@ def generate_launch_description() -> LaunchDescription:
     brain = [
         Node(package="frankenbot", executable=exe, name=f"frankenbot_{exe}", output="screen",
              namespace=namespace, remappings=[("/clock", "clock")],
-             parameters=[config, {"use_sim_time": True}]
+             parameters=[config, {"use_sim_time": exe in CLOCK_NODES}]
              + ([{"planner_mode": LaunchConfiguration("planner")}] if exe == "planner" else []))
         for exe in BRAIN_NODES
     ]

@@ -122,3 +122,15 @@ def test_two_namespaced_memory_nodes_share_one_postgres(
         (episode,) = store.episodes()
     assert skill is not None and skill.robot_id == "arm1" and skill.fixtures == ("drawer",)
     assert episode.record.robot_id == "arm1"  # robot_id defaults to the node's namespace
+
+
+def test_only_the_nodes_that_read_the_clock_follow_the_sims_clock(tmp_path) -> None:
+    """/clock at 125 Hz costs each follower ~0.12 core (issue 16): with the MuJoCo sim only the
+    planner and the executor use sim time; with Gazebo every brain node does."""
+    sim = NodeGroup(setup="sim", log_dir=tmp_path / "a")
+    for exe, follows in (("planner", True), ("executor", True), ("perception", False),
+                         ("memory", False), ("sim", False)):
+        assert ("use_sim_time:=true" in sim.command(exe)) is follows, exe
+    gazebo = NodeGroup(setup="gazebo", log_dir=tmp_path / "b")
+    assert all("use_sim_time:=true" in gazebo.command(e)
+               for e in ("planner", "executor", "perception", "memory"))

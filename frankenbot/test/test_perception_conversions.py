@@ -86,3 +86,34 @@ def test_annotated_image_message_is_rgb8():
     msg = rc.image_msg_from_rgb(img, 1.5, "cam")
     assert (msg.encoding, msg.step, msg.header.frame_id) == ("rgb8", 12, "cam")
     assert np.array_equal(rc.rgb_from_image_msg(msg), img)
+
+
+def test_images_decode_as_read_only_views_of_the_message_buffer():
+    """rgb8 and 16UC1 without padding: no copy (issue 16), and nothing can write the frame."""
+    import array
+
+    from sensor_msgs.msg import Image
+
+    rgb = np.arange(4 * 5 * 3, dtype=np.uint8).reshape(4, 5, 3)
+    msg = Image(height=4, width=5, encoding="rgb8", step=15)
+    msg.data = array.array("B", rgb.tobytes())
+    out = rc.rgb_from_image_msg(msg)
+    assert np.array_equal(out, rgb) and not out.flags.writeable
+    assert np.shares_memory(out, np.frombuffer(msg.data, np.uint8))
+    depth = np.arange(20, dtype=np.uint16).reshape(4, 5) * 7
+    dmsg = Image(height=4, width=5, encoding="16UC1", step=10)
+    dmsg.data = array.array("B", depth.astype("<u2").tobytes())
+    dout = rc.depth_from_image_msg(dmsg)
+    assert np.array_equal(dout, depth) and dout.dtype == np.uint16
+    assert np.shares_memory(dout, np.frombuffer(dmsg.data, np.uint8))
+
+
+def test_frames_closer_than_the_rate_allows_are_skipped():
+    pytest.importorskip("rclpy")
+    from frankenbot.nodes.perception_node import too_soon
+
+    assert not too_soon(1.0, None, 10.0)  # the first frame
+    assert not too_soon(1.1, 1.0, 10.0) and not too_soon(1.08, 1.0, 10.0)  # 10 Hz, jitter
+    assert too_soon(1.033, 1.0, 10.0) and too_soon(1.066, 1.0, 10.0)  # 30 Hz camera
+    assert not too_soon(1.1, 1.0, 0.0)  # no cap
+    assert not too_soon(0.5, 1.0, 10.0)  # older: the clock check decides, not the cap

@@ -280,3 +280,34 @@ def test_a_piece_of_a_bins_wall_and_the_robots_base_are_not_objects():
     bowl = ("green", (0.5, 0.1, 0.025), (0.15, 0.15, 0.05), 0.0)
     held = Detection("block", "green", (0.52, 0.11, 0.032), (0.04, 0.04, 0.04), 0.0, 1.0, 80)
     assert not _piece_of_container(held, [bowl])
+
+
+def test_grid_components_on_the_bounding_box_are_those_of_the_whole_grid():
+    """Segmentation labels each colour's occupancy on its bounding box (issue 16: speed); the
+    labels, the closing and the filled holes (a bowl's floor) are the whole grid's."""
+    from scipy import ndimage
+
+    from frankenbot.perception.segmentation import _grid_components
+
+    def whole_grid(cells, shape, closing):
+        s = np.ones((3, 3), dtype=bool)
+        occ = np.zeros(shape, dtype=bool)
+        occ[cells[:, 0], cells[:, 1]] = True
+        grown = ndimage.binary_dilation(occ, s, iterations=closing) if closing else occ
+        labels, n = ndimage.label(ndimage.binary_fill_holes(grown), s)
+        return labels[cells[:, 0], cells[:, 1]], n
+
+    rng = np.random.default_rng(0)
+    ring = np.array([(r, c) for r in range(10, 21) for c in range(30, 41)
+                     if r in (10, 20) or c in (30, 40)])  # a bowl's rim: its floor fills in
+    for trial in range(200):
+        shape = (int(rng.integers(5, 60)), int(rng.integers(5, 60)))
+        n = int(rng.integers(1, 150))
+        cells = np.stack([rng.integers(0, shape[0], n), rng.integers(0, shape[1], n)], axis=1)
+        if trial % 4 == 0:
+            shape = (max(shape[0], 25), max(shape[1], 45))
+            cells = np.concatenate([cells, ring])
+        for closing in (0, 1, 2):
+            got, n_got = _grid_components(cells, shape, closing)
+            want, n_want = whole_grid(cells, shape, closing)
+            assert n_got == n_want and np.array_equal(got, want)

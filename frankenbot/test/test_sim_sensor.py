@@ -112,6 +112,26 @@ def test_render_process_draws_the_perturbed_camera_and_lights(world):
     assert np.mean(np.abs(rgb.astype(int) - rgb_nominal)) > 1.0  # the settings matter
 
 
+def test_render_process_applies_the_sensor_model_as_the_world_would(world):
+    """The ROS sim senses in its render process: the same frames as SimWorld.sense, noise
+    streams and drift included, and a new episode (reset) reaches the child."""
+    world.set_sensor(SensorModel(sensor_params("realistic"), 7))
+    stamps = (1.0, 1.1, 1.25)
+    with RenderProcess(world.model_xml, world.width, world.height) as proc:
+        for seed in (3, 4):
+            world.reset("stack", seed)
+            _, qpos = world.render_state()
+            settings = world.render_settings()
+            spec = world.sensor_spec()
+            in_child = [proc.render(qpos, settings, spec, t) for t in stamps]
+            world.reset("stack", seed)  # the same episode again: the world's streams restart
+            assert world.sensor_spec().episode == spec.episode + 1
+            in_world = [world.sense(*proc.render(qpos, settings), t) for t in stamps]
+            for (rgb_c, depth_c), (rgb_w, depth_w) in zip(in_child, in_world, strict=True):
+                assert np.array_equal(rgb_c, rgb_w) and np.array_equal(depth_c, depth_w)
+            assert not np.array_equal(in_child[0][1], in_child[1][1])  # fresh noise per frame
+
+
 def nominal_settings(world) -> np.ndarray:
     from frankenbot.sim.camera import RenderSettings
 
@@ -134,3 +154,55 @@ def test_bad_profiles_and_parameters_are_refused():
     assert sensor_params("harsh", parse_overrides("ir_shadow=false")).ir_shadow is False
     with pytest.raises(ConfigError, match="key=value"):
         parse_overrides("pose_error_m")
+
+
+def _ir_shadow_reference(z: np.ndarray, valid: np.ndarray, fx: float, baseline: float
+                         ) -> np.ndarray:
+    """The shifted-comparison form the running maximum replaced."""
+    disp = np.zeros_like(z)
+    np.divide(fx * baseline, z, out=disp, where=valid)
+    shadow = np.zeros(z.shape, dtype=bool)
+    span = int(min(32, math.ceil(float(disp.max()) - float(disp[valid].min()))))
+    for k in range(1, span + 1):
+        shadow[:, :-k] |= disp[:, k:] - disp[:, :-k] >= k
+    return shadow & valid
+
+
+def _edges_reference(model: SensorModel, z: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Edge pixels as the np.roll form found them."""
+    best = np.zeros_like(z)
+    for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0)):
+        nb = np.roll(z, (dr, dc), axis=(0, 1))
+        diff = np.abs(nb - z)
+        diff[~valid | (nb <= 0)] = 0.0
+        best = np.maximum(best, diff)
+    edge = best > model.params.discontinuity_m
+    edge[0, :] = edge[-1, :] = edge[:, 0] = edge[:, -1] = False
+    return edge
+
+
+def test_fast_depth_effects_match_their_plain_forms():
+    """IR shadow, edge finding and the smooth field's upsampling, written for speed (issue 16),
+    give what the plain forms give on a stepped depth image with holes."""
+    from scipy import ndimage
+
+    from frankenbot.sim.sensor import _linear_index, _upsample
+
+    rng = np.random.default_rng(3)
+    z = np.full((60, 80), 0.9, np.float32)
+    z[20:40, 30:50] = 0.6  # a box on the table
+    z[5:10, 60:75] = 0.45
+    z += rng.normal(0, 0.002, z.shape).astype(np.float32)
+    z[rng.random(z.shape) < 0.03] = 0.0  # holes
+    valid = z > 0
+    model = SensorModel(sensor_params("harsh"), 1)
+    fx = 600.0
+    assert np.array_equal(model._ir_shadow(z, valid, fx),
+                          _ir_shadow_reference(z, valid, fx, model.params.baseline_m))
+    model.params = sensor_params("harsh", {"edge_hole_rate": 1.0, "flying_pixel_rate": 0.0})
+    _, holes = model._edges(z, valid)
+    assert np.array_equal(holes, _edges_reference(model, z, valid))
+    coarse = rng.standard_normal((7, 9)).astype(np.float32)
+    fine = _upsample(coarse, _linear_index(7, 7 * 12, 60), _linear_index(9, 9 * 12, 80))
+    zoomed = ndimage.zoom(coarse, 12, order=1, prefilter=False)[:60, :80]
+    assert np.allclose(fine, zoomed, atol=1e-5)

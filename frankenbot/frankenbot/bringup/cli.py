@@ -88,21 +88,20 @@ def _add_foxglove(parser: argparse.ArgumentParser) -> None:
 
 
 def _up(args: argparse.Namespace) -> int:
-    from frankenbot.bringup.processes import NODE_EXECUTABLES, NodeGroup, terminate_on_sigterm
+    from frankenbot.bringup.processes import (
+        NODE_EXECUTABLES,
+        NodeGroup,
+        terminate_on_sigterm,
+        up_parameters,
+    )
 
     terminate_on_sigterm()
     setup = args.setup or ("sim" if args.sim else "real_ur5e")
     executables = [e for e in NODE_EXECUTABLES if args.sim or e != "sim"]
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="frankenbot-up-"))
-    params: dict[str, dict[str, object]] = {
-        "sim": {"task": args.task, "seed": args.seed, "sensor_noise": args.noise},
-        "planner": {"planner_mode": args.planner}}
-    memory: dict[str, object] = {}
-    if args.memory_url:
-        memory["db_url"] = args.memory_url
-    if args.robot_id:
-        memory["robot_id"] = args.robot_id
-    params["memory"] = memory
+    params = up_parameters(task=args.task, seed=args.seed, noise=args.noise,
+                           planner=args.planner, memory_url=args.memory_url,
+                           robot_id=args.robot_id)
     with contextlib.ExitStack() as stack:
         _observe(stack, foxglove=args.foxglove, record_dir=args.record)
         group = stack.enter_context(NodeGroup(setup=setup, log_dir=log_dir, parameters=params,

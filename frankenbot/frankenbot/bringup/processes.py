@@ -21,6 +21,11 @@ from frankenbot import resources
 from frankenbot.errors import ConfigError, FrankenbotError
 
 NODE_EXECUTABLES = ("sim", "perception", "memory", "planner", "executor")
+# With the MuJoCo sim, only these nodes read the ROS clock (sim time: the executor's timing, the
+# planner's stamps). Perception works on camera stamps and memory on wall time; following the
+# sim's 125 Hz /clock costs an idle rclpy node ~0.12 of a core (measured), a quarter of a core
+# for the two on a 2-core machine (issue 16). Gazebo keeps sim time everywhere (TF stamps).
+SIM_CLOCK_NODES = ("planner", "executor")
 SETUPS = ("sim", "real_ur5e", "gazebo")
 SHUTDOWN_GRACE_S = 5.0
 RESTART_BACKOFF_S = 1.0  # first restart delay; doubles per crash of the same node
@@ -98,6 +103,22 @@ def dds_environment(env: Mapping[str, str]) -> dict[str, str]:
     return {"FASTRTPS_DEFAULT_PROFILES_FILE": str(profile)} if profile.is_file() else {}
 
 
+def up_parameters(*, task: str = "put_in_bowl", seed: int = 0, noise: str = "realistic",
+                  planner: str = "auto", memory_url: str = "", robot_id: str = "",
+                  db_path: str = "") -> dict[str, dict[str, object]]:
+    """The per-node parameters ``frankenbot up`` passes over the setup's parameter file (also
+    used by benchmarks that must run the stack exactly as ``up --sim`` does)."""
+    memory: dict[str, object] = {}
+    if memory_url:
+        memory["db_url"] = memory_url
+    if robot_id:
+        memory["robot_id"] = robot_id
+    if db_path:
+        memory["db_path"] = db_path
+    return {"sim": {"task": task, "seed": seed, "sensor_noise": noise},
+            "planner": {"planner_mode": planner}, "memory": memory}
+
+
 def _param_arg(name: str, value: object) -> str:
     if isinstance(value, bool):
         text = "true" if value else "false"
@@ -138,6 +159,7 @@ class NodeGroup:
         self._params_file = config_file(setup)
         self.namespace = normalise_namespace(namespace)
         self._use_sim_time = setup in ("sim", "gazebo")
+        self._setup = setup
         self._parameters = parameters or {}
         self._env = dict(os.environ, **(env or {}))
         self._env.update(dds_environment(self._env))
@@ -155,7 +177,8 @@ class NodeGroup:
                f"__node:=frankenbot_{executable}", "--params-file", str(self._params_file)]
         if self.namespace:
             cmd += ["-r", f"__ns:={self.namespace}"]
-        if self._use_sim_time and executable != "sim":
+        if self._use_sim_time and executable != "sim" and (
+                self._setup != "sim" or executable in SIM_CLOCK_NODES):
             cmd += ["-p", "use_sim_time:=true"]
             if self.namespace:  # each namespaced sim publishes its own <ns>/clock
                 cmd += ["-r", "/clock:=clock"]

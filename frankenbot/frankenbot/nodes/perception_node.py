@@ -1,13 +1,14 @@
 """``frankenbot_perception``: RealSense (or sim, or Gazebo) RGB-D -> /frankenbot/scene.
 
-Subscribes (sensor QoS):
+Subscribes (sensor QoS: best effort; the images keep only the newest message):
   /camera/camera/color/image_raw (sensor_msgs/Image, rgb8/bgr8)
   /camera/camera/aligned_depth_to_color/image_raw (sensor_msgs/Image, 16UC1 mm or 32FC1 m)
   /camera/camera/color/camera_info (sensor_msgs/CameraInfo)
   /joint_states (sensor_msgs/JointState; optional, feeds the robot self filter)
 Publishes:
-  /frankenbot/scene (frankenbot_interfaces/msg/SceneObjects), at ``rate``; ``stale`` is true when
-      no usable frame arrived within ``stale_timeout`` (the executor treats that as an anomaly)
+  /frankenbot/scene (frankenbot_interfaces/msg/SceneObjects), one per processed frame; ``stale``
+      is true (checked at ``rate``) when no usable frame arrived within ``stale_timeout`` (the
+      executor treats that as an anomaly)
   /frankenbot/scene_markers (visualization_msgs/MarkerArray)
   /frankenbot/annotated_image (sensor_msgs/Image rgb8, set-of-mark image)
 Services
@@ -21,8 +22,14 @@ Parameters (all declared with descriptions): rate, max_latency, stale_timeout, s
   detector_threshold, stride, table_height, table_rgb, min_height, max_height, workspace_min,
   workspace_max, base_frame, publish_annotated, annotated_rate, reset_topic.
 
-Subscription callbacks only store the latest messages; a timer in its own callback group does the
-processing, so a slow frame never blocks message intake.
+Subscription callbacks only store the latest messages (image queues of depth 1: a frame that
+waited is never worth more than the next one) and wake the processing callback through a guard
+condition, so a frame is processed as soon as its colour and depth are both in, not at the next
+tick of a timer (a 10 Hz timer on a 10 Hz camera adds up to 100 ms and drops frames when the two
+drift). Processing runs in its own callback group, so a slow frame never blocks message intake;
+when it falls behind, only the newest pair is taken. ``rate`` caps the frames processed (a
+frame stamped less than 0.75 / rate after the last processed one is skipped: a 30 Hz camera is
+perceived at 10 Hz, a 10 Hz one at 10 Hz despite jitter); its timer checks for staleness.
 """
 
 from __future__ import annotations
@@ -71,6 +78,8 @@ COLOR_TOPIC = "camera/camera/color/image_raw"
 DEPTH_TOPIC = "camera/camera/aligned_depth_to_color/image_raw"
 INFO_TOPIC = "camera/camera/color/camera_info"
 RGB_HISTORY = 8  # colour frames kept for pairing with depth by stamp
+STATS_PERIOD_S = 10.0  # s between the intake/processing log lines
+IMAGE_QUEUE = 1  # image subscriptions keep only the newest message (see the module docstring)
 CLOCK_BACK_S = 1.0  # a frame this much older than the last one: the camera clock restarted
 MAX_IMAGE_PIXELS = 4096 * 4096  # larger frames are not from any supported camera
 CLOCK_JUMP_S = 10.0  # a frame this much older than a reset means the camera clock restarted
@@ -109,13 +118,20 @@ def check_frame(rgb: Any, depth: Any, info: CameraInfo) -> None:
         raise PerceptionError("depth image has no valid pixel (all zero or NaN)")
 
 
+def too_soon(stamp: float, last: float | None, rate: float) -> bool:
+    """True for a frame stamped less than 0.75 / ``rate`` after the last processed one (the
+    0.75 keeps every frame of a camera at ``rate`` despite stamp jitter); rate <= 0: never."""
+    return last is not None and rate > 0 and 0.0 <= stamp - last < 0.75 / rate
+
+
 class PerceptionNode(Node):
     """Thin ROS adapter around ``PerceptionPipeline`` (see the module docstring)."""
 
     def __init__(self) -> None:
         super().__init__("frankenbot_perception")
         p = self._declare
-        self.rate = float(p("rate", 10.0, "scene publication / processing rate, Hz"))
+        self.rate = float(p("rate", 10.0, "Hz: frames are processed as they arrive, at most "
+                            "this many a second (by camera stamp); also the stale check's rate"))
         self.max_latency = float(p("max_latency", 0.5, "frames older than this (s, since "
                                    "arrival) are skipped instead of processed"))
         self.stale_timeout = float(p("stale_timeout", 1.0, "scene is stale when no frame was "
@@ -201,13 +217,24 @@ class PerceptionNode(Node):
         self.frames_processed = 0
         self.frames_rejected = 0
         self.resets = 0
+        # intake and skip counters, logged every STATS_PERIOD_S (where frames go, issue 16)
+        self.counts = {"colour": 0, "depth": 0, "unpaired": 0, "late": 0, "too_soon": 0}
+        self._stats_at = time.monotonic()
+        self._stats_busy = 0.0  # s spent processing since the last stats line
+        self._processed_mark = 0
 
         intake = MutuallyExclusiveCallbackGroup()
         work = MutuallyExclusiveCallbackGroup()
-        self.create_subscription(Image, COLOR_TOPIC, self.color_callback,
-                                 qos_profile_sensor_data, callback_group=intake)
-        self.create_subscription(Image, DEPTH_TOPIC, self.depth_callback,
-                                 qos_profile_sensor_data, callback_group=intake)
+        # Best effort (matches any camera driver's publisher; a lost frame is skipped, never
+        # waited for) and only the newest. A best-effort reader of a 1.5 MB frame loses it when
+        # its fragments do not fit the publisher's shared-memory segment: FrankenBot's Fast DDS
+        # profile (config/fastdds_liveliness.xml) makes that segment large enough.
+        newest = QoSProfile(depth=IMAGE_QUEUE, reliability=qos_profile_sensor_data.reliability,
+                            history=qos_profile_sensor_data.history)
+        self.create_subscription(Image, COLOR_TOPIC, self.color_callback, newest,
+                                 callback_group=intake)
+        self.create_subscription(Image, DEPTH_TOPIC, self.depth_callback, newest,
+                                 callback_group=intake)
         self.create_subscription(CameraInfo, INFO_TOPIC, self.info_callback,
                                  qos_profile_sensor_data, callback_group=intake)
         self.create_subscription(JointState, "joint_states", self.joint_callback, 10,
@@ -215,6 +242,8 @@ class PerceptionNode(Node):
         self.scene_pub = self.create_publisher(SceneObjects, "frankenbot/scene", 10)
         self.marker_pub = self.create_publisher(MarkerArray, "frankenbot/scene_markers", 10)
         self.image_pub = self.create_publisher(Image, "frankenbot/annotated_image", 2)
+        # a new colour or depth image wakes frame_callback at once (in the work group)
+        self._frame_ready = self.create_guard_condition(self.frame_callback, callback_group=work)
         self.create_timer(1.0 / max(self.rate, 0.1), self.process_callback, callback_group=work)
         # Resets share the processing group: none can land halfway through a frame.
         self.create_service(Trigger, "~/reset", self.reset_service_callback, callback_group=work)
@@ -244,11 +273,17 @@ class PerceptionNode(Node):
     def color_callback(self, msg: Image) -> None:
         with self._msgs_lock:
             self._rgb_msgs.append(msg)
+            self.counts["colour"] += 1
+        self._frame_ready.trigger()  # its depth may have come first
 
     def depth_callback(self, msg: Image) -> None:
         with self._msgs_lock:
+            if self._depth_msg is not None and self._depth_msg is not self._last_processed_depth:
+                self.counts["unpaired"] += 1  # replaced before it could be processed
             self._depth_msg = msg
             self._depth_arrival = time.monotonic()
+            self.counts["depth"] += 1
+        self._frame_ready.trigger()
 
     def info_callback(self, msg: CameraInfo) -> None:
         with self._msgs_lock:
@@ -304,7 +339,20 @@ class PerceptionNode(Node):
         m[:3, 3] = [p.x, p.y, p.z]
         return m
 
+    def frame_callback(self) -> None:
+        """A colour or depth image came in: process the newest pair if it is complete."""
+        self._process_newest()
+
     def process_callback(self) -> None:
+        """The ``rate`` timer: a pair the guard condition missed, then the stale check."""
+        self._process_newest()
+        if time.monotonic() - self._last_ok > self.stale_timeout:
+            # frames stopped (or every recent frame was unusable): say so, keep the objects
+            stale = Scene(objects=self._last_scene.objects, stamp=self._last_scene.stamp,
+                          stale=True, frame_id=self.base_frame)
+            self.scene_pub.publish(scene_to_msg(stale, 0.0))
+
+    def _process_newest(self) -> None:
         with self._msgs_lock:
             depth_msg, info = self._depth_msg, self._info_msg
             arrival, joints = self._depth_arrival, self._joints
@@ -317,12 +365,32 @@ class PerceptionNode(Node):
                  and time.monotonic() - arrival <= self.max_latency)
         if fresh and rgb_msg is not None:
             self._last_processed_depth = depth_msg
+            t0 = time.monotonic()
             self._process(rgb_msg, depth_msg, info, joints, arrival)
-        if time.monotonic() - self._last_ok > self.stale_timeout:
-            # frames stopped (or every recent frame was unusable): say so, keep the objects
-            stale = Scene(objects=self._last_scene.objects, stamp=self._last_scene.stamp,
-                          stale=True, frame_id=self.base_frame)
-            self.scene_pub.publish(scene_to_msg(stale, 0.0))
+            self._stats_busy += time.monotonic() - t0
+        elif (depth_msg is not None and depth_msg is not self._last_processed_depth
+              and rgb_msg is not None):
+            self._last_processed_depth = depth_msg  # waited past max_latency
+            self.counts["late"] += 1
+        self._log_stats()
+
+    def _log_stats(self) -> None:
+        now = time.monotonic()
+        if now - self._stats_at < STATS_PERIOD_S:
+            return
+        dt, self._stats_at = now - self._stats_at, now
+        with self._msgs_lock:
+            c = dict(self.counts)
+            for k in self.counts:
+                self.counts[k] = 0
+        busy, self._stats_busy = self._stats_busy, 0.0
+        processed, self._processed_mark = (self.frames_processed - self._processed_mark,
+                                           self.frames_processed)
+        self.get_logger().info(
+            f"frames in the last {dt:.0f} s: colour {c['colour']}, depth {c['depth']}, "
+            f"processed {processed} ({processed / dt:.1f} Hz, busy {busy / dt:.0%}), "
+            f"replaced unprocessed {c['unpaired']}, too late {c['late']}, skipped by rate "
+            f"{c['too_soon']}; rejected so far {self.frames_rejected}")
 
     # ------------------------------------------------------------------ resets
     def reset_topic_callback(self, msg: Header) -> None:
@@ -387,6 +455,9 @@ class PerceptionNode(Node):
                 self._reset_after = None  # the new scene's first frame (or a restarted clock)
             if abs(time_from_msg(rgb_msg.header.stamp) - stamp) > self.sync_tolerance:
                 return  # wait for the matching colour frame
+            if too_soon(stamp, self._last_stamp, self.rate):
+                self.counts["too_soon"] += 1
+                return  # a faster camera than ``rate``: this frame is skipped
             camera = self._camera(info)
             if camera is None:
                 raise PerceptionError("camera pose unknown (no camera_config, no TF)")

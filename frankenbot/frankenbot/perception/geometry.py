@@ -49,13 +49,22 @@ class Detection:
     name: str = ""  # detector label (open vocabulary, e.g. "mug"); "" = named by shape
 
 
-def min_area_rect(xy: np.ndarray) -> tuple[np.ndarray, float, float, float]:
-    """Minimum-area enclosing rectangle: (centre xy, length, width, yaw of the length axis)."""
+def _convex_hull(xy: np.ndarray) -> tuple[np.ndarray, float]:
+    """(hull vertices, hull area) of 2-D points; (the points, 0.0) when they have no hull."""
     pts = np.asarray(xy, dtype=float)
     try:
-        hull = pts[ConvexHull(pts).vertices]
+        h = ConvexHull(pts)
     except (QhullError, ValueError):
-        hull = pts
+        return pts, 0.0
+    return pts[h.vertices], float(h.volume)
+
+
+def min_area_rect(xy: np.ndarray, hull: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, float, float, float]:
+    """Minimum-area enclosing rectangle: (centre xy, length, width, yaw of the length axis).
+    ``hull``: the points' convex hull vertices when already known (``_convex_hull``)."""
+    if hull is None:
+        hull, _ = _convex_hull(xy)
     edges = np.diff(np.vstack([hull, hull[:1]]), axis=0)
     angles = np.unique(np.mod(np.arctan2(edges[:, 1], edges[:, 0]), math.pi / 2))
     if angles.size == 0:
@@ -148,7 +157,8 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
     put every object a few millimetres towards the camera.
     """
     xy = cluster.points[:, :2]
-    centre, length, width, yaw = min_area_rect(xy)
+    hull, area = _convex_hull(xy)  # once: the rectangle and the fill test both need it
+    centre, length, width, yaw = min_area_rect(xy, hull)
     rect_area = max(length * width, 1e-9)  # the outline's own rectangle (fill test below)
     sigma = float(getattr(cluster, "sigma", 0.0))
     if xy.shape[0] >= 50:
@@ -165,7 +175,7 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
     plane_z = float(np.median(cluster.points[:, 2] - h))  # table z under the object
     rest = bottom_visible if bottom_visible > 0.015 else 0.0  # lifted / on top of something
     height = max(top - rest, 0.005)
-    fill = hull_area(xy) / rect_area
+    fill = area / rect_area
     concave = _concave(cluster, centre, width, top, height) if length > 0.05 else False
     if length <= rules.block_max_footprint and not concave:
         shape = "block"

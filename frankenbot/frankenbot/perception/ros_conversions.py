@@ -128,13 +128,28 @@ def scene_from_msg(msg: Any) -> Scene:
                  frame_id=msg.header.frame_id or "base_link")
 
 
+def _buffer_view(data: Any) -> np.ndarray:
+    """A read-only uint8 view of a message's ``data`` (array.array, bytes, memoryview: no copy;
+    a list of ints, as a hand-made message may hold: one copy)."""
+    try:
+        view = np.frombuffer(data, dtype=np.uint8)
+    except TypeError:
+        view = np.asarray(data, dtype=np.uint8)
+    view.flags.writeable = False  # it may be the message's own buffer
+    return view
+
+
 def rgb_from_image_msg(msg: Any) -> np.ndarray:
-    """sensor_msgs/Image (rgb8, bgr8, rgba8, bgra8) -> HxWx3 uint8 RGB."""
+    """sensor_msgs/Image (rgb8, bgr8, rgba8, bgra8) -> HxWx3 uint8 RGB.
+
+    rgb8 with no row padding comes back as a read-only view of the message's buffer (no copy;
+    the ~1 MB copy per frame is what a ROS subscriber pays anyway when it deserialises); other
+    layouts are converted into a new array."""
     channels = {"rgb8": 3, "bgr8": 3, "rgba8": 4, "bgra8": 4}.get(msg.encoding)
     if channels is None:
         raise PerceptionError(f"colour image encoding {msg.encoding!r} not supported "
                               "(expected rgb8, bgr8, rgba8 or bgra8)")
-    data = np.frombuffer(bytes(msg.data), dtype=np.uint8)
+    data = _buffer_view(msg.data)
     h, w, step = int(msg.height), int(msg.width), int(msg.step)
     if h <= 0 or w <= 0 or step < w * channels or data.size < h * step:
         raise PerceptionError(f"colour image {w}x{h} step {step} has {data.size} bytes")
@@ -145,7 +160,8 @@ def rgb_from_image_msg(msg: Any) -> np.ndarray:
 
 
 def depth_from_image_msg(msg: Any) -> np.ndarray:
-    """sensor_msgs/Image 16UC1 (mm) -> uint16, or 32FC1 (m, Gazebo) -> float32 metres."""
+    """sensor_msgs/Image 16UC1 (mm) -> uint16, or 32FC1 (m, Gazebo) -> float32 metres (a
+    read-only view of the message's buffer when its layout allows, else a new array)."""
     dtypes = {"16UC1": np.dtype(np.uint16), "mono16": np.dtype(np.uint16),
               "32FC1": np.dtype(np.float32)}
     dtype = dtypes.get(msg.encoding)
@@ -155,11 +171,13 @@ def depth_from_image_msg(msg: Any) -> np.ndarray:
     if msg.is_bigendian:
         dtype = dtype.newbyteorder(">")
     h, w, step = int(msg.height), int(msg.width), int(msg.step)
-    raw = np.frombuffer(bytes(msg.data), dtype=np.uint8)
+    raw = _buffer_view(msg.data)
     if h <= 0 or w <= 0 or step < w * dtype.itemsize or raw.size < h * step:
         raise PerceptionError(f"depth image {w}x{h} step {step} has {raw.size} bytes")
     rows = raw[:h * step].reshape(h, step)[:, :w * dtype.itemsize]
-    return np.ascontiguousarray(rows).view(dtype).reshape(h, w).astype(dtype.newbyteorder("="))
+    # little-endian without padding (every camera here): a view of the buffer, no copy
+    return np.ascontiguousarray(rows).view(dtype).reshape(h, w).astype(
+        dtype.newbyteorder("="), copy=False)
 
 
 def intrinsics_from_camera_info(msg: Any) -> Intrinsics:

@@ -369,26 +369,21 @@ def _cluster(points: np.ndarray, heights: np.ndarray, hsv: np.ndarray, pixels: n
     ij0 = ij.min(axis=0)
     ij -= ij0
     shape = tuple(int(v) + 1 for v in ij.max(axis=0))
-    structure = np.ones((3, 3), dtype=bool)
     closing = config.grid_closing
     clusters: list[Cluster] = []
     for g in np.unique(groups):
         sel = np.flatnonzero(groups == g)
         if sel.size < min_count:
             continue
-        occ = np.zeros(shape, dtype=bool)
-        occ[ij[sel, 0], ij[sel, 1]] = True
-        grown = ndimage.binary_dilation(occ, structure, iterations=closing) if closing else occ
-        # A container's floor is surrounded by its walls: fill holes so it joins the walls.
-        grown = ndimage.binary_fill_holes(grown)
-        labels, n = ndimage.label(grown, structure)
+        lab, n = _grid_components(ij[sel], shape, closing)
         if n == 0:
             continue
-        lab = labels[ij[sel, 0], ij[sel, 1]]
         order = np.argsort(lab, kind="stable")
         lab_sorted = lab[order]
         bounds = np.searchsorted(lab_sorted, np.arange(1, n + 2))
         for k in range(n):
+            if bounds[k + 1] - bounds[k] < config.min_points:
+                continue  # too few points for any part of it to count (_split_parts)
             members = sel[order[bounds[k]:bounds[k + 1]]]
             for part in _split_parts(members, points, heights, config, min_count):
                 if np.max(np.ptp(points[part, :2], axis=0)) < config.min_extent:
@@ -396,6 +391,31 @@ def _cluster(points: np.ndarray, heights: np.ndarray, hsv: np.ndarray, pixels: n
                 clusters.append(Cluster(points[part], heights[part], hsv[part], pixels[part],
                                         int(g)))
     return clusters
+
+
+def _grid_components(cells: np.ndarray, shape: tuple[int, ...], closing: int
+                     ) -> tuple[np.ndarray, int]:
+    """Connected-component label (1..n) of each occupied cell (rows of ``cells``: i, j in a
+    grid of ``shape``), after closing gaps of ``closing`` cells and filling holes (a container's
+    floor is surrounded by its walls, so it joins them).
+
+    Work is done on the cells' bounding box grown by ``closing + 1`` (clipped to the grid), not
+    on the whole grid: with that ring of empty cells (or the grid's own edge) around it the
+    dilation, the hole filling and the labels (numbered in raster order, which a crop keeps)
+    are exactly those of the whole grid, for a fraction of the cost (one colour's objects
+    cover a small part of the table).
+    """
+    structure = np.ones((3, 3), dtype=bool)
+    margin = closing + 1
+    lo = np.maximum(cells.min(axis=0) - margin, 0)
+    hi = np.minimum(cells.max(axis=0) + margin + 1, np.asarray(shape[:2]))
+    local = cells - lo
+    occ = np.zeros(tuple(int(v) for v in hi - lo), dtype=bool)
+    occ[local[:, 0], local[:, 1]] = True
+    grown = ndimage.binary_dilation(occ, structure, iterations=closing) if closing else occ
+    grown = ndimage.binary_fill_holes(grown)
+    labels, n = ndimage.label(grown, structure)
+    return labels[local[:, 0], local[:, 1]], int(n)
 
 
 def _split_parts(members: np.ndarray, points: np.ndarray, heights: np.ndarray,

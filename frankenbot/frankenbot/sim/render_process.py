@@ -7,6 +7,15 @@ and owns its GL context; per frame the parent writes the joint positions (``qpos
 and the camera-and-lights settings of the sensor model (``RenderSettings``) to its stdin; the
 child draws, writes colour and depth into shared memory and answers one byte. Only qpos and
 those settings matter for drawing: unused objects wait out of view, under the floor.
+
+Given a ``SensorSpec`` the child also applies the sensor model (noise, holes, drift: ~30 ms of
+numpy a 640x480 frame) with the frame's stamp, so that work runs beside the physics process on
+another core, not in it. The spec is sent when its episode changes; the child's model then
+starts from the same seeds as the world's and sees the same frames and stamps in the same
+order, so its frames are those ``SimWorld.sense`` would make.
+
+Each request: a header of 3 float64 (length of a JSON spec that follows, or 0; the stamp;
+1.0 to apply the sensor model, else 0.0), the spec's bytes if any, then qpos and settings.
 """
 
 from __future__ import annotations
@@ -22,10 +31,12 @@ from pathlib import Path
 import numpy as np
 
 from frankenbot.errors import SimError
+from frankenbot.sim.sensor import SensorSpec
 
 START_TIMEOUT = 60.0  # s for the child to import mujoco, compile the model and make a context
 FRAME_TIMEOUT = 10.0
 READY, DONE = b"R", b"D"
+HEADER = 3  # float64s before each request: spec length, stamp, apply-the-sensor flag
 
 
 def _read_exact(fd: int, n: int) -> bytes:
@@ -43,6 +54,7 @@ def _child(xml_path: str, width: int, height: int, rgb_name: str,
     import mujoco
 
     from frankenbot.sim.camera import CameraRenderer, RenderSettings
+    from frankenbot.sim.sensor import SensorSpec
 
     rgb_shm = shared_memory.SharedMemory(name=rgb_name)
     depth_shm = shared_memory.SharedMemory(name=depth_name)
@@ -56,15 +68,24 @@ def _child(xml_path: str, width: int, height: int, rgb_name: str,
     rgb = np.ndarray((height, width, 3), np.uint8, buffer=rgb_shm.buf)
     depth = np.ndarray((height, width), np.uint16, buffer=depth_shm.buf)
     fin, fout = sys.stdin.fileno(), sys.stdout.fileno()
+    sensor = None
+    fx = 0.0
     os.write(fout, READY)
     try:
         while True:
+            n_spec, stamp, sense = np.frombuffer(_read_exact(fin, HEADER * 8), np.float64)
+            if n_spec > 0:
+                spec = SensorSpec.from_json(_read_exact(fin, int(n_spec)).decode())
+                sensor, fx = spec.model(), spec.fx
             msg = np.frombuffer(_read_exact(fin, (model.nq + n_settings) * 8), np.float64)
             data.qpos[:] = msg[:model.nq]
             RenderSettings.apply(model, msg[model.nq:])
             mujoco.mj_kinematics(model, data)
             mujoco.mj_camlight(model, data)
-            rgb[...], depth[...] = renderer.render(data)
+            clean_rgb, clean_depth = renderer.render(data)
+            if sense and sensor is not None:
+                clean_rgb, clean_depth = sensor.apply(clean_rgb, clean_depth, float(stamp), fx)
+            rgb[...], depth[...] = clean_rgb, clean_depth
             os.write(fout, DONE)
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         pass
@@ -80,6 +101,7 @@ class RenderProcess:
 
     def __init__(self, xml: str, width: int, height: int) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
+        self._spec: SensorSpec | None = None  # the sensor spec the child has
         self._shms: list[shared_memory.SharedMemory] = []
         self.width, self.height = width, height
         fd, path = tempfile.mkstemp(prefix="fb-sim-", suffix=".xml")
@@ -110,15 +132,23 @@ class RenderProcess:
         if got != token:
             raise SimError(f"render process failed ({what}); exit code {self._proc.poll()}")
 
-    def render(self, qpos: np.ndarray, settings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def render(self, qpos: np.ndarray, settings: np.ndarray, sensor: SensorSpec | None = None,
+               stamp: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """Colour and depth (copies) of the scene at ``qpos`` with the camera and lights of
-        ``settings`` (``SimWorld.render_settings()``)."""
+        ``settings`` (``SimWorld.render_settings()``); with ``sensor``
+        (``SimWorld.sensor_spec()``) as the sensor delivers it at sim time ``stamp`` (what
+        ``SimWorld.sense`` would return), else clean."""
         if self._proc is None or self._proc.stdin is None:
             raise SimError("render process is closed")
+        spec = b""
+        if sensor is not None and sensor != self._spec:
+            spec = sensor.to_json().encode()
+            self._spec = sensor
+        header = np.array([len(spec), stamp, 1.0 if sensor is not None else 0.0], np.float64)
         msg = np.concatenate([np.asarray(qpos, np.float64).reshape(-1),
                               np.asarray(settings, np.float64).reshape(-1)])
         try:
-            self._proc.stdin.write(msg.tobytes())
+            self._proc.stdin.write(header.tobytes() + spec + msg.tobytes())
         except BrokenPipeError as e:
             raise SimError("render process exited") from e
         self._expect(DONE, FRAME_TIMEOUT, "frame")

@@ -15,6 +15,7 @@ import math
 import os
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
@@ -26,6 +27,7 @@ from frankenbot.sim.world import SimWorld
 _log = logging.getLogger(__name__)
 
 MAX_FIFO_FACTOR = 2.0  # realtime_priority applies only up to this real-time factor
+FRAME_TIMES_KEPT = 100  # frames whose draw and publish times are kept (frame_times)
 RESYNC_LAG = 0.25  # s of wall time behind schedule after which the runner drops the backlog
 
 
@@ -91,6 +93,8 @@ class SimRunner:
         self._ticks = 0
         self._missed = 0
         self._worst = 0.0
+        # per published frame: (s drawing + sensing, s in the frame callbacks), the latest ones
+        self._frame_times: deque[tuple[float, float]] = deque(maxlen=FRAME_TIMES_KEPT)
 
     # ------------------------------------------------------------------ consumers
     def on_joint_state(self, callback: Callable[[JointStateSample], None]) -> None:
@@ -112,6 +116,11 @@ class SimRunner:
     def deadline_stats(self) -> DeadlineStats:
         with self._cb_lock:
             return DeadlineStats(self._ticks, self._missed, self._worst)
+
+    def frame_times(self) -> list[tuple[float, float]]:
+        """(draw + sensor model, frame callbacks) wall seconds of the latest frames."""
+        with self._cb_lock:
+            return list(self._frame_times)
 
     def reset_deadline_stats(self) -> None:
         with self._cb_lock:
@@ -236,12 +245,13 @@ class SimRunner:
                     next_stamp = stamp + period
                 if w.camera_frozen():
                     continue
-                if worker is not None:
-                    clean = worker.render(qpos, w.render_settings())
-                else:
-                    clean = w.render_qpos(qpos)
-                rgb, depth = w.sense(*clean, stamp)  # the sensor model: what leaves the sim
+                t_draw = time.monotonic()
+                if worker is not None:  # it applies the sensor model too, on another core
+                    rgb, depth = worker.render(qpos, w.render_settings(), w.sensor_spec(), stamp)
+                else:  # the sensor model: what leaves the sim
+                    rgb, depth = w.sense(*w.render_qpos(qpos), stamp)
                 frame = Frame(stamp, rgb, depth, w.arm_joints_of(qpos))
+                t_out = time.monotonic()
                 with self._cb_lock:
                     self._latest_frame = frame
                     callbacks = list(self._frame_cbs)
@@ -250,6 +260,8 @@ class SimRunner:
                         cb(frame)
                     except Exception:
                         _log.exception("frame callback failed")
+                with self._cb_lock:
+                    self._frame_times.append((t_out - t_draw, time.monotonic() - t_out))
         except SimError:
             _log.exception("rendering stopped")
         finally:

@@ -36,7 +36,7 @@ from frankenbot.sim.controller import (
     TrajectoryStatus,
 )
 from frankenbot.sim.kinematics import HOME
-from frankenbot.sim.sensor import SensorModel
+from frankenbot.sim.sensor import SensorModel, SensorSpec
 from frankenbot.sim.tasks import ObjectState, OracleView, TaskInstance
 
 _log = logging.getLogger(__name__)
@@ -108,6 +108,7 @@ class SimWorld:
         self._base_render = RenderSettings.of_model(m)
         self._sensor_lock = threading.Lock()  # the sensor's drift state
         self._sensor = sensor or SensorModel()
+        self._sensor_episode = 0  # counts reset_episode calls (a render process follows them)
         self._render_vec = self._base_render.vector()
         qadr = [int(m.joint(n).qposadr[0]) for n in self.JOINT_NAMES]
         vadr = [int(m.joint(n).dofadr[0]) for n in self.JOINT_NAMES]
@@ -440,6 +441,7 @@ class SimWorld:
         with self._sensor_lock:
             s = self._sensor
             s.reset_episode(self._seed)
+            self._sensor_episode += 1
             true = s.true_camera_pose(self._nominal_camera)
             base = self._base_render
             n = self.model.nlight
@@ -468,6 +470,15 @@ class SimWorld:
         delivers. Every frame that leaves the sim goes through here."""
         with self._sensor_lock:
             return self._sensor.apply(rgb, depth, stamp, self.camera_info().fx)
+
+    def sensor_spec(self) -> SensorSpec:
+        """What a render process needs to apply the sensor model itself, frame for frame as
+        ``sense`` would (same parameters, seeds and episode: the same noise streams). The
+        world's own model is then not applied; nothing else reads its noise state."""
+        with self._sensor_lock:
+            s = self._sensor
+            return SensorSpec(self._sensor_episode, s.params, s.sensor_seed, self._seed,
+                              float(self.camera_info().fx))
 
     def camera_frozen(self) -> bool:
         """True while a camera_freeze anomaly holds: front ends stop publishing frames."""
