@@ -60,3 +60,12 @@ def test_joint_history_gives_the_arm_where_the_image_shows_it():
     assert h.at(0.05) is None  # older than the horizon kept: unknown, not a guess
     h.add(0.2, (9, 0, 0, 0, 0, 0))  # the clock went back (sim reset): history restarts
     assert h.latest()[0] == 9 and h.at(0.1) is None
+
+
+def test_a_settled_track_is_remembered_lower_down_and_keeps_its_id():
+    t = Tracker()
+    t.update([Detection("block", "green", (0.57, 0.38, 0.10), (0.04, 0.04, 0.04), 0.0, 0.9, 80)],
+             0.0)
+    t.settle({"green_block": 0.04})
+    (track,) = t.tracks
+    assert track.object_id == "green_block" and track.detection.position == (0.57, 0.38, 0.04)

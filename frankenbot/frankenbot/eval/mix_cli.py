@@ -35,6 +35,13 @@ def run_mix_command(args: argparse.Namespace) -> int:
                        options=MixOptions(realtime_factor=args.realtime_factor or 1.0,
                                           planner=args.planner), log=say)
     report = summarise(o for o in outcomes if o.ablation == "full")
+    from frankenbot.eval.provenance import provenance
+
+    report["meta"] = provenance(
+        mix=args.mix, episodes=len(specs), first_seed=specs[0].seed, workers=args.workers,
+        planner=args.planner, realtime_factor=args.realtime_factor or 1.0, ablations=ablations,
+        scene="perceived (MuJoCo renders through the perception pipeline)", sensor_noise="none",
+        clock="robot (sim) time for the executor", judge="sim oracle")
     report["mix"] = args.mix
     report["first_seed"] = specs[0].seed
     report["workers"] = args.workers

@@ -150,6 +150,11 @@ ROWS: tuple[Row, ...] = (
         "200 Hz", lambda r: f"{r['monitor_loop']['monitors']} monitors, synthetic scene"),
     Row("camera -> /frankenbot/scene over ROS", "bench-scene-rate", _scene_rate,
         ">= 8 Hz for 10 Hz / <= 120 ms median / gaps <= 0.5 s", _scene_rate_conditions),
+    Row("anomaly mix, natural 70:20:10", "mix-natural-10000-150", lambda r: _mix(r),
+        ">= 90% (Wilson low >= 85%); impossible handled >= 95%; <= 1.02 VLM calls/task",
+        lambda r: _mix_conditions(r)),
+    Row("anomaly mix, stress 5:3:2", "mix-stress-10000-150", lambda r: _mix(r),
+        ">= 80%; impossible handled >= 95%", lambda r: _mix_conditions(r)),
     Row("memory: without / with memory", "bench-memory", _memory, "reported",
         lambda r: f"{r['tasks']} sim tasks on evaluation seeds, offline planner with memory's "
                   "context, each program executed in the sim" if r.get("executed")
@@ -162,6 +167,26 @@ ROWS: tuple[Row, ...] = (
                   f"{r['meta']['conditions'].get('scene', '')}, noise "
                   f"{r['meta']['conditions'].get('sensor_noise', 'none')}"),
 )
+
+
+def _mix(r: dict[str, Any]) -> str:
+    n = r["possible_episodes"]
+    k = round(r["success_rate"] * n)
+    handled = r.get("impossible_handled_rate")
+    return (f"{k}/{n} ({_pct(r['success_rate'])}, Wilson 95% [{_pct(r['wilson_low'])}, "
+            f"{_pct(r['wilson_high'])}]); impossible handled "
+            + (f"{_pct(handled)} of {r['impossible_episodes']}" if handled is not None
+               else "none drawn")
+            + f"; {r['vlm_calls_per_task']:.2f} VLM calls, {r['replans_per_task']:.2f} replans "
+              "per task")
+
+
+def _mix_conditions(r: dict[str, Any]) -> str:
+    c = r.get("meta", {}).get("conditions", {})
+    return (f"{r['episodes']} episodes from seed {r['first_seed']} (0-2 anomalies each, drawn "
+            f"by class), {r['planner']} planner, perceived scene, noise "
+            f"{c.get('sensor_noise', 'none')}, {r['workers']} worker processes, oracle-judged; "
+            "impossible episodes counted apart")
 
 
 def _seed_range(seeds: list[int]) -> str:
@@ -192,7 +217,7 @@ def measured_table(folder: Path) -> str:
                          f"{row.target} | | |")
             continue
         meta = data.get("meta", {})
-        results = data.get("results", data)  # suite files keep their own layout
+        results = data.get("results", data)  # suite and mix files keep their own layout
         if row.source.startswith("suite"):
             results = data
         try:

@@ -35,6 +35,7 @@ from frankenbot.perception.tracker import Track, Tracker
 from frankenbot.state import SHAPES, Scene, SceneObject
 
 DEFAULT_QUERIES = ("block", "bowl", "plate", "bin")
+DRAWER_FLOOR = 0.02  # m from a drawer fixture's bottom to the floor of its sliding box
 HOLLOW_SHAPES = ("bin", "bowl")  # open containers: the camera sees down to their floor
 PALE = 0.45  # median saturation below which a cluster at the arm counts as the arm
 
@@ -69,6 +70,7 @@ class PerceptionPipeline:
         self._handles: dict[str, SceneObject] = {}  # measured drawer handles by fixture id
         self.drawer_openings: dict[str, float] = {}  # fixture id -> metres (last measured)
         self._rim_votes: dict[str, int] = {}  # container id -> frames its rim was seen through
+        self._settle: dict[str, float] = {}  # track id -> centre height it settled down to
         self._table_value_ref = -1.0  # table brightness of the first frame (exposure reference)
         self.shape_rules = shape_rules or ShapeRules()
         self.tracker = Tracker(self.config.match_distance, self.config.memory_s)
@@ -138,6 +140,8 @@ class PerceptionPipeline:
                                and not _piece_of_container(d, containers))
             vacated = self._seen_through(self.tracker.tracks, depth, segments)
             self.tracker.update(list(detections), stamp, vacated)
+            if self._settle:
+                self.tracker.settle(self._settle)
             objects = self.tracker.scene_objects(stamp)
             fixtures = tuple(replace(f, last_seen=stamp) for f in self.fixtures)
             handles = tuple(h for h in self._handles.values()
@@ -194,6 +198,7 @@ class PerceptionPipeline:
             far = distance_to_segments(pos, segments) >= reach
             unseen = [t for t, f in zip(unseen, far, strict=True) if f]
         gone: set[str] = set()
+        settle: dict[str, float] = {}
         votes: dict[str, int] = {}
         for t in unseen:
             hollow = t.detection.shape in HOLLOW_SHAPES
@@ -203,7 +208,11 @@ class PerceptionPipeline:
             past, present = self._depth_against(samples, depth)
             if not hollow:
                 if past:
-                    gone.add(t.object_id)
+                    floor_z = self._sink_below(t.detection)
+                    if floor_z is not None:
+                        settle[t.object_id] = floor_z  # let go into a drawer: down there
+                    else:
+                        gone.add(t.object_id)
                 continue
             if past >= self.config.rim_samples // 3 and \
                     past >= self.config.rim_gone_share * (past + present):
@@ -212,7 +221,24 @@ class PerceptionPipeline:
                 if votes[t.object_id] >= self.config.rim_gone_frames:
                     gone.add(t.object_id)
         self._rim_votes = votes
+        self._settle = settle
         return gone
+
+    def _sink_below(self, det: Detection) -> float | None:
+        """Where an object seen past may have gone down out of sight: the centre height it
+        would have on the floor of an open drawer under it, if it is above that height; None
+        when nothing below could hide it (then it is gone)."""
+        x, y = det.position[0], det.position[1]
+        for g in self.geometry:
+            if g.obj.shape != "drawer" or self.drawer_openings.get(g.obj.object_id, 0.0) < 0.03:
+                continue
+            if not g.footprint_contains(x, y, margin=0.0):
+                continue
+            floor = g.obj.position[2] - g.obj.size[2] / 2 + DRAWER_FLOOR
+            z = floor + det.size[2] / 2
+            if det.position[2] > z + 0.01:
+                return z
+        return None
 
     def _depth_against(self, points: np.ndarray, depth: np.ndarray) -> tuple[int, int]:
         """How many of ``points`` the camera sees past (a farther surface where they should be)

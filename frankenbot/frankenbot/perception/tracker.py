@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Mapping
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -140,6 +141,13 @@ class Tracker:
 
     def reset(self) -> None:
         self._tracks = []
+
+    def settle(self, heights: Mapping[str, float]) -> None:
+        """Move remembered objects down to the given centre heights (a block let go into an
+        open drawer drops out of sight: it is remembered where it lies, not above it)."""
+        self._tracks = [replace(t, detection=replace(t.detection, position=(
+            t.detection.position[0], t.detection.position[1], heights[t.object_id])))
+            if t.object_id in heights else t for t in self._tracks]
 
     def _cost(self, track: Track, det: Detection) -> float:
         t = track.detection
