@@ -3,6 +3,8 @@ that stands where it was remembered is never taken for gone: rendered MuJoCo fra
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from frankenbot import resources
@@ -52,9 +54,9 @@ def test_a_bowl_moved_out_of_view_is_forgotten_not_remembered_where_it_stood(wor
     pipeline = _pipeline(world)
     scene, _ = _frame(world, pipeline)
     assert scene.get(bowl) is not None
-    world.inject("move_container_away", "now", {})
+    z = world.object_states()[bowl].position[2]
+    world._set_pose(bowl, (0.93, -0.55, z + 0.002), 0.0)  # off the image (under the camera)
     world.advance(0.1)
-    assert any(r.event == "fired" for r in world.anomaly_log())
     frames = pipeline.config.rim_gone_frames
     for _ in range(frames - 1):  # one look through the rim is not enough ...
         scene, _ = _frame(world, pipeline)
@@ -63,3 +65,22 @@ def test_a_bowl_moved_out_of_view_is_forgotten_not_remembered_where_it_stood(wor
     scene, _ = _frame(world, pipeline)  # ... the third in a row is
     assert scene.get(bowl) is None, scene.ids()
     assert scene.get(task.params["object"]) is not None  # the rest stays
+
+
+def test_a_bowl_moved_out_of_reach_stays_in_view_and_is_followed(world) -> None:
+    """move_container_away puts it where the camera sees it and the arm cannot reach it, so a
+    brain can say why the task cannot be done."""
+    from frankenbot.sim import layout
+
+    task = world.reset("put_in_bowl", 0)
+    bowl = task.params["target"]
+    pipeline = _pipeline(world)
+    _frame(world, pipeline)
+    world.inject("move_container_away", "now", {})
+    world.advance(0.1)
+    assert any(r.event == "fired" for r in world.anomaly_log())
+    for _ in range(pipeline.config.rim_gone_frames + 2):
+        scene, _ = _frame(world, pipeline)
+        world.advance(0.1)
+    seen = scene.get(bowl)
+    assert seen is not None and math.dist(seen.position[:2], layout.OUT_OF_REACH) < 0.02

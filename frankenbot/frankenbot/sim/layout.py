@@ -142,8 +142,10 @@ ZONE = ZoneFixture()
 # Region where movable objects are randomised (keeps clear of drawer and zone, inside reach).
 SPAWN_X = (0.30, 0.66)
 SPAWN_Y = (-0.30, 0.22)
-# Beyond the arm's reach (850 mm) but still on the table: where "move container away" puts things.
-OUT_OF_REACH = (0.93, -0.55)
+# Beyond the arm's reach (no top-down pose has an IK solution) but on the table and in the
+# camera's view, clear of the zone and the cabinet: where "move container away" puts things (a
+# spot the camera cannot see would make it "removed" for any brain).
+OUT_OF_REACH = (0.89, -0.22)
 
 
 def parking_position(index: int) -> tuple[float, float]:
