@@ -223,7 +223,9 @@ class PerceptionPipeline:
                     else:
                         gone.add(t.object_id)
                 continue
-            if past >= self.config.rim_samples // 3 and \
+            # judged only while most of the rim is in view: with the arm hiding the rest, a
+            # few samples past the rim are the table beside a bowl still there
+            if past + present >= self.config.rim_samples // 2 and \
                     past >= self.config.rim_gone_share * (past + present):
                 # one odd frame (a rim mismeasured while the arm passed) is not enough
                 votes[t.object_id] = self._rim_votes.get(t.object_id, 0) + 1
