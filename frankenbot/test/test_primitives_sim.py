@@ -13,7 +13,7 @@ import pytest
 from primitives_support import make_primitives
 
 from frankenbot.common import FailureCode
-from frankenbot.motion.kinematics import front_pose
+from frankenbot.motion.kinematics import front_pose, top_down_pose
 from frankenbot.ports import CancelToken
 from frankenbot.sim.world import SimWorld
 
@@ -152,9 +152,11 @@ def test_a_held_belief_the_fingers_contradict_is_dropped_not_obeyed(world) -> No
     robot, _, prims = _setup(world, "pick_up", 0)
     obj = world.task.params["object"]
     assert _run(prims, [("pick", {"obj": obj})]).ok
-    refused = prims.execute("pick", {"obj": obj}, CancelToken())  # really held: refused
+    again = prims.execute("pick", {"obj": obj}, CancelToken())  # really held: nothing to do
+    assert again.ok and prims.held_object == obj
+    others = [n for n in world.object_states() if n.endswith("_block") and n != obj]
+    refused = prims.execute("pick", {"obj": others[0]}, CancelToken())  # a second one: no
     assert refused.code == FailureCode.INVALID_ARGUMENT and "already holding" in refused.detail
-    assert prims.held_object == obj
     # The world is replaced under the arm (a sim reset; on the robot: someone took the block
     # out of the opened gripper). The fingers open wide, the belief stays until it is checked.
     world.reset("pick_up", 7)
@@ -198,3 +200,19 @@ def test_pick_waits_briefly_for_an_object_perception_lost_for_a_moment(world) ->
     result = prims.execute("pick", {"obj": obj}, CancelToken())
     assert result.ok, result
     assert prims.held_object == obj and world.evaluate().success
+
+
+def test_a_pick_cut_short_in_its_lift_is_finished_by_picking_again(world) -> None:
+    robot, _, prims = _setup(world, "pick_up", 0)
+    obj = world.task.params["object"]
+    assert _run(prims, [("pick", {"obj": obj})]).ok
+    # hand the block back down to just above the table, still gripped (a lift that aborted)
+    tcp = prims.kin.fk(prims._q())
+    low = float(tcp[2, 3]) - 0.06
+    prims._line(top_down_pose(float(tcp[0, 3]), float(tcp[1, 3]), low, prims._current_yaw()),
+                CancelToken(), "down")
+    lifted_before = world.object_states()[obj].position[2]
+    assert prims.execute("pick", {"obj": obj}, CancelToken()).ok
+    world.advance(0.3)
+    assert world.object_states()[obj].position[2] > lifted_before + 0.04
+    assert prims.held_object == obj

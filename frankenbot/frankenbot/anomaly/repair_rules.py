@@ -78,11 +78,15 @@ def rule_choice(s: Situation, cands: Sequence[Candidate]) -> Candidate | None:
 
 
 def already_done(s: Situation, cands: Sequence[Candidate]) -> Candidate | None:
-    """Skip a pick whose object is already in the hand (e.g. a replanned program starting
-    again from its first pick): the node's goal holds, so running it can only fail."""
+    """A failed pick whose object is already in the hand (its lift cut short, or a replanned
+    program starting again from its first pick): run it again, which only finishes the lift
+    (``pick`` of the held object lifts it to the carry height); skipping it would leave the
+    object held low, the pick's goal half met."""
     call = s.failed_call
     if call is not None and call.name == "pick" and s.held_object is not None \
             and call.args.get("obj") == s.held_object:
+        if f"retry:{call.text()}" not in s.tried:
+            return _find(cands, RepairAction.RETRY) or _find(cands, RepairAction.SKIP)
         return _find(cands, RepairAction.SKIP)
     return None
 

@@ -318,6 +318,8 @@ class Primitives:
         cfg = self.config
         object_id = self._obj_arg(args, "obj")
         held = self._held_per_fingers()
+        if held is not None and held == object_id:
+            return self._finish_lift(object_id, cancel)
         if held is not None:
             return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
                                            f"already holding {held}; place it first")
@@ -364,6 +366,21 @@ class Primitives:
                                            f"{object_id} slipped out while lifting",
                                            grasp_width=grip.width)
         return PrimitiveResult.success(f"holding {object_id}", grasp_width=closed)
+
+    def _finish_lift(self, object_id: str, cancel: CancelToken) -> PrimitiveResult:
+        """``pick`` of the object already in the hand (its lift was cut short, or a replanned
+        program picks again): lift it straight up to the carry height if it is lower; the
+        pick's goal, held and lifted, then holds."""
+        with self._beliefs_lock:
+            held = self._held
+        if held is None or held.object_id != object_id:
+            return PrimitiveResult.failure(FailureCode.GRASP_FAILED, f"{object_id} is not held")
+        tcp = self.kin.fk(self._q())
+        x, y, z = float(tcp[0, 3]), float(tcp[1, 3]), float(tcp[2, 3])
+        lift_z = held.size[2] + self.config.approach_height  # above an object on the table
+        if z < lift_z - 0.005:
+            self._line(top_down_pose(x, y, lift_z, self._current_yaw()), cancel, "lift")
+        return PrimitiveResult.success(f"holding {object_id}")
 
     def _grasp_aim(self, obj: SceneObject, sym: float
                    ) -> tuple[float, float, float, float, float, float]:
