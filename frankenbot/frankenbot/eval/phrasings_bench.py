@@ -76,7 +76,6 @@ def run_phrasings(path: Path, seeds: tuple[int, ...], *, out_dir: Path, planner:
                   realtime_factor: float = 2.0, log: Callable[[str], None] = print
                   ) -> tuple[list, Path, Path]:
     """Every row on every seed, in one in-process brain; JSON + Markdown to ``out_dir``."""
-    import platform
 
     from frankenbot.eval.inprocess import BrainOptions, InProcessBrain
     from frankenbot.eval.tables import markdown_table, summarise, write_results
@@ -99,10 +98,13 @@ def run_phrasings(path: Path, seeds: tuple[int, ...], *, out_dir: Path, planner:
                 mark = "ok  " if o.success else "FAIL"
                 log(f"  {mark} {row.family:15s} seed {seed:5d} {o.wall_time:6.1f} s  {text!r}"
                     + ("" if o.success else f"\n         {o.detail.splitlines()[0][:160]}"))
-    meta = {"title": f"Phrasings from {path.name}, {planner} planner", "planner": planner,
+    from frankenbot.eval.provenance import provenance
+
+    meta = {**provenance(planner=planner, scene="perceived", sensor_noise="none",
+                         judge="sim oracle"),
+            "title": f"Phrasings from {path.name}, {planner} planner", "planner": planner,
             "seeds": list(seeds), "rows": len(rows), "file": str(path),
-            "realtime_factor": realtime_factor, "wall_time_s": round(time.monotonic() - t0, 1),
-            "machine": f"{platform.machine()}, {platform.python_version()}"}
+            "realtime_factor": realtime_factor, "wall_time_s": round(time.monotonic() - t0, 1)}
     json_path, md_path = write_results(out_dir, f"phrasings-{path.stem}-{planner}", outcomes, meta)
     log("")
     log(markdown_table(summarise(outcomes), title=meta["title"]))

@@ -150,6 +150,11 @@ ROWS: tuple[Row, ...] = (
         "200 Hz", lambda r: f"{r['monitor_loop']['monitors']} monitors, synthetic scene"),
     Row("camera -> /frankenbot/scene over ROS", "bench-scene-rate", _scene_rate,
         ">= 8 Hz for 10 Hz / <= 120 ms median / gaps <= 0.5 s", _scene_rate_conditions),
+    Row("development phrasings executed (offline planner)", "phrasings-executed-offline",
+        _suite, ">= 95% of >= 100",
+        lambda r: f"{r['meta']['rows']} phrasings of `{r['meta']['file']}` x seeds "
+                  f"{_seed_range(r['meta']['seeds'])}, perceived scene, noise none, "
+                  "oracle-judged"),
     Row("anomaly mix, natural 70:20:10", "mix-natural-10000-150", lambda r: _mix(r),
         ">= 90% (Wilson low >= 85%); impossible handled >= 95%; <= 1.02 VLM calls/task",
         lambda r: _mix_conditions(r)),
@@ -218,13 +223,14 @@ def measured_table(folder: Path) -> str:
             continue
         meta = data.get("meta", {})
         results = data.get("results", data)  # suite and mix files keep their own layout
-        if row.source.startswith("suite"):
+        if row.source.startswith(("suite", "phrasings")):
             results = data
         try:
             result, cond = row.result(results), row.conditions(results)
         except (KeyError, TypeError, ValueError) as e:
             result, cond = f"not readable ({type(e).__name__}: {e})", ""
         m = meta.get("machine", {})
+        m = m if isinstance(m, dict) else {}  # older files name the machine in a string
         when = (f"{meta.get('date', '?')}, {meta.get('commit', '?')}, {m.get('cpus', '?')} CPUs, "
                 f"load {m.get('load_avg_1min_at_start', '?')}; `{row.source}.json`")
         lines.append(f"| {row.what} | {_cell(result)} | {row.target} | {_cell(cond)} | "
