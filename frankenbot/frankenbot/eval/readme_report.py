@@ -171,6 +171,13 @@ ROWS: tuple[Row, ...] = (
                   f"{_seed_range(r['meta']['conditions']['seeds'])}, "
                   f"{r['meta']['conditions'].get('scene', '')}, noise "
                   f"{r['meta']['conditions'].get('sensor_noise', 'none')}"),
+    Row("task suite with a D435-like camera", "suite-offline-realistic", _suite,
+        ">= 95% per family",
+        lambda r: f"{len(r['meta']['conditions']['families'])} families x "
+                  f"{len(r['meta']['conditions']['seeds'])} seeds "
+                  f"{_seed_range(r['meta']['conditions']['seeds'])}, "
+                  f"{r['meta']['conditions'].get('scene', '')}, noise "
+                  f"{r['meta']['conditions'].get('sensor_noise', 'none')}"),
 )
 
 
