@@ -263,23 +263,22 @@ def test_a_piece_of_a_bins_wall_and_the_robots_base_are_not_objects():
     import numpy as np
 
     from frankenbot.perception.geometry import Detection
-    from frankenbot.perception.pipeline import _at_robot_base, _piece_of_container
+    from frankenbot.perception.pipeline import _at_robot_base, _piece_of_bin
 
-    bin_ = ("bin", "gray", (0.478, 0.038, 0.05), (0.26, 0.20, 0.10), 0.0)
+    bin_ = ("gray", (0.478, 0.038, 0.05), (0.26, 0.20, 0.10), 0.0)
     # cut off the bin's -y wall where the arm hid the rest: top at the rim, just outside
     wall = Detection("block", "gray", (0.388, -0.075, 0.08), (0.04, 0.04, 0.04), 0.0, 1.0, 27)
-    assert _piece_of_container(wall, [bin_])
+    assert _piece_of_bin(wall, [bin_])
     # a gray block on the table beside the bin (top far below the rim), another colour at the rim
     beside = Detection("block", "gray", (0.388, -0.085, 0.02), (0.04, 0.04, 0.04), 0.0, 1.0, 90)
     red = Detection("block", "red", (0.388, -0.075, 0.08), (0.04, 0.04, 0.04), 0.0, 1.0, 27)
-    assert not _piece_of_container(beside, [bin_]) and not _piece_of_container(red, [bin_])
+    assert not _piece_of_bin(beside, [bin_]) and not _piece_of_bin(red, [bin_])
     base = np.array([[0.01, 0.08, 0.02], [0.02, 0.09, 0.03], [0.0, 0.1, 0.01]])
     table = base + np.array([0.4, 0.0, 0.0])
     assert _at_robot_base(base, 0.15) and not _at_robot_base(table, 0.15)
-    # bowls are not judged (a piece of a bowl's wall looks like a block touching it)
-    bowl = ("bowl", "green", (0.5, 0.1, 0.025), (0.15, 0.15, 0.05), 0.0)
-    held = Detection("block", "green", (0.52, 0.11, 0.032), (0.04, 0.04, 0.04), 0.0, 1.0, 80)
-    assert not _piece_of_container(held, [bowl])
+    # a block the bin holds stands clear of its walls: kept
+    held = Detection("block", "gray", (0.47, 0.03, 0.08), (0.04, 0.04, 0.04), 0.0, 1.0, 80)
+    assert not _piece_of_bin(held, [bin_])
 
 
 def test_grid_components_on_the_bounding_box_are_those_of_the_whole_grid():

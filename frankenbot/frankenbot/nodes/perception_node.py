@@ -205,8 +205,7 @@ class PerceptionNode(Node):
         self._depth_msg: Image | None = None
         self._depth_arrival = 0.0
         self._info_msg: CameraInfo | None = None
-        self._joints: tuple[float, ...] | None = None
-        self._joint_history = JointHistory()
+        self._joint_history = JointHistory()  # the newest sample is the arm's current state
         self._last_processed_depth: Image | None = None
         self._last_ok = 0.0  # monotonic time of the last successfully processed frame
         self._last_scene = Scene(stale=True)
@@ -296,13 +295,11 @@ class PerceptionNode(Node):
                                       "filter ignores the arm until a valid one",
                                       throttle_duration_sec=2.0)
             with self._msgs_lock:
-                self._joints = None
                 self._joint_history.clear()
             return
         pos = dict(zip(msg.name, msg.position, strict=True))
         joints = tuple(float(pos[j]) for j in UR_JOINTS)
         with self._msgs_lock:
-            self._joints = joints
             self._joint_history.add(time_from_msg(msg.header.stamp), joints)
 
     # ------------------------------------------------------------------ processing
@@ -355,7 +352,7 @@ class PerceptionNode(Node):
     def _process_newest(self) -> None:
         with self._msgs_lock:
             depth_msg, info = self._depth_msg, self._info_msg
-            arrival, joints = self._depth_arrival, self._joints
+            arrival, joints = self._depth_arrival, self._joint_history.latest()
             if depth_msg is not None and joints is not None:
                 # the arm where the image shows it, not where it is now (self_filter.py)
                 joints = self._joint_history.at(time_from_msg(depth_msg.header.stamp)) or joints

@@ -71,8 +71,8 @@ class PerceptionPipeline:
         self.drawer_openings: dict[str, float] = {}  # fixture id -> metres (last measured)
         self._rim_votes: dict[str, int] = {}  # container id -> frames its rim was seen through
         self._settle: dict[str, float] = {}  # track id -> centre height it settled down to
-        # container id -> (stamp last in the scene, (shape, colour, position, size, yaw))
-        self._containers: dict[str, tuple[float, tuple[str, str, Any, Any, float]]] = {}
+        # bin id -> (stamp last in the scene, (colour, position, size, yaw))
+        self._bins: dict[str, tuple[float, tuple[str, Any, Any, float]]] = {}
         self._table_value_ref = -1.0  # table brightness of the first frame (exposure reference)
         self.shape_rules = shape_rules or ShapeRules()
         self.tracker = Tracker(self.config.match_distance, self.config.memory_s)
@@ -92,7 +92,7 @@ class PerceptionPipeline:
             self._handles.clear()
             self.drawer_openings.clear()
             self._rim_votes = {}
-            self._containers = {}
+            self._bins = {}
             self._settle = {}
             self._table_value_ref = -1.0
 
@@ -136,17 +136,15 @@ class PerceptionPipeline:
                     for d in split_stack(_named(measure(c, rules, viewpoint, eye, sample_angle), n),
                                          min_edge=rules.stack_min_edge)]
         with self._scene_lock:
-            containers = [(d.shape, d.colour, d.position, d.size, d.yaw) for d in measured
-                          if d.shape in CONTAINER_SHAPES]
-            for o in self._scene.objects:  # remembered a while after they vanish: a bowl
-                if o.shape in CONTAINER_SHAPES and not o.is_fixture:  # lost under the arm
-                    self._containers[o.object_id] = (stamp, (o.shape, o.colour, o.position,
-                                                              o.size, o.yaw))
-            self._containers = {k: v for k, v in self._containers.items()
-                                if 0.0 <= stamp - v[0] <= CONTAINER_MEMORY_S}
-            containers += [c for _t, c in self._containers.values()]
+            bins = [(d.colour, d.position, d.size, d.yaw) for d in measured if d.shape == "bin"]
+            for o in self._scene.objects:  # remembered a while after they vanish: a bin lost
+                if o.shape == "bin" and not o.is_fixture:  # under the arm
+                    self._bins[o.object_id] = (stamp, (o.colour, o.position, o.size, o.yaw))
+            self._bins = {k: v for k, v in self._bins.items()
+                          if 0.0 <= stamp - v[0] <= BIN_MEMORY_S}
+            bins += [b for _t, b in self._bins.values()]
             detections = tuple(d for d in measured if self._keep(d, stamp)
-                               and not _piece_of_container(d, containers))
+                               and not _piece_of_bin(d, bins))
             vacated = self._seen_through(self.tracker.tracks, depth, segments)
             self.tracker.update(list(detections), stamp, vacated)
             if self._settle:
@@ -291,7 +289,7 @@ class PerceptionPipeline:
             if (g.obj.shape == "drawer" and det.size[2] < 0.02 and g.footprint_contains(x, y)
                     and abs(det.position[2] + det.size[2] / 2 - g.obj.top_z) < 0.015):
                 return False  # a patch of the cabinet's top (its colour wanders with exposure)
-            if (g.obj.shape == "drawer" and _inside_body(x, y, g.obj, margin=0.0)
+            if (g.obj.shape == "drawer" and _inside_body(x, y, g.obj)
                     and det.position[2] + det.size[2] / 2 < g.obj.top_z + 0.01):
                 return False  # under the cabinet's top, inside its body: a part of it (what
                 # its drawer holds is seen only once it slides out past the front)
@@ -332,25 +330,22 @@ def _at_robot_base(points: np.ndarray, radius: float) -> bool:
 
 
 BASE_HEIGHT = 0.2  # m: the base and shoulder housing under the shoulder joint
-CONTAINER_SHAPES = ("bin", "bowl")
-CONTAINER_MEMORY_S = 3.0  # s a vanished container still claims the pieces of its wall
+BIN_MEMORY_S = 3.0  # s a vanished bin still claims the pieces of its wall
 PIECE_REACH = 0.025  # m beyond a bin's footprint a piece of its wall may lie
-PIECE_RIM = 0.025  # m between a piece's top and the container's rim
+PIECE_RIM = 0.025  # m between a piece's top and the bin's rim
 PIECE_INSIDE = 0.012  # m inside the footprint's edge a piece's centre may lie
 
 
-def _piece_of_container(det: Detection,
-                        containers: list[tuple[str, str, Any, Any, float]]) -> bool:
-    """A small detection of a container's colour at its wall and up at its rim is a piece of
-    that wall, cut off where the arm hides the rest (a gray "block" on the bin's edge)."""
-    if det.shape in CONTAINER_SHAPES:
+def _piece_of_bin(det: Detection, bins: list[tuple[str, Any, Any, float]]) -> bool:
+    """A small detection of a bin's colour at its wall and up at its rim is a piece of that
+    wall, cut off where the arm hides the rest (a gray "block" on the bin's edge). Bins only:
+    a bowl's rim is about a block's height, so a piece of its wall cannot be told from a block
+    of its colour touching it (test_perception_same_colour.py)."""
+    if det.shape in HOLLOW_SHAPES:
         return False
     top = det.position[2] + det.size[2] / 2
-    for shape, colour, pos, size, yaw in containers:
-        # bins only: a bowl's rim is about a block's height, so a piece of its wall cannot be
-        # told from a block of its colour touching it (test_perception_same_colour.py)
-        if shape != "bin" or colour != det.colour or abs(
-                top - (pos[2] + size[2] / 2)) > PIECE_RIM:
+    for colour, pos, size, yaw in bins:
+        if colour != det.colour or abs(top - (pos[2] + size[2] / 2)) > PIECE_RIM:
             continue
         if det.size[2] >= size[2]:
             continue
@@ -359,7 +354,7 @@ def _piece_of_container(det: Detection,
         lx, ly = abs(c * dx - s * dy), abs(s * dx + c * dy)
         hx, hy = size[0] / 2, size[1] / 2
         # on the wall: not beyond the reach outside it, not further than the band inside it
-        # (what a container holds stands clear of its walls and is kept)
+        # (what a bin holds stands clear of its walls and is kept)
         within = lx <= hx + PIECE_REACH and ly <= hy + PIECE_REACH
         at_wall = lx >= hx - PIECE_INSIDE or ly >= hy - PIECE_INSIDE
         if within and at_wall:
@@ -367,10 +362,10 @@ def _piece_of_container(det: Detection,
     return False
 
 
-def _inside_body(x: float, y: float, fixture: SceneObject, margin: float) -> bool:
-    """Is (x, y) over the fixture's own footprint, at least ``margin`` inside its edges?"""
-    return (abs(x - fixture.position[0]) <= fixture.size[0] / 2 - margin
-            and abs(y - fixture.position[1]) <= fixture.size[1] / 2 - margin)
+def _inside_body(x: float, y: float, fixture: SceneObject) -> bool:
+    """Is (x, y) over the fixture's own footprint (not the space its drawer slides into)?"""
+    return (abs(x - fixture.position[0]) <= fixture.size[0] / 2
+            and abs(y - fixture.position[1]) <= fixture.size[1] / 2)
 
 
 def _is_fixture_itself(det: Detection, fixture: SceneObject) -> bool:
