@@ -48,22 +48,20 @@ DEV_ONLY_MARK = "#@dev-only"  # rows after this line were tuned on: never held o
 
 
 def _rows(path: Path) -> list[list[str]]:
-    out = []
+    return _rows_and_mark(path)[0]
+
+
+def _rows_and_mark(path: Path) -> tuple[list[list[str]], int]:
+    """The tab-separated rows, and the index of the first row after the dev-only mark (the row
+    count without one)."""
+    out: list[list[str]] = []
+    mark = -1
     for line in path.read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
+        if line.startswith(DEV_ONLY_MARK) and mark < 0:
+            mark = len(out)
+        elif line.strip() and not line.startswith("#"):
             out.append(line.split("\t"))
-    return out
-
-
-def _dev_only_from(path: Path) -> int:
-    """Index of the first row after the dev-only mark (the row count without one)."""
-    n = 0
-    for line in path.read_text().splitlines():
-        if line.startswith(DEV_ONLY_MARK):
-            return n
-        if line.strip() and not line.startswith("#"):
-            n += 1
-    return n
+    return out, (len(out) if mark < 0 else mark)
 
 
 def _roles(family: str, seed: int) -> tuple[dict[str, str], object]:
@@ -125,8 +123,8 @@ def build(first_seed: int = 0) -> list[LanguageCase]:
     stored set uses development seeds; the benchmark also fills the same phrasings on evaluation
     seeds, scenes never used in development, to measure how the reading carries over."""
     cases: list[LanguageCase] = []
-    dev_only = _dev_only_from(FIXTURES / "phrasings.tsv")
-    for i, (label, expect, text) in enumerate(_rows(FIXTURES / "phrasings.tsv")):
+    rows, dev_only = _rows_and_mark(FIXTURES / "phrasings.tsv")
+    for i, (label, expect, text) in enumerate(rows):
         family, _, variant = label.partition("/")
         if family == "multi":
             family, variant = variant, ""
