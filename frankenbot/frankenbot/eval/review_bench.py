@@ -22,7 +22,6 @@ never reads ground truth) and judged by the sim's ground truth:
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import threading
 import time
@@ -30,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from frankenbot.eval.provenance import provenance
 from frankenbot.eval.seeds import development_seeds, evaluation_seeds
 
 DROP_SPEED = 1.0  # m/s at impact that counts as a drop (a normal place releases at ~0.3)
@@ -278,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
                          "review from perception when the machine is too loaded to perceive "
                          "in time (measurement scaffolding, say so in the results)")
     ap.add_argument("--variants", nargs="*", default=["tower", "zone", "drop"])
-    ap.add_argument("--out", type=Path, default=Path("docs/results/review.json"))
+    ap.add_argument("--out", type=Path, default=Path("docs/results/bench-review.json"))
     ap.add_argument("--paired", nargs="*", default=[], metavar="FAMILY",
                     help="also execute these suite families without and with the review")
     args = ap.parse_args(argv)
@@ -328,9 +328,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.paired:
         result["paired_suite"] = paired_suite(args.paired, list(pick(args.seeds)),
                                               args.realtime_factor)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"results: {args.out}")
+    from frankenbot.eval.provenance import write_result
+
+    conditions = result.pop("conditions")
+    path = write_result(args.out.parent, args.out.stem, result,
+                        provenance(**conditions, judge="sim ground truth"))
+    print(f"results: {path}")
     return 0
 
 
