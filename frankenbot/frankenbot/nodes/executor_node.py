@@ -354,13 +354,16 @@ class ExecutorNode(Node):
         """Which input vanished, when one did ('' when all arrive): for a failed program's
         reason, so the task's result names the node to restart rather than only the
         anomaly it caused (a stale scene, a missing joint state)."""
+        from frankenbot.nodes.ros_robot import JOINT_STATES_TOPIC, SCENE_TOPIC
+
+        # keyed by the robot adapter's own (relative, namespace-able) topic names
         ages = getattr(self.robot, "input_ages", lambda: {})()
         lost, late = [], []
-        js = ages.get("/joint_states", 0.0)
+        js = ages.get(JOINT_STATES_TOPIC, 0.0)
         if js > DEPENDENCY_SILENT_S:
             lost.append(f"no valid /joint_states for {js:.1f} s (is the UR driver or "
                         "frankenbot_sim running?)")
-        scene_age = ages.get("/frankenbot/scene", 0.0)
+        scene_age = ages.get(SCENE_TOPIC, 0.0)
         if scene_age > DEPENDENCY_SILENT_S:
             if PERCEPTION_NODE in self.get_node_names():
                 late.append(f"no /frankenbot/scene for {scene_age:.1f} s although "
@@ -368,7 +371,7 @@ class ExecutorNode(Node):
             else:
                 lost.append(f"{PERCEPTION_NODE} vanished: no /frankenbot/scene for "
                             f"{scene_age:.1f} s")
-        elif "/frankenbot/scene" in ages and self.robot.scene().stale and not lost:
+        elif SCENE_TOPIC in ages and self.robot.scene().stale and not lost:
             lost.append(f"{PERCEPTION_NODE} reports a stale scene (no usable camera frames: "
                         "is the camera or frankenbot_sim running?)")
         parts = (["dependency lost: " + "; ".join(lost)] if lost else []) + late
