@@ -114,8 +114,16 @@ def _soak(args: argparse.Namespace) -> int:
                       (lambda line: print(line, flush=True)))
     summary = report.summary()
     if args.out is not None:
+        from frankenbot.eval.provenance import provenance
+
+        meta = provenance(tasks=args.tasks, first_seed=args.first_seed,
+                          families=list(args.families) or list(TASK_FAMILIES),
+                          warmup=report.warmup, task_timeout_s=args.task_timeout,
+                          stack="sim + five nodes as processes over DDS (frankenbot up --sim "
+                                "defaults: sensor noise realistic, offline planner)",
+                          judge="sim oracle")
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"summary": summary,
+        args.out.write_text(json.dumps({"meta": meta, "summary": summary,
                                         "rows": [asdict(r) for r in report.rows],
                                         "samples": {n: [asdict(x) for x in s] for n, s in
                                                     report.samples.items()}}, indent=1))

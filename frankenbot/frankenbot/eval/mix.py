@@ -506,9 +506,8 @@ def _run_on_ray(specs: Sequence[EpisodeSpec], ablations: Sequence[str], options:
         raise ConfigError("--ray needs the ray package (pip install ray; it is in "
                           "requirements/base.txt)") from e
     env = {k: os.environ[k] for k in RAY_ENV if k in os.environ}
-    started_here = address == "local"
     try:
-        if started_here:
+        if address == "local":
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
                      runtime_env={"env_vars": env})
         else:

@@ -170,6 +170,11 @@ ROWS: tuple[Row, ...] = (
                   + _seed_range(sorted({v["seed"] for v in r["variants"]}))
                   + ", perceived scene, judged on sim ground truth (a tower block moved > 2 "
                     "cm, the object in a forbidden zone, release impact > 1 m/s)"),
+    Row("soak over ROS", "soak", lambda r: _soak(r["summary"]),
+        "hung 0; RSS growth <= 5% after warm-up; threads and fds flat",
+        lambda r: f"{r['summary']['tasks']} tasks, all families in turn, evaluation seeds from "
+                  f"{r['rows'][0]['seed']}, sim + five nodes as processes over DDS, realistic "
+                  "camera noise, offline planner, oracle-judged"),
     Row("memory: without / with memory", "bench-memory", _memory, "reported",
         lambda r: f"{r['tasks']} sim tasks on evaluation seeds, offline planner with memory's "
                   "context, each program executed in the sim" if r.get("executed")
@@ -189,6 +194,18 @@ ROWS: tuple[Row, ...] = (
                   f"{r['meta']['conditions'].get('scene', '')}, noise "
                   f"{r['meta']['conditions'].get('sensor_noise', 'none')}"),
 )
+
+
+def _soak(s: dict[str, Any]) -> str:
+    nodes = s.get("nodes", {})
+    growth = ", ".join(f"{n} {g['max_rss_growth_pct']}%" for n, g in nodes.items())
+    flat = all(g["threads_last"] == g["threads_at_warmup"] and g["fds_last"] <= g["fds_at_warmup"]
+               for g in nodes.values())
+    return (f"{s['tasks']} tasks, {s['hung']} hung, {s['succeeded']} succeeded; largest RSS "
+            f"growth after the {s['warmup']}-task warm-up: {growth}; threads and fds at the end "
+            f"{'as' if flat else 'NOT as'} at warm-up (max {s['max_threads']} threads, "
+            f"{s['max_fds']} fds); median task {s['median_task_s']} s, longest "
+            f"{s['max_task_s']} s")
 
 
 def _review_suite(r: dict[str, Any]) -> str:
