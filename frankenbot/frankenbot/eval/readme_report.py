@@ -198,11 +198,14 @@ ROWS: tuple[Row, ...] = (
 
 def _soak(s: dict[str, Any]) -> str:
     nodes = s.get("nodes", {})
-    growth = ", ".join(f"{n} {g['max_rss_growth_pct']}%" for n, g in nodes.items())
+    trend = ", ".join(f"{n} {g.get('rss_trend_growth_pct')}%" for n, g in nodes.items())
+    peak = max(nodes.items(), key=lambda kv: kv[1]["max_rss_growth_pct"])
     flat = all(g["threads_last"] == g["threads_at_warmup"] and g["fds_last"] <= g["fds_at_warmup"]
                for g in nodes.values())
-    return (f"{s['tasks']} tasks, {s['hung']} hung, {s['succeeded']} succeeded; largest RSS "
-            f"growth after the {s['warmup']}-task warm-up: {growth}; threads and fds at the end "
+    return (f"{s['tasks']} tasks, {s['hung']} hung, {s['succeeded']} succeeded; RSS trend after "
+            f"the {s['warmup']}-task warm-up (median of the first vs the last 20 samples): "
+            f"{trend}; highest single sample {peak[1]['max_rss_growth_pct']}% above the "
+            f"warm-up sample ({peak[0]}); threads and fds at the end "
             f"{'as' if flat else 'NOT as'} at warm-up (max {s['max_threads']} threads, "
             f"{s['max_fds']} fds); median task {s['median_task_s']} s, longest "
             f"{s['max_task_s']} s")
@@ -296,7 +299,8 @@ def measured_table(folder: Path) -> str:
         m = meta.get("machine", {})
         m = m if isinstance(m, dict) else {}  # older files name the machine in a string
         when = (f"{meta.get('date', '?')}, {meta.get('commit', '?')}, {m.get('cpus', '?')} CPUs, "
-                f"load {m.get('load_avg_1min_at_start', '?')}; `{row.source}.json`")
+                f"load {m.get('load_avg_1min_at_start', '?')}; `{row.source}.json`") if meta \
+            else f"no provenance recorded in `{row.source}.json`"
         lines.append(f"| {row.what} | {_cell(result)} | {row.target} | {_cell(cond)} | "
                      f"{_cell(when)} |")
     return "\n".join(lines) + "\n"
