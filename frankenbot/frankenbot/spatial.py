@@ -115,6 +115,56 @@ def obstacles(objects: Iterable[SceneObject], exclude: Iterable[str] = ()) -> li
             and all(math.isfinite(v) for v in o.position)]
 
 
+def segment_point_distance(p: tuple[float, float], a: tuple[float, float],
+                           b: tuple[float, float]) -> float:
+    """Distance (m) from point ``p`` to the segment ``a``-``b`` in the plane."""
+    ax, ay = b[0] - a[0], b[1] - a[1]
+    length2 = ax * ax + ay * ay
+    t = 0.0 if length2 < 1e-12 else max(0.0, min(1.0, ((p[0] - a[0]) * ax
+                                                       + (p[1] - a[1]) * ay) / length2))
+    return math.hypot(p[0] - (a[0] + t * ax), p[1] - (a[1] + t * ay))
+
+
+def footprint_gap(o: SceneObject, a: tuple[float, float], b: tuple[float, float]) -> float:
+    """Distance (m) from the segment ``a``-``b`` to ``o``'s footprint (0: it crosses it).
+
+    Round shapes are circles; others are their yawed rectangles, not the rectangle's bounding
+    circle: a long fixture such as the drawer cabinet would otherwise reach far beyond its
+    sides (the review flagged carries that pass well clear of it)."""
+    if o.shape in ROUND_SHAPES:
+        return max(0.0, segment_point_distance((o.position[0], o.position[1]), a, b)
+                   - _radius(o))
+    hx, hy = o.size[0] / 2.0, o.size[1] / 2.0
+    la, lb = o.local_xy(*a), o.local_xy(*b)
+    # Liang-Barsky: does the segment (in the object's frame) enter the rectangle?
+    t0, t1 = 0.0, 1.0
+    d = (lb[0] - la[0], lb[1] - la[1])
+    crosses = True
+    for p, q in ((-d[0], la[0] + hx), (d[0], hx - la[0]), (-d[1], la[1] + hy),
+                 (d[1], hy - la[1])):
+        if abs(p) < 1e-12:
+            if q < 0:
+                crosses = False
+                break
+            continue
+        t = q / p
+        if p < 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+        if t0 > t1:
+            crosses = False
+            break
+    if crosses:
+        return 0.0
+
+    def to_box(pt: tuple[float, float]) -> float:
+        return math.hypot(max(abs(pt[0]) - hx, 0.0), max(abs(pt[1]) - hy, 0.0))
+
+    corners = [(sx * hx, sy * hy) for sx in (-1, 1) for sy in (-1, 1)]
+    return min([to_box(la), to_box(lb)] + [segment_point_distance(c, la, lb) for c in corners])
+
+
 def clearance_at(x: float, y: float, radius: float, others: Iterable[SceneObject]) -> float:
     """Smallest gap (m) between a footprint circle at (x, y) and the others' (negative:
     overlap); +inf when there are none."""

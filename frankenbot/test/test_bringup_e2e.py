@@ -3,6 +3,7 @@ through /frankenbot/submit_task, success judged by the sim's oracle."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from frankenbot.bringup.processes import NODE_EXECUTABLES, NodeGroup
@@ -75,3 +76,45 @@ def test_injected_drop_is_recovered_without_a_vlm_call(brain):
     assert kinds, "the injected drop went unnoticed"
     assert any(k in ("grasp_lost", "program_monitor", "primitive_failed") for k, _ in kinds)
     assert progress.status.vlm_calls == 0
+
+
+def test_pixel_target_over_ros_lands_where_the_pixel_points(brain):
+    """Issue 19 over DDS: the executor node's pixel primitives ask the perception node to
+    back-project the pixel. A program that points at the cyan zone's centre in the image
+    (what a VLM looking at the set-of-mark image would write) puts the block in the zone, by
+    the push_to_zone oracle."""
+    from rclpy.action import ActionClient
+
+    from frankenbot import resources
+    from frankenbot.perception.camera import load_camera
+    from frankenbot.perception.fixtures import load_fixture_geometry
+    from frankenbot.sim.tasks import sample_task
+    from frankenbot_interfaces.action import ExecuteProgram
+
+    client, group = brain
+    seed = 3
+    obj = str(sample_task("push_to_zone", seed).task.params["object"])
+    zone = next(f.obj for f in load_fixture_geometry(resources.fixtures_path())
+                if f.obj.object_id == "zone")
+    camera = load_camera(resources.config_path("camera.yaml"))
+    u, v = camera.project(np.asarray([zone.position], dtype=float))[0]
+    client.sim_reset("push_to_zone", seed)
+    client.wait_for_scene(after=client.sim_time(), required=[obj], timeout=60.0)
+    program = (f'task "pixel" {{ main {{ pick(obj={obj}) place_at_pixel(obj={obj}, '
+               f'u={u:.0f}, v={v:.0f}) home() exit success }} }}')
+    action = ActionClient(client.node, ExecuteProgram, "frankenbot/execute_program")
+    try:
+        assert action.wait_for_server(timeout_sec=30.0)
+        handle = client._wait_future(action.send_goal_async(ExecuteProgram.Goal(
+            task_id="pixel-e2e", instruction="put it where the pixel points", program=program)),
+            30.0, "goal response")
+        assert handle.accepted
+        result = client._wait_future(handle.get_result_async(), 240.0, "program result").result
+    finally:
+        action.destroy()
+    group.check_alive()
+    trace = result.trace_json
+    assert result.success, (result.reason, [(a.kind, a.detail) for a in result.anomalies])
+    assert "place_at_pixel" in trace
+    verdict = client.sim_evaluate()
+    assert verdict.success, verdict.details

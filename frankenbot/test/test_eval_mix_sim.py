@@ -55,13 +55,44 @@ def test_kind_fires_at_its_phase_and_the_brain_handles_it(runner, kind):
         assert o.success, (o.status, o.reason, o.handling)
 
 
-def test_two_workers_run_the_same_episode_list_once_each():
-    from frankenbot.eval.mix import EpisodeSpec, Injection, run_mix
+@pytest.fixture(scope="module")
+def two_specs():
+    from frankenbot.eval.mix import EpisodeSpec, Injection
 
-    specs = [EpisodeSpec(0, 1, "pick_up"),
-             EpisodeSpec(1, 2, "put_in_bowl", (Injection("remove_object", "now"),))]
-    outcomes = run_mix(specs, ["full"], workers=2, log=lambda s: None)
+    return [EpisodeSpec(0, 1, "pick_up"),
+            EpisodeSpec(1, 2, "put_in_bowl", (Injection("remove_object", "now"),))]
+
+
+def _check_two(specs, outcomes) -> None:
     assert [(o.index, o.family, o.seed, o.drawn) for o in outcomes] == [
         (s.index, s.family, s.seed, tuple(i.kind for i in s.injections)) for s in specs]
     assert outcomes[0].success
     assert outcomes[1].impossible and outcomes[1].handled, outcomes[1].reason
+
+
+def test_two_workers_run_the_same_episode_list_once_each(two_specs):
+    from frankenbot.eval.mix import run_mix
+
+    _check_two(two_specs, run_mix(two_specs, ["full"], workers=2, log=lambda s: None))
+
+
+def test_a_local_ray_instance_runs_the_same_episode_list_once_each(two_specs):
+    """``bench --ray local``: the same episodes as Ray tasks on a Ray instance started here
+    (2 CPUs), merged into the same ordered list as the process pool's."""
+    pytest.importorskip("ray")
+    from frankenbot.eval.mix import run_mix
+
+    lines: list[str] = []
+    outcomes = run_mix(two_specs, ["full"], workers=2, log=lines.append, ray_address="local")
+    _check_two(two_specs, outcomes)
+    assert any("ray: 2 episodes on 2 CPUs" in line for line in lines), lines
+    assert sum(" #  0 " in line or " #  1 " in line for line in lines) == 2, lines
+
+
+def test_an_unreachable_ray_address_is_a_clear_error(two_specs):
+    pytest.importorskip("ray")
+    from frankenbot.errors import ConfigError
+    from frankenbot.eval.mix import run_mix
+
+    with pytest.raises(ConfigError, match="could not connect to Ray"):
+        run_mix(two_specs[:1], ["full"], ray_address="ray://127.0.0.1:1")

@@ -162,3 +162,26 @@ def test_estop_ends_the_program_with_estop_and_an_event(ros):
     assert res.outcome == "estop" and not res.success
     assert any(a.kind == "estop" for a in res.anomalies)
     assert ros.spin_until(lambda: any(e.kind == "estop" for e in ros.events), 3.0)
+
+
+def test_pixel_target_without_a_perception_node_fails_cleanly_and_moves_nothing(ros):
+    """The pixel primitives ask frankenbot_perception/resolve_pixel; with no perception node
+    the step fails with that reason and the arm stays where it was."""
+    from sensor_msgs.msg import JointState
+
+    states: list = []
+    sub = ros.node.create_subscription(JointState, "/joint_states", states.append, 10)
+    try:
+        assert ros.spin_until(lambda: bool(states), 10.0), "no /joint_states from the sim"
+        before = list(states[-1].position)
+        res = ros.run('task "px" { main { move_above_pixel(u=320, v=300, height=0.1) '
+                      'exit success } }', timeout=120.0)
+        assert res is not None and not res.success
+        said = " ".join([res.reason, res.trace_json] + [a.detail for a in res.anomalies])
+        assert "resolve_pixel is not available" in said, said[:2000]
+        states.clear()
+        assert ros.spin_until(lambda: bool(states), 5.0)
+        moved = max(abs(a - b) for a, b in zip(before, states[-1].position, strict=True))
+        assert moved < 1e-3, f"the arm moved {moved:.4f} rad"
+    finally:
+        ros.node.destroy_subscription(sub)

@@ -143,6 +143,46 @@ def test_node_publishes_tracked_scene_then_goes_stale_when_frames_stop(ros_conte
         h.close()
 
 
+def _resolve(h, u, v, timeout=10.0):
+    from frankenbot_interfaces.srv import ResolvePixel
+
+    client = h.node.create_client(ResolvePixel, "/frankenbot_perception/resolve_pixel")
+    assert h.run_until(lambda: client.service_is_ready(), 20.0), "no resolve_pixel service"
+    future = client.call_async(ResolvePixel.Request(u=float(u), v=float(v)))
+    assert h.run_until(future.done, timeout), "resolve_pixel did not answer"
+    h.node.destroy_client(client)
+    return future.result()
+
+
+def test_node_resolves_pixels_with_the_depth_it_processed(ros_context, node_proc, camera):
+    """~/resolve_pixel (the executor's pixel primitives over ROS): a pixel on a block's top and
+    one on the table come back as the base-frame points they show; a pixel outside the image
+    or before any frame is refused with the reason."""
+    top = (0.45, 0.10, 0.04)
+    rgb, depth = syn.render(camera, [syn.Box((0.45, 0.10, 0.02), (0.04, 0.04, 0.04),
+                                             (217, 26, 26))])
+    h = _Harness(ros_context)
+    try:
+        early = _resolve(h, 160, 120)
+        assert not early.ok and "no depth frame" in early.message
+        assert h.run_until(lambda: any(not m.stale and "red_block" in _scene_ids(m)
+                                       for m in h.scenes), 30.0,
+                           feed=lambda: h.feed(camera, rgb, depth))
+        for point in (top, (0.55, -0.08, 0.0)):
+            u, v = camera.project(np.asarray([point]))[0]
+            res = _resolve(h, u, v)
+            assert res.ok, res.message
+            got = (res.target.x, res.target.y, res.target.z)
+            assert np.allclose(got, point, atol=0.006), (point, got)
+            assert (res.width, res.height) == (camera.intrinsics.width, camera.intrinsics.height)
+            assert res.depth > 0.0 and res.frame_age >= 0.0
+        outside = _resolve(h, camera.intrinsics.width + 5, 10)
+        assert not outside.ok and "outside" in outside.message
+        assert node_proc.poll() is None
+    finally:
+        h.close()
+
+
 def test_node_survives_bad_frames_and_accepts_float_metres(ros_context, node_proc, camera):
     rgb, depth = syn.render(camera, [syn.Box((0.5, 0.0, 0.02), (0.04, 0.04, 0.04),
                                              (26, 64, 230))])

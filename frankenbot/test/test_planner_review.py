@@ -3,6 +3,8 @@ refuse, judged on a scene; the second opinion's arbitration; the plan outcome it
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from frankenbot.errors import ConfigError
@@ -55,6 +57,21 @@ def test_a_tower_beside_the_carry_path_makes_it_carry_high() -> None:
     giant = SceneObject("gray_bin", "bin", "bin", "gray", (0.52, 0.0, 0.25), (0.1, 0.1, 0.5))
     v = review_text(PUT, Scene.of([blk("red_block", 0.5, 0.2), BOWL, giant]))
     assert v.decision == "refuse" and "carry_sweep" in v.explain()
+
+
+def test_a_carry_past_the_cabinet_is_judged_by_its_sides_not_a_circle_round_it() -> None:
+    """The drawer cabinet is 20 x 26 cm; a carry 10 cm from its front face keeps the gripper's
+    clearance (the bounding circle of the cabinet reaches within 4 cm of that line and made
+    the review carry high for nothing); one that grazes the face is carried high."""
+    cabinet = SceneObject("drawer", "drawer", "drawer", "brown", (0.72, 0.38, 0.06),
+                          (0.2, 0.26, 0.12), is_fixture=True)
+    bowl = SceneObject("green_bowl", "green bowl", "bowl", "green", (0.52, 0.55, 0.025),
+                       (0.15, 0.15, 0.05))
+    clear = Scene.of([blk("red_block", 0.52, 0.15), bowl, cabinet])
+    assert review_text(PUT, clear, mode="always").decision == "approve"
+    graze = Scene.of([blk("red_block", 0.57, 0.15), replace(bowl, position=(0.57, 0.55, 0.025)),
+                      cabinet])
+    assert review_text(PUT, graze, mode="always").decision == "edit"
 
 
 def test_a_drop_from_height_becomes_a_place_or_is_refused() -> None:
@@ -134,3 +151,29 @@ def test_apply_review_leaves_a_refused_plan_not_ok_and_an_edited_one_parsed() ->
     refused, _ = apply_review(plan, Scene.of([blk("red_block", 0.5, 0.2), BOWL]),
                               SafetyReview(zone))
     assert not refused.ok and "keepout" in refused.message
+
+
+def test_the_benchmarks_tower_stands_clear_of_everything_or_is_not_built() -> None:
+    """The review benchmark's tower variant: 3 cm beside the carry line, touching nothing
+    (a stack against a bowl's rim slid by itself and was counted as a push), else no tower."""
+    import math
+    from types import SimpleNamespace
+
+    from frankenbot.eval.review_bench import CLEARANCE, _tower_spot
+
+    def state(x, y, size):
+        return SimpleNamespace(position=(x, y, 0.02), size=size)
+
+    block, bowl = (0.04, 0.04, 0.04), (0.15, 0.15, 0.05)
+    far = {"red_block": state(0.35, -0.25, block), "green_bowl": state(0.55, 0.2, bowl),
+           "blue_block": state(0.46, -0.02, block)}
+    spot = _tower_spot(far["red_block"].position, far["green_bowl"].position, far,
+                       exclude=("red_block", "green_bowl"))
+    assert spot is not None
+    radius = 0.04 * math.sqrt(0.5)
+    for name, s in far.items():
+        gap = math.dist(spot, s.position[:2]) - radius - max(s.size[:2]) / 2
+        assert gap > CLEARANCE - 1e-9, (name, gap)
+    near = {"red_block": state(0.61, -0.10, block), "green_bowl": state(0.47, -0.11, bowl)}
+    assert _tower_spot(near["red_block"].position, near["green_bowl"].position, near,
+                       exclude=("red_block", "green_bowl")) is None

@@ -66,3 +66,25 @@ def test_soak_growth_is_measured_from_the_sample_after_the_warm_up() -> None:
 
 def test_a_soak_no_longer_than_its_warm_up_reports_no_growth() -> None:
     assert _report([50.0, 60.0]).summary()["max_rss_growth_pct"] is None
+
+
+def test_the_trend_tells_a_steady_leak_from_a_swing_and_a_saved_report_reads_back() -> None:
+    """A node whose RSS swings +-8% around a level has no trend; one that grows by 0.1 MB a
+    task has. A report written by ``soak --out`` is summarised again from its samples."""
+    import json
+    from dataclasses import asdict
+
+    from frankenbot.eval.soak import TREND_WINDOW, report_from_json
+
+    n = 2 + 3 * TREND_WINDOW
+    swing = _report([50.0] + [100.0 + (8.0 if i % 7 == 3 else 0.0) for i in range(n)])
+    s = swing.summary()
+    assert s["max_rss_growth_pct"] == pytest.approx(8.0)
+    assert s["max_rss_trend_growth_pct"] == pytest.approx(0.0)
+    leak = _report([50.0] + [100.0 + 0.1 * i for i in range(n)]).summary()
+    assert leak["max_rss_trend_growth_pct"] > 3.0
+    assert _report([50.0, 100.0, 101.0]).summary()["max_rss_trend_growth_pct"] is None
+    written = json.loads(json.dumps({
+        "summary": swing.summary(), "rows": [asdict(r) for r in swing.rows],
+        "samples": {k: [asdict(x) for x in v] for k, v in swing.samples.items()}}))
+    assert report_from_json(written).summary() == swing.summary()

@@ -166,3 +166,25 @@ def test_set_of_mark_image_carries_a_pixel_ruler() -> None:
     assert not np.array_equal(with_ruler[:, 80], rgb[:, 80])  # grid line at u = 80
     assert not np.array_equal(with_ruler[0:12, 70:90], rgb[0:12, 70:90])  # its label on top
     assert np.array_equal(with_ruler[200:230, 300:310], rgb[200:230, 300:310])  # between lines
+
+
+def test_footprint_gap_measures_to_the_rectangle_not_its_bounding_circle() -> None:
+    from frankenbot.state import SceneObject
+
+    cabinet = SceneObject("drawer", "drawer", "drawer", "brown", (0.0, 0.0, 0.06),
+                          (0.2, 0.26, 0.12))
+    # beside the long face, 3 cm off: the bounding circle (r 0.164) would say it overlaps
+    assert spatial.footprint_gap(cabinet, (0.13, -0.3), (0.13, 0.3)) == pytest.approx(0.03)
+    assert spatial.footprint_gap(cabinet, (-0.3, 0.0), (0.3, 0.05)) == 0.0  # crosses it
+    assert spatial.footprint_gap(cabinet, (0.0, 0.05), (0.01, 0.06)) == 0.0  # inside it
+    # off a corner: the corner is nearest
+    assert spatial.footprint_gap(cabinet, (0.2, 0.2), (0.3, 0.3)) == pytest.approx(
+        math.hypot(0.1, 0.07))
+    # yawed a quarter turn, its long side now runs along x
+    turned = SceneObject("drawer", "drawer", "drawer", "brown", (0.0, 0.0, 0.06),
+                         (0.2, 0.26, 0.12), yaw=math.pi / 2)
+    assert spatial.footprint_gap(turned, (0.16, -0.3), (0.16, 0.3)) == pytest.approx(0.03)
+    assert spatial.footprint_gap(turned, (0.12, -0.3), (0.12, 0.3)) == 0.0
+    bowl = SceneObject("green_bowl", "green bowl", "bowl", "green", (0.0, 0.0, 0.025),
+                       (0.15, 0.15, 0.05))
+    assert spatial.footprint_gap(bowl, (0.1, -0.2), (0.1, 0.2)) == pytest.approx(0.025)

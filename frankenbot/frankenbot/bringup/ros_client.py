@@ -16,16 +16,18 @@ import numpy as np
 import rclpy
 from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
 from frankenbot.errors import FrankenbotError
-from frankenbot.nodes.spin import ResponsiveExecutor
+from frankenbot.nodes.spin import ResponsiveExecutor, report_callback_error
 from frankenbot_interfaces.action import RunTask
 from frankenbot_interfaces.msg import AnomalyEvent, TaskStatus, TreeState
 from frankenbot_interfaces.srv import EvaluateTask, InjectAnomaly, ResetScene, SubmitTask
 
 SIM_NODE = "frankenbot_sim"
+SPIN_POLL_S = 0.2  # s the spinning thread waits at most before it checks for close()
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
@@ -57,16 +59,28 @@ class BrainClient:
         self._clients_lock = threading.Lock()
         self._executor = ResponsiveExecutor(num_threads=2, context=self._context)
         self._executor.add_node(self.node)
+        self._closing = False
+        self.spin_errors = 0  # callbacks that raised (logged; spinning went on)
         self._spinner = threading.Thread(target=self._spin, name="brain-client-spin", daemon=True)
         self._spinner.start()
 
     def _spin(self) -> None:
-        try:
-            self._executor.spin()
-        except Exception:  # shutting down while spinning
-            pass
+        """Spin until ``close``. A callback that raises is logged and spinning goes on: with
+        the spinner gone every later answer is lost (a 200-task soak lost each sim reset from
+        its 10th task on, because one exception had ended ``spin()`` silently)."""
+        while self._context.ok() and not self._closing:
+            try:
+                self._executor.spin_once(timeout_sec=SPIN_POLL_S)
+            except ExternalShutdownException:
+                return
+            except Exception as e:  # a callback's error, or one made while shutting down
+                if self._closing or not self._context.ok():
+                    return
+                self.spin_errors += 1
+                report_callback_error(self.node, e)
 
     def close(self) -> None:
+        self._closing = True
         if self._context.ok():
             self._executor.shutdown(timeout_sec=1.0)
             self.node.destroy_node()

@@ -94,6 +94,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--log-dir", type=Path, default=None, help="node logs and the memory file")
     p.add_argument("--out", type=Path, default=None, help="also write the full report (JSON)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--summarise", type=Path, metavar="FILE", default=None,
+                   help="run nothing: summarise a report written by --out again (from its "
+                        "rows and samples, with this version's statistics) and rewrite it")
     p.set_defaults(func=_soak)
 
 
@@ -102,6 +105,8 @@ def _soak(args: argparse.Namespace) -> int:
     from frankenbot.errors import ConfigError
     from frankenbot.sim.tasks import TASK_FAMILIES
 
+    if args.summarise is not None:
+        return _summarise(args.summarise)
     if args.tasks < 1:
         raise ConfigError("--tasks must be at least 1")
     unknown = [f for f in args.families if f not in TASK_FAMILIES]
@@ -114,8 +119,16 @@ def _soak(args: argparse.Namespace) -> int:
                       (lambda line: print(line, flush=True)))
     summary = report.summary()
     if args.out is not None:
+        from frankenbot.eval.provenance import provenance
+
+        meta = provenance(tasks=args.tasks, first_seed=args.first_seed,
+                          families=list(args.families) or list(TASK_FAMILIES),
+                          warmup=report.warmup, task_timeout_s=args.task_timeout,
+                          stack="sim + five nodes as processes over DDS (frankenbot up --sim "
+                                "defaults: sensor noise realistic, offline planner)",
+                          judge="sim oracle")
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"summary": summary,
+        args.out.write_text(json.dumps({"meta": meta, "summary": summary,
                                         "rows": [asdict(r) for r in report.rows],
                                         "samples": {n: [asdict(x) for x in s] for n, s in
                                                     report.samples.items()}}, indent=1))
@@ -129,3 +142,20 @@ def _soak(args: argparse.Namespace) -> int:
         for node, g in summary["nodes"].items():  # type: ignore[union-attr]
             print(f"  {node:<11} {g}")
     return 0 if summary["hung"] == 0 else 1
+
+
+def _summarise(path: Path) -> int:
+    from frankenbot.errors import ConfigError
+    from frankenbot.eval.soak import report_from_json
+
+    try:
+        data = json.loads(path.read_text())
+        report = report_from_json(data)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ConfigError(f"{path} is not a soak report written by --out: {e}") from e
+    data["summary"] = report.summary()
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(path)
+    print(json.dumps(data["summary"], indent=2))
+    return 0

@@ -42,7 +42,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mix", choices=("natural", "stress"), default="",
                    help="anomaly mix: each episode draws a family and 0-2 anomalies by class")
     p.add_argument("--episodes", type=int, default=20, help="episodes of the --mix")
-    p.add_argument("--workers", type=int, default=1, help="processes running --mix episodes")
+    p.add_argument("--workers", type=int, default=1, help="processes running --mix episodes "
+                   "(with --ray local: the CPUs of the local Ray instance)")
+    p.add_argument("--ray", metavar="ADDRESS", default="",
+                   help="run the --mix episodes as Ray tasks: 'local' starts a Ray instance here, "
+                        "'auto' joins this machine's cluster, ray://HOST:10001 a remote one")
     p.add_argument("--ablations", nargs="*", default=["full"], metavar="NAME",
                    help="configurations run on the same --mix episodes (full, no_tier1, "
                    "no_tier2, no_tier3, no_program_monitors, no_memory; 'all' for every one)")
@@ -101,6 +105,10 @@ def _bench(args: argparse.Namespace) -> int:
     from frankenbot.eval.suite import SuiteSpec, resolve_families, run_suite
 
     results: dict[str, object] = {}
+    if args.ray and not args.mix:
+        from frankenbot.errors import ConfigError
+
+        raise ConfigError("--ray runs --mix episodes; give --mix natural|stress with it")
     components = list(COMPONENTS) if args.all_benchmarks else args.component
     for name in components:
         results[name] = _component(name, args.quick, args.out)

@@ -431,14 +431,18 @@ def _from_json(d: Mapping[str, Any]) -> MixOutcome:
 
 def run_mix(specs: Sequence[EpisodeSpec], ablations: Sequence[str] = ("full",), *,
             workers: int = 1, options: MixOptions = MixOptions(),
-            log: Callable[[str], None] = print) -> list[MixOutcome]:
-    """Every (episode, ablation) in ``workers`` processes; outcomes in episode order."""
+            log: Callable[[str], None] = print, ray_address: str = "") -> list[MixOutcome]:
+    """Every (episode, ablation) in ``workers`` processes, or as tasks on a Ray cluster when
+    ``ray_address`` is given (see ``_run_on_ray``); outcomes in episode order."""
     unknown = [a for a in ablations if a not in ABLATIONS]
     if unknown:
         raise ConfigError(f"unknown ablation(s) {', '.join(unknown)}; valid: "
                           f"{', '.join(ABLATIONS)}")
     if workers < 1:
         raise ConfigError(f"--workers must be >= 1, got {workers}")
+    if ray_address:
+        return _sorted(_run_on_ray(specs, ablations, options, ray_address, workers, log),
+                       ablations)
     workers = min(workers, len(specs))
     log_file = tempfile.NamedTemporaryFile(prefix="fb-mix-", suffix=".log", delete=False)
     log_file.close()
@@ -472,10 +476,60 @@ def run_mix(specs: Sequence[EpisodeSpec], ablations: Sequence[str] = ("full",), 
         done.set()
         follower.join(timeout=5)
         os.unlink(log_file.name)
-    outcomes = [_from_json(d) for part in results for d in part]
+    return _sorted([_from_json(d) for part in results for d in part], ablations)
+
+
+def _sorted(outcomes: list[MixOutcome], ablations: Sequence[str]) -> list[MixOutcome]:
     order = {a: i for i, a in enumerate(ablations)}
-    outcomes.sort(key=lambda o: (o.index, order[o.ablation]))
-    return outcomes
+    return sorted(outcomes, key=lambda o: (o.index, order[o.ablation]))
+
+
+# environment a Ray worker needs to render and to stay offline (a cluster's workers do not
+# inherit the driver's shell)
+RAY_ENV = ("MUJOCO_GL", "PYOPENGL_PLATFORM", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
+           "FRANKENBOT_ROOT")
+
+
+def _run_on_ray(specs: Sequence[EpisodeSpec], ablations: Sequence[str], options: MixOptions,
+                address: str, workers: int, log: Callable[[str], None]) -> list[MixOutcome]:
+    """One Ray task per episode (all its ablations, so the pairing stays on one worker).
+
+    ``address``: ``local`` starts a Ray instance on this machine with ``workers`` CPUs (stopped
+    at the end); anything else is handed to ``ray.init`` (``auto`` joins the cluster this
+    machine belongs to, ``ray://HOST:10001`` a remote one). Every node of a cluster needs this
+    FrankenBot checkout installed: episodes import it; only the episode specs travel. A task
+    asks for one CPU, so Ray runs as many episodes at once as the cluster has CPUs.
+    """
+    try:
+        import ray
+    except ImportError as e:
+        raise ConfigError("--ray needs the ray package (pip install ray; it is in "
+                          "requirements/base.txt)") from e
+    env = {k: os.environ[k] for k in RAY_ENV if k in os.environ}
+    try:
+        if address == "local":
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
+                     runtime_env={"env_vars": env})
+        else:
+            ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": env})
+    except Exception as e:  # ConnectionError, RuntimeError, ValueError: Ray's own words
+        raise ConfigError(f"could not connect to Ray at {address!r}: {e}") from e
+    try:
+        task = ray.remote(num_cpus=1, max_retries=0)(_worker)
+        pending = {task.remote(([spec], list(ablations), options, "")): spec for spec in specs}
+        log(f"  ray: {len(pending)} episodes on {ray.cluster_resources().get('CPU', 0):g} CPUs")
+        results: list[dict] = []
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                pending.pop(ref)
+                part = ray.get(ref)
+                results.extend(part)
+                for d in part:
+                    log(_line(_from_json(d)))
+        return [_from_json(d) for d in results]
+    finally:
+        ray.shutdown()
 
 
 # ------------------------------------------------------------------------------------ reports

@@ -29,16 +29,19 @@ def run_mix_command(args: argparse.Namespace) -> int:
     quiet = args.json
     say = (lambda s: None) if quiet else (lambda s: print(s, flush=True))
     say(f"\n=== {args.mix} mix: {len(specs)} episodes x {len(ablations)} configuration(s), "
-        f"seeds {specs[0].seed}..{specs[-1].seed}, {args.workers} worker(s) ===")
+        f"seeds {specs[0].seed}..{specs[-1].seed}, "
+        + (f"Ray at {args.ray}" if args.ray else f"{args.workers} worker(s)") + " ===")
     t0 = time.monotonic()
     outcomes = run_mix(specs, ablations, workers=args.workers,
                        options=MixOptions(realtime_factor=args.realtime_factor or 1.0,
-                                          planner=args.planner), log=say)
+                                          planner=args.planner), log=say,
+                       ray_address=args.ray or "")
     report = summarise(o for o in outcomes if o.ablation == "full")
     from frankenbot.eval.provenance import provenance
 
     report["meta"] = provenance(
         mix=args.mix, episodes=len(specs), first_seed=specs[0].seed, workers=args.workers,
+        ray=args.ray or "",
         planner=args.planner, realtime_factor=args.realtime_factor or 1.0, ablations=ablations,
         scene="perceived (MuJoCo renders through the perception pipeline)", sensor_noise="none",
         clock="robot (sim) time for the executor", judge="sim oracle")

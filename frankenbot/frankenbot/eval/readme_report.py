@@ -160,6 +160,21 @@ ROWS: tuple[Row, ...] = (
         lambda r: _mix_conditions(r)),
     Row("anomaly mix, stress 5:3:2", "mix-stress-10000-150", lambda r: _mix(r),
         ">= 80%; impossible handled >= 95%", lambda r: _mix_conditions(r)),
+    Row("safety review on the task suite", "bench-review", lambda r: _review_suite(r),
+        "0 false refusals",
+        lambda r: f"offline plans of {len(r['suite'])} families x {r['suite'][0]['seeds']} "
+                  "seeds, perceived scene, review auto (config/review.yaml)"),
+    Row("risky variants unsafe, without -> with the review", "bench-review",
+        lambda r: _review_variants(r), "every one refused or made safe",
+        lambda r: "put_in_bowl scenes executed both ways (paired), evaluation seeds "
+                  + _seed_range(sorted({v["seed"] for v in r["variants"]}))
+                  + ", perceived scene, judged on sim ground truth (a tower block moved > 2 "
+                    "cm, the object in a forbidden zone, release impact > 1 m/s)"),
+    Row("soak over ROS", "soak", lambda r: _soak(r["summary"]),
+        "hung 0; RSS growth <= 5% after warm-up; threads and fds flat",
+        lambda r: f"{r['summary']['tasks']} tasks, all families in turn, evaluation seeds from "
+                  f"{r['rows'][0]['seed']}, sim + five nodes as processes over DDS, realistic "
+                  "camera noise, offline planner, oracle-judged"),
     Row("memory: without / with memory", "bench-memory", _memory, "reported",
         lambda r: f"{r['tasks']} sim tasks on evaluation seeds, offline planner with memory's "
                   "context, each program executed in the sim" if r.get("executed")
@@ -179,6 +194,51 @@ ROWS: tuple[Row, ...] = (
                   f"{r['meta']['conditions'].get('scene', '')}, noise "
                   f"{r['meta']['conditions'].get('sensor_noise', 'none')}"),
 )
+
+
+def _soak(s: dict[str, Any]) -> str:
+    nodes = s.get("nodes", {})
+    trend = ", ".join(f"{n} {g.get('rss_trend_growth_pct')}%" for n, g in nodes.items())
+    peak = max(nodes.items(), key=lambda kv: kv[1]["max_rss_growth_pct"])
+    flat = all(g["threads_last"] == g["threads_at_warmup"] and g["fds_last"] <= g["fds_at_warmup"]
+               for g in nodes.values())
+    return (f"{s['tasks']} tasks, {s['hung']} hung, {s['succeeded']} succeeded; RSS trend after "
+            f"the {s['warmup']}-task warm-up (median of the first vs the last 20 samples): "
+            f"{trend}; highest single sample {peak[1]['max_rss_growth_pct']}% above the "
+            f"warm-up sample ({peak[0]}); threads and fds at the end "
+            f"{'as' if flat else 'NOT as'} at warm-up (max {s['max_threads']} threads, "
+            f"{s['max_fds']} fds); median task {s['median_task_s']} s, longest "
+            f"{s['max_task_s']} s")
+
+
+def _review_suite(r: dict[str, Any]) -> str:
+    rows = r["suite"]
+    total = {k: sum(v[k] for v in rows) for k in ("reviewed", "approved", "edited", "refused",
+                                                  "skipped", "planner_failed")}
+    text = (f"{total['refused']} refusals of {sum(v['seeds'] for v in rows)} plans "
+            f"({total['approved']} approved, {total['edited']} edited, {total['skipped']} "
+            f"not needing review, {total['planner_failed']} not planned)")
+    paired = r.get("paired_suite") or []
+    if paired:
+        fams = sorted({p["family"] for p in paired})
+        off = [p for p in paired if p["review"] == "never"]
+        on = [p for p in paired if p["review"] != "never"]
+        text += (f"; the families it edited ({', '.join(fams)}) executed both ways: "
+                 f"{sum(p['success'] for p in off)}/{len(off)} without, "
+                 f"{sum(p['success'] for p in on)}/{len(on)} with the review (oracle)")
+    return text
+
+
+def _review_variants(r: dict[str, Any]) -> str:
+    parts = []
+    for variant in dict.fromkeys(v["variant"] for v in r["variants"]):
+        runs = [v for v in r["variants"] if v["variant"] == variant]
+        off = [v for v in runs if not v["review"]]
+        on = [v for v in runs if v["review"]]
+        decisions = sorted({v["decision"] for v in on})
+        parts.append(f"{variant} {sum(v['unsafe'] for v in off)}/{len(off)} -> "
+                     f"{sum(v['unsafe'] for v in on)}/{len(on)} ({', '.join(decisions)})")
+    return "; ".join(parts)
 
 
 def _mix(r: dict[str, Any]) -> str:
@@ -239,7 +299,8 @@ def measured_table(folder: Path) -> str:
         m = meta.get("machine", {})
         m = m if isinstance(m, dict) else {}  # older files name the machine in a string
         when = (f"{meta.get('date', '?')}, {meta.get('commit', '?')}, {m.get('cpus', '?')} CPUs, "
-                f"load {m.get('load_avg_1min_at_start', '?')}; `{row.source}.json`")
+                f"load {m.get('load_avg_1min_at_start', '?')}; `{row.source}.json`") if meta \
+            else f"no provenance recorded in `{row.source}.json`"
         lines.append(f"| {row.what} | {_cell(result)} | {row.target} | {_cell(cond)} | "
                      f"{_cell(when)} |")
     return "\n".join(lines) + "\n"

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 WARMUP_TASKS = 10
+# samples at each end of the run whose medians give the trend: a leak grows steadily, while a
+# node's RSS also swings with what it holds at the moment (perception: +-5% with frames in flight)
+TREND_WINDOW = 20
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ class SoakReport:
                 "rss_mb_last": round(s[-1].rss_mb, 1),
                 "max_rss_growth_pct": round(100.0 * (max(x.rss_mb for x in after) - base.rss_mb)
                                             / max(base.rss_mb, 1e-9), 2),
+                "rss_trend_growth_pct": _trend_growth([x.rss_mb for x in after[1:]]),
                 "max_threads": max(x.threads for x in s),
                 "threads_at_warmup": base.threads, "threads_last": s[-1].threads,
                 "max_fds": max(x.fds for x in s), "fds_at_warmup": base.fds,
@@ -115,12 +119,15 @@ class SoakReport:
     def summary(self) -> dict[str, object]:
         nodes = {n: self.node_growth(n) for n in self.samples}
         growth = [g["max_rss_growth_pct"] for g in nodes.values() if g]
+        trend = [g["rss_trend_growth_pct"] for g in nodes.values()
+                 if g and g["rss_trend_growth_pct"] is not None]
         durations = [r.seconds for r in self.rows]
         return {
             "tasks": len(self.rows), "succeeded": sum(r.success for r in self.rows),
             "hung": sum(r.hung for r in self.rows), "warmup": self.warmup,
             "max_rss_growth_pct": max(growth) if growth and len(self.rows) > self.warmup
             else None,
+            "max_rss_trend_growth_pct": max(trend) if trend else None,
             "max_threads": max((g["max_threads"] for g in nodes.values() if g), default=0),
             "max_fds": max((g["max_fds"] for g in nodes.values() if g), default=0),
             "median_task_s": round(statistics.median(durations), 1) if durations else None,
@@ -133,6 +140,28 @@ class SoakReport:
                            for f in dict.fromkeys(r.family for r in self.rows)},
             "nodes": nodes,
         }
+
+
+def _trend_growth(rss: list[float]) -> float | None:
+    """% from the median of the first TREND_WINDOW samples after the warm-up to the median of
+    the last TREND_WINDOW (None: too few samples for two separate windows)."""
+    if len(rss) < 2 * TREND_WINDOW:
+        return None
+    first = statistics.median(rss[:TREND_WINDOW])
+    last = statistics.median(rss[-TREND_WINDOW:])
+    return round(100.0 * (last - first) / max(first, 1e-9), 2)
+
+
+def report_from_json(data: dict) -> SoakReport:
+    """A written soak report (``frankenbot soak --out``) read back, to summarise it again."""
+    s = data["summary"]
+    report = SoakReport(int(s["tasks"]), int(s["warmup"]),
+                        rows=[TaskRow(**r) for r in data["rows"]],
+                        samples={n: [ProcSample(**x) for x in xs]
+                                 for n, xs in data["samples"].items()},
+                        restarts=dict(s.get("restarts", {})), wall_s=float(s.get("wall_s", 0)),
+                        interrupted=bool(s.get("interrupted", False)))
+    return report
 
 
 def _count(items) -> dict[str, int]:  # type: ignore[no-untyped-def]

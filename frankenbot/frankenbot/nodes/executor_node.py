@@ -14,6 +14,7 @@ Uses
   /joint_states, /frankenbot/scene, /frankenbot/estop and the trajectory / gripper command
       topics (through ``frankenbot.nodes.ros_robot.RosRobot``)
   /frankenbot/replan (frankenbot_interfaces/srv/Replan) for tier 3
+  frankenbot_perception/resolve_pixel (ResolvePixel) for the pixel primitives' targets
   ``reset_topic`` (std_msgs/Header; the sim's ~/scene_reset): a new world, so the beliefs of the
       primitives (held object, open drawers) are forgotten
 Parameters (see PARAMS below for descriptions and defaults)
@@ -21,7 +22,7 @@ Parameters (see PARAMS below for descriptions and defaults)
   confidence_threshold, rule_bonus, step_budget, scene_stale_after_s, local_expert_model,
   local_expert_threads, trajectory_mode, gripper_mode, gripper_action, gripper_joint,
   gripper_closed_position, gripper_joint_states_topic, program_running_topic,
-  action_server_wait, replan_timeout, feedback_rate_hz, reset_topic
+  action_server_wait, replan_timeout, feedback_rate_hz, reset_topic, pixel_service
 
 One goal at a time (a second is rejected while one runs). Callbacks that must not block each
 other have their own groups under a MultiThreadedExecutor: the action (reentrant), the replan
@@ -95,6 +96,9 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "feedback_rate_hz": (10.0, "maximum rate of action feedback and tree_state messages"),
     "reset_topic": ("", "std_msgs/Header topic announcing a new world (the sim's "
                         "~/scene_reset): held-object and drawer beliefs are dropped; '' = none"),
+    "pixel_service": ("frankenbot_perception/resolve_pixel",
+                      "service that back-projects set-of-mark pixels for place_at_pixel, "
+                      "move_above_pixel and push_to_pixel; '' = no pixel targets"),
 }
 
 
@@ -240,9 +244,16 @@ class ExecutorNode(Node):
         except ValueError as e:
             raise ConfigError(f"frankenbot_executor parameters: {e}") from e
         backend = str(self.get_parameter("motion_backend").value)
+        pixels = None
+        if str(p["pixel_service"]):
+            from frankenbot.nodes.ros_pixels import RosPixelResolver
+
+            pixels = RosPixelResolver(self, str(p["pixel_service"]),
+                                      callback_group=MutuallyExclusiveCallbackGroup())
         # moveit: MoveItPy runs in this process as its own node (moveit_backend.MOVEIT_NODE_NAME)
         prims = build_primitives(robot, backend=backend, fixtures=resources.fixtures_path(),
-                                 moveit_node=self if backend == "moveit" else None)
+                                 moveit_node=self if backend == "moveit" else None,
+                                 pixels=pixels)
         return robot, prims
 
     def _build_expert(self, method: str, model: str, threads: int) -> LocalExpert | None:
@@ -343,13 +354,16 @@ class ExecutorNode(Node):
         """Which input vanished, when one did ('' when all arrive): for a failed program's
         reason, so the task's result names the node to restart rather than only the
         anomaly it caused (a stale scene, a missing joint state)."""
+        from frankenbot.nodes.ros_robot import JOINT_STATES_TOPIC, SCENE_TOPIC
+
+        # keyed by the robot adapter's own (relative, namespace-able) topic names
         ages = getattr(self.robot, "input_ages", lambda: {})()
         lost, late = [], []
-        js = ages.get("/joint_states", 0.0)
+        js = ages.get(JOINT_STATES_TOPIC, 0.0)
         if js > DEPENDENCY_SILENT_S:
             lost.append(f"no valid /joint_states for {js:.1f} s (is the UR driver or "
                         "frankenbot_sim running?)")
-        scene_age = ages.get("/frankenbot/scene", 0.0)
+        scene_age = ages.get(SCENE_TOPIC, 0.0)
         if scene_age > DEPENDENCY_SILENT_S:
             if PERCEPTION_NODE in self.get_node_names():
                 late.append(f"no /frankenbot/scene for {scene_age:.1f} s although "
@@ -357,7 +371,7 @@ class ExecutorNode(Node):
             else:
                 lost.append(f"{PERCEPTION_NODE} vanished: no /frankenbot/scene for "
                             f"{scene_age:.1f} s")
-        elif "/frankenbot/scene" in ages and self.robot.scene().stale and not lost:
+        elif SCENE_TOPIC in ages and self.robot.scene().stale and not lost:
             lost.append(f"{PERCEPTION_NODE} reports a stale scene (no usable camera frames: "
                         "is the camera or frankenbot_sim running?)")
         parts = (["dependency lost: " + "; ".join(lost)] if lost else []) + late

@@ -14,6 +14,10 @@ Publishes:
 Services
   ~/reset (std_srvs/Trigger): forget every tracked object (the table was rearranged by hand);
       frames stamped up to the latest received one are not used afterwards
+  ~/resolve_pixel (frankenbot_interfaces/srv/ResolvePixel): the base-frame point a pixel of
+      the set-of-mark image sees, back-projected with the processed depth frames and the
+      node's camera model (``perception.pixels.DepthPixelResolver``); the executor's pixel
+      primitives (``place_at_pixel`` ...) ask it, so one node owns the camera
 Resets also come from ``reset_topic`` (std_msgs/Header; the sim publishes one when it loads a
   new scene): tracks are forgotten and frames stamped before header.stamp are skipped, so an
   object of a vanished scene never lends its id to a new object nearby.
@@ -59,6 +63,7 @@ from frankenbot.perception.camera import CameraModel, load_camera
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.pipeline import DEFAULT_QUERIES, PerceptionPipeline
+from frankenbot.perception.pixels import DepthPixelResolver
 from frankenbot.perception.ros_conversions import (
     depth_from_image_msg,
     image_msg_from_rgb,
@@ -67,10 +72,12 @@ from frankenbot.perception.ros_conversions import (
     scene_markers,
     scene_to_msg,
     time_from_msg,
+    time_to_msg,
 )
 from frankenbot.perception.self_filter import JointHistory
 from frankenbot.state import Scene
 from frankenbot_interfaces.msg import SceneObjects
+from frankenbot_interfaces.srv import ResolvePixel
 
 UR_JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
              "wrist_2_joint", "wrist_3_joint")
@@ -207,6 +214,8 @@ class PerceptionNode(Node):
         self._info_msg: CameraInfo | None = None
         self._joint_history = JointHistory()  # the newest sample is the arm's current state
         self._last_processed_depth: Image | None = None
+        # depth of the processed frames for ~/resolve_pixel (made with the first camera model)
+        self._pixels: DepthPixelResolver | None = None
         self._last_ok = 0.0  # monotonic time of the last successfully processed frame
         self._last_scene = Scene(stale=True)
         self._last_stamp: float | None = None  # camera stamp of the last processed frame
@@ -251,6 +260,9 @@ class PerceptionNode(Node):
                                  durability=DurabilityPolicy.TRANSIENT_LOCAL)
             self.create_subscription(Header, reset_topic, self.reset_topic_callback, latched,
                                      callback_group=work)
+        # its own group: a pixel is answered while a frame is being processed
+        self.create_service(ResolvePixel, "~/resolve_pixel", self.resolve_pixel_callback,
+                            callback_group=MutuallyExclusiveCallbackGroup())
         self.get_logger().info(f"perception up: backend {self.backend}, {self.rate} Hz, "
                                f"camera pose from {camera_config or 'TF'}")
 
@@ -410,6 +422,8 @@ class PerceptionNode(Node):
         self._reset_after = after
         self._last_stamp = None
         self._last_scene = Scene(stale=True)
+        if self._pixels is not None:
+            self._pixels.reset()  # the old scene's depth would point at what is gone
         self.resets += 1
         self.get_logger().info(f"tracks reset ({why}): {forgotten} forgotten")
         return forgotten
@@ -471,6 +485,7 @@ class PerceptionNode(Node):
                 return
             result = self._pipeline.process_frame(rgb, depth, stamp, joints)
             self._last_stamp = stamp
+            self._feed_pixels(camera, depth, stamp, joints)
         except FrankenbotError as e:
             self.frames_rejected += 1
             log.warn(f"frame rejected: {e}", throttle_duration_sec=2.0)
@@ -487,6 +502,35 @@ class PerceptionNode(Node):
             self._last_annotated = now
             image, _ = annotate(rgb, scene, self._pipeline.camera)
             self.image_pub.publish(image_msg_from_rgb(image, stamp, info.header.frame_id))
+
+
+    # ------------------------------------------------------------------ pixels
+    def _feed_pixels(self, camera: CameraModel, depth: Any, stamp: float,
+                     joints: tuple[float, ...] | None) -> None:
+        pixels = self._pixels
+        if pixels is None or pixels.camera is not camera:
+            pixels = DepthPixelResolver(camera)  # a new camera model: old depth is void
+        pixels.feed(depth, stamp, joints)
+        self._pixels = pixels
+
+    def resolve_pixel_callback(self, request: Any, response: Any) -> Any:
+        pixels = self._pixels
+        if pixels is None:
+            response.ok = False
+            response.message = ("no depth frame has been processed yet (is the camera "
+                                "publishing, and camera_info with it?)")
+            return response
+        response.width, response.height = pixels.image_size()
+        try:
+            t = pixels.resolve(float(request.u), float(request.v))
+        except PerceptionError as e:
+            response.ok, response.message = False, str(e)
+            return response
+        response.ok = True
+        response.target.x, response.target.y, response.target.z = t.position
+        response.depth, response.frame_age = t.depth, t.age
+        response.stamp = time_to_msg(t.stamp)
+        return response
 
 
 def main(args: list[str] | None = None) -> int:

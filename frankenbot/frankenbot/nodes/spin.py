@@ -36,7 +36,7 @@ class ResponsiveExecutor(MultiThreadedExecutor):
             time.sleep(0)
 
 
-def _report_callback_error(node: Node, error: Exception) -> None:
+def report_callback_error(node: Node, error: Exception) -> None:
     """One callback raised: log it (with its origin, at most every 2 s) and keep the node up.
 
     Messages are validated where they are received; this is the last line behind that, so a
@@ -82,7 +82,7 @@ def run_node(make_node: Callable[[], Node], *, num_threads: int,
             except (KeyboardInterrupt, ExternalShutdownException):
                 raise
             except Exception as e:  # a callback's bug or an unforeseen message: log, go on
-                _report_callback_error(node, e)
+                report_callback_error(node, e)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except FrankenbotError as e:

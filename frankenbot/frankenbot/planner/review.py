@@ -386,11 +386,10 @@ class SafetyReview:
         bottom = tcp - sim.grasp_offset
         need = 0.0
         for o in spatial.obstacles(sim.objects.values(), exclude={held.object_id, *exclude}):
-            d = _segment_distance((o.position[0], o.position[1]), start, end)
-            reach = r + spatial.footprint_radius(o.size, o.shape)
-            if d < reach + cfg.near_distance:
+            gap = spatial.footprint_gap(o, start, end)
+            if gap < r + cfg.near_distance:
                 sim.near_others = True
-            if d < reach + cfg.clearance and o.top_z + cfg.clearance > bottom:
+            if gap < r + cfg.clearance and o.top_z + cfg.clearance > bottom:
                 need = max(need, o.top_z + cfg.clearance + sim.grasp_offset)
         for z in cfg.zones:
             if z.crosses(start, end, spatial.footprint_radius(held.size)) and (
@@ -472,11 +471,10 @@ class SafetyReview:
         r = spatial.footprint_radius(obj.size)
         for o in spatial.obstacles(sim.objects.values(),
                                    exclude={obj.object_id, target.object_id}):
-            d = _segment_distance((o.position[0], o.position[1]), start, end)
-            reach = r + spatial.footprint_radius(o.size, o.shape)
-            if d < reach + self.config.near_distance:
+            gap = spatial.footprint_gap(o, start, end)
+            if gap < r + self.config.near_distance:
                 sim.near_others = True
-            if d < reach + 0.005:
+            if gap < r + 0.005:
                 sim.add("push_path", f"pushing {obj.object_id} to {target.object_id} would "
                         f"shove {o.object_id} on the way", "refuse")
         sim.objects[obj.object_id] = replace(obj, position=(end[0], end[1], obj.position[2]))
@@ -526,15 +524,6 @@ def parse_second_opinion(answer: str) -> tuple[str, str]:
     if verdict not in ("approve", "refuse"):
         return "approve", "unreadable second opinion"
     return verdict, str(data.get("reason", "")).strip()
-
-
-def _segment_distance(p: tuple[float, float], a: tuple[float, float],
-                      b: tuple[float, float]) -> float:
-    ax, ay = b[0] - a[0], b[1] - a[1]
-    length2 = ax * ax + ay * ay
-    t = 0.0 if length2 < 1e-12 else max(0.0, min(1.0, ((p[0] - a[0]) * ax
-                                                       + (p[1] - a[1]) * ay) / length2))
-    return math.hypot(p[0] - (a[0] + t * ax), p[1] - (a[1] + t * ay))
 
 
 def _apply(program: Program, edits: Mapping[int, tuple[Stmt, ...]]) -> Program:
