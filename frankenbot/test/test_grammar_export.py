@@ -326,11 +326,13 @@ def test_offline_programs_for_a_scene_fit_its_specialised_grammar(tokenizer):
     from frankenbot.planner.offline import plan_offline
 
     cat = default_catalog()
-    for family, seed in (("put_in_bowl", 2), ("stack", 3), ("put_in_drawer", 1)):
+    for family, seed in (("put_in_bowl", 2), ("stack", 3), ("put_in_drawer", 1),
+                         ("push_to_zone", 4), ("place_relative", 5), ("conditional", 6)):
         instruction, scene = scene_of_task(family, seed)
         text = language.print_text(language.check(plan_offline(instruction, scene), cat,
                                                   scene.ids()).program)
-        grammar = language.RequestGrammars(cat, scene.ids())
+        grammar = language.RequestGrammars(cat, scene.ids(),
+                                           {o.object_id: o.shape for o in scene.objects})
         assert _special_lark_accepts(grammar.get("lark"), _body(text)), (family, text)
         if family == "put_in_bowl":  # (the character-level oracle is slow on big grammars)
             assert _bnf_accepts(tokenizer, grammar.get("gbnf"), _body(text).strip())
@@ -347,3 +349,30 @@ def test_a_grammar_that_cannot_be_specialised_says_why():
     empty = specialise_lark((), default_catalog().primitives, default_catalog().predicates)
     assert _special_lark_accepts(empty, 'task "x" { main { if gripper_open { home() } } }')
     assert not _special_lark_accepts(empty, USES_SCENE[0])
+
+
+def test_shapes_narrow_each_parameter_to_the_objects_it_takes():
+    """With the scene's shapes, ``pick`` takes only blocks (or unknown shapes), ``place_in``'s
+    container only containers, and a primitive no scene object fits is not offered."""
+    shapes = {"green_block": "block", "blue_bowl": "bowl", "thing": "unknown"}
+    cat = default_catalog()
+    lark_text = specialise_lark(shapes, cat.primitives, cat.predicates,
+                                language.program_grammar("lark"))
+    ok = ('task "x" { main { pick(obj=green_block) place_in(obj=green_block, '
+          'container=blue_bowl) } }')
+    assert _special_lark_accepts(lark_text, ok)
+    assert _special_lark_accepts(lark_text, ok.replace("pick(obj=green_block)",
+                                                       "pick(obj=thing)"))
+    assert not _special_lark_accepts(lark_text, ok.replace("pick(obj=green_block)",
+                                                           "pick(obj=blue_bowl)"))
+    assert not _special_lark_accepts(lark_text, ok.replace("container=blue_bowl",
+                                                           "container=green_block"))
+    # in(obj, container) is a predicate without shapes: any scene object in either place
+    assert _special_lark_accepts(lark_text, ok.replace(
+        "} }", "if in(blue_bowl, green_block) { home() } } }"))
+    # no drawer in the scene: open_drawer is not offered (`thing` has an unknown shape, so it
+    # is; without it, not)
+    no_drawer = specialise_lark({"green_block": "block"}, cat.primitives, cat.predicates)
+    assert not _special_lark_accepts(
+        no_drawer, 'task "x" { main { open_drawer(drawer=green_block) } }')
+    assert _special_lark_accepts(lark_text, 'task "x" { main { open_drawer(drawer=thing) } }')

@@ -181,6 +181,7 @@ def test_the_request_carries_the_grammar_specialised_to_the_scene(server, family
     """The constraint sent is the program grammar narrowed to this request: the scene's ids in
     object positions, the catalog's primitives and predicates; not the generic grammar."""
     from lark import Lark
+    from lark.exceptions import UnexpectedInput
 
     from frankenbot.planner import language
     from frankenbot.program import default_catalog
@@ -191,7 +192,9 @@ def test_the_request_carries_the_grammar_specialised_to_the_scene(server, family
     sent = _sent_grammar(family, server.requests[0])
     scene = standard_scene()
     dialect = {"openai": "llguidance", "vllm": "lark", "sglang": "ebnf", "llamacpp": "gbnf"}
-    assert sent == language.RequestGrammars(default_catalog(), scene.ids()).get(dialect[family])
+    shapes = {o.object_id: o.shape for o in scene.objects}
+    assert sent == language.RequestGrammars(default_catalog(), scene.ids(),
+                                            shapes).get(dialect[family])
     assert sent != language.program_grammar(dialect[family])
     for obj in scene.ids():
         assert f'"{obj}"' in sent
@@ -199,7 +202,7 @@ def test_the_request_carries_the_grammar_specialised_to_the_scene(server, family
     if family in ("openai", "vllm"):  # Lark text: parse with it
         parser = Lark(sent, parser="lalr", start="start")
         parser.parse(PROGRAM)
-        with pytest.raises(Exception):
+        with pytest.raises(UnexpectedInput):
             parser.parse(PROGRAM.replace("green_bowl", "purple_bowl"))
 
 

@@ -90,17 +90,21 @@ GRAMMAR_DIALECTS = ("lark", "llguidance", "gbnf", "ebnf")
 class RequestGrammars:
     """The program grammar specialised to one planning request, per dialect, made on first use.
 
-    Object-id positions may only hold the scene's ids (the validator accepts no others), calls
+    Object-id positions may only hold the scene's ids (the validator accepts no others; with
+    ``shapes``, id -> shape, only the ids of shapes the parameter takes), calls
     only the catalog's primitives and the request's skills with their own parameters, and
     predicates only the catalog's (``program.grammar_export.specialise_lark``, from the same
     comment-free Lark text as ``program_grammar``). ``get(dialect)`` returns "" when the
     grammar cannot be specialised (``problem`` says why); the client then sends the generic
     grammar."""
 
-    def __init__(self, catalog: Catalog, object_ids: Iterable[str]) -> None:
+    def __init__(self, catalog: Catalog, object_ids: Iterable[str],
+                 shapes: dict[str, str] | None = None) -> None:
         self._callees = catalog.primitives + catalog.skills
         self._predicates = catalog.predicates
-        self._ids = tuple(sorted(set(object_ids)))
+        shapes = shapes or {}
+        # (id, shape) pairs; a shape narrows the parameters the id may fill
+        self._ids = tuple(sorted((i, shapes.get(i, "unknown")) for i in set(object_ids)))
         self._texts: dict[str, str] = {}
         self.problem = ""
 
@@ -127,7 +131,8 @@ class RequestGrammars:
         return lark  # lark and llguidance: the file is written in their common subset
 
 
-def _specialised_lark(ids: tuple[str, ...], callees: tuple, predicates: tuple) -> str:
+def _specialised_lark(ids: tuple[tuple[str, str], ...], callees: tuple,
+                      predicates: tuple) -> str:
     from frankenbot.program.grammar_export import specialise_lark
 
-    return specialise_lark(ids, callees, predicates, program_grammar("lark"))
+    return specialise_lark(dict(ids), callees, predicates, program_grammar("lark"))

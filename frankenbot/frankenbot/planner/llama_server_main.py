@@ -22,8 +22,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"FRANKENBOT_GRAMMAR_TOP_K must be an integer, got {raw!r}", file=sys.stderr)
         raise SystemExit(2) from None
     installed = install(k)
-    print(f"frankenbot: grammar sampler {'top-%d first' % k if installed else 'stock (full vocabulary)'}",
-          file=sys.stderr, flush=True)
+    how = f"top-{k} first" if installed else "stock (full vocabulary)"
+    print(f"frankenbot: grammar sampler {how}", file=sys.stderr, flush=True)
     from llama_cpp.server.__main__ import main as server_main
 
     sys.argv = ["llama_cpp.server", *(sys.argv[1:] if argv is None else argv)]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import re
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 try:  # Python 3.11+: the regex parser is private but stable in what it returns
@@ -474,14 +475,39 @@ def _lit(word: str) -> str:
     return '"' + word + '"'
 
 
-def _value_symbol(ptype: str) -> str:
-    return {"object": "sp_object", "number": "NUMBER", "string": "STRING"}[ptype]
+class _Objects:
+    """The object-id rules of a specialised grammar: one per set of shapes a parameter takes
+    (``pick`` takes blocks, ``place_in`` containers), made on first use."""
+
+    def __init__(self, shapes: dict[str, str]) -> None:
+        self.shapes = shapes  # id -> shape ("unknown": fits every parameter)
+        self.rules: dict[tuple[str, ...], tuple[str, list[str]]] = {}
+
+    def fitting(self, wanted: tuple[str, ...]) -> list[str]:
+        return sorted(i for i, sh in self.shapes.items()
+                      if not wanted or sh in wanted or sh == "unknown")
+
+    def symbol(self, wanted: tuple[str, ...]) -> str:
+        key = tuple(sorted(wanted))
+        if key not in self.rules:
+            self.rules[key] = (f"sp_object_{len(self.rules)}", self.fitting(key))
+        return self.rules[key][0]
+
+    def lines(self) -> list[str]:
+        return [f"{name}: " + " | ".join(_lit(i) for i in ids)
+                for name, ids in self.rules.values()]
 
 
-def _call_spellings(sig) -> list[str]:
+def _value_symbol(param, objects: _Objects) -> str:
+    if param.type.value == "object":
+        return objects.symbol(tuple(param.shapes))
+    return {"number": "NUMBER", "string": "STRING"}[param.type.value]
+
+
+def _call_spellings(sig, objects: _Objects) -> list[str]:
     """Argument lists for ``sig`` in catalog order: every required parameter, each optional
     one present or not (``name=value`` with the value of the parameter's type)."""
-    params = [(p.name, p.type.value, p.required) for p in sig.params]
+    params = [(p.name, p, p.required) for p in sig.params]
     optional = [i for i, p in enumerate(params) if not p[2]]
     subsets: list[frozenset[int]] = []
     for mask in range(1 << len(optional)):
@@ -490,15 +516,18 @@ def _call_spellings(sig) -> list[str]:
             break
     out = []
     for chosen in subsets:
-        parts = [f'{_lit(n)} "=" {_value_symbol(t)}' for i, (n, t, req) in enumerate(params)
-                 if req or i in chosen]
+        parts = [f'{_lit(n)} "=" {_value_symbol(p, objects)}'
+                 for i, (n, p, req) in enumerate(params) if req or i in chosen]
         out.append(' "," '.join(parts))
     return out
 
 
 def specialise_lark(object_ids, callees, predicates, lark_text: str = "") -> str:
     """The program grammar (Lark) narrowed to one request: argument values of object type may
-    only be ``object_ids`` (the perceived scene's ids, the only ones the validator accepts),
+    only be ``object_ids`` (the perceived scene's ids, the only ones the validator accepts; a
+    mapping id -> shape also narrows each parameter to the ids of the shapes it takes, as the
+    catalog's ``Param.shapes`` say, ``unknown`` fitting all: ``pick`` only blocks,
+    ``place_in``'s container only bowls, bins, plates, drawers and zones),
     calls and ``during`` scopes only name ``callees`` (the catalog's primitives and the
     memory's skills, as ``Signature``s) with their own parameter names and value types (calls
     in catalog order, optional parameters optional), predicates only ``predicates`` with their
@@ -507,7 +536,8 @@ def specialise_lark(object_ids, callees, predicates, lark_text: str = "") -> str
     accepts too; it comes from the same Lark text, so the GBNF/EBNF exports follow.
 
     Ids or names that are not plain names, or are keywords, are left out (the validator would
-    refuse them). A callee or predicate needing an object when the scene has none is left out.
+    refuse them). A callee or predicate with an object parameter no scene object fits is left
+    out (``open_drawer`` in a scene without a drawer).
     """
     text = lark_text or grammar_text("lark")
     spans = _rule_spans(text)
@@ -521,11 +551,13 @@ def specialise_lark(object_ids, callees, predicates, lark_text: str = "") -> str
     def plain(word: str) -> bool:
         return bool(_NAME_RE.match(word)) and word not in KEYWORDS
 
-    ids = sorted({i for i in object_ids if plain(i)})
+    shapes = dict(object_ids) if isinstance(object_ids, Mapping) else dict.fromkeys(
+        object_ids, "unknown")
+    objects = _Objects({i: str(sh) for i, sh in shapes.items() if plain(i)})
 
     def usable(sig) -> bool:
-        return plain(sig.name) and all(plain(p.name) for p in sig.params) and (
-            bool(ids) or all(p.type.value != "object" for p in sig.params))
+        return plain(sig.name) and all(plain(p.name) for p in sig.params) and all(
+            objects.fitting(tuple(p.shapes)) for p in sig.params if p.type.value == "object")
 
     callees = [s for s in callees if usable(s)]
     predicates = [s for s in predicates if usable(s)]
@@ -535,14 +567,14 @@ def specialise_lark(object_ids, callees, predicates, lark_text: str = "") -> str
     extra: list[str] = []
     call_alts, scope_alts, pred_alts = [], [], []
     for k, sig in enumerate(callees):
-        spellings = _call_spellings(sig)
+        spellings = _call_spellings(sig, objects)
         body = " | ".join(f'{_lit(sig.name)} "(" {a} ")"' if a else f'{_lit(sig.name)} "(" ")"'
                           for a in spellings)
         extra.append(f"sp_call_{k}: {body}")
         call_alts.append(f"sp_call_{k}")
         if sig.params:
             extra.append(f"sp_sarg_{k}: " + " | ".join(
-                f'{_lit(p.name)} "=" {_value_symbol(p.type.value)}' for p in sig.params))
+                f'{_lit(p.name)} "=" {_value_symbol(p, objects)}' for p in sig.params))
             extra.append(f'sp_scope_{k}: {_lit(sig.name)} ["(" [sp_sarg_{k} ("," sp_sarg_{k})*]'
                          ' ")"]')
         else:
@@ -550,7 +582,7 @@ def specialise_lark(object_ids, callees, predicates, lark_text: str = "") -> str
         scope_alts.append(f"sp_scope_{k}")
     for k, sig in enumerate(predicates):
         if sig.params:
-            args = ' "," '.join(_value_symbol(p.type.value) for p in sig.params)
+            args = ' "," '.join(_value_symbol(p, objects) for p in sig.params)
             extra.append(f'sp_pred_{k}: {_lit(sig.name)} "(" {args} ")"')
         else:
             extra.append(f'sp_pred_{k}: {_lit(sig.name)} ["(" ")"]')
@@ -558,8 +590,7 @@ def specialise_lark(object_ids, callees, predicates, lark_text: str = "") -> str
     new["call"] = " | ".join(call_alts)
     new["scope"] = " | ".join(scope_alts)
     new["pred"] = " | ".join(pred_alts)
-    if ids:
-        extra.append("sp_object: " + " | ".join(_lit(i) for i in ids))
+    extra += objects.lines()
     out = text
     for name in sorted(new, key=lambda n: -spans[n][0]):  # from the end: offsets stay valid
         start, end, _body = spans[name]
