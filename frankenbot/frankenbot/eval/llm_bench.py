@@ -38,6 +38,16 @@ def _load() -> str:
     return f"load average {one:.1f} on {os.cpu_count()} cores"
 
 
+def _commit() -> str:
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=10, cwd=Path(__file__).parent).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
 def _prompt_messages(family: str, seed: int) -> tuple[str, Any, list[dict[str, Any]]]:
     from frankenbot.eval.taskset import scene_of_task
     from frankenbot.planner.prompt import PromptBuilder
@@ -63,7 +73,11 @@ def bench_speed(url: str, messages: list[dict[str, Any]], grammar: str, max_toke
     stream = client.chat.completions.create(model="gemma-3-270m", messages=messages,
                                             max_tokens=max_tokens, temperature=0.0,
                                             stream=True, extra_body=extra)
+    prompt_tokens = 0
     for ev in stream:
+        usage = getattr(ev, "usage", None)
+        if usage is not None and getattr(usage, "prompt_tokens", 0):
+            prompt_tokens = usage.prompt_tokens
         if ev.choices and ev.choices[0].delta and ev.choices[0].delta.content:
             now = time.monotonic()
             if not chunks:
@@ -72,7 +86,20 @@ def bench_speed(url: str, messages: list[dict[str, Any]], grammar: str, max_toke
             chunks += 1
     ttft = (first - t0) if chunks else float("nan")
     rate = (chunks - 1) / (last - first) if chunks > 1 and last > first else float("nan")
-    return {"ttft_s": ttft, "tokens": chunks, "tokens_per_s": rate}
+    if not prompt_tokens:  # the stream carries no usage: count the prompt as the server does
+        prompt_tokens = _count_prompt(url, messages)
+    return {"ttft_s": ttft, "tokens": chunks, "tokens_per_s": rate,
+            "prompt_tokens": prompt_tokens}
+
+
+def _count_prompt(url: str, messages: list[dict[str, Any]]) -> int:
+    """Prompt tokens of ``messages`` (one non-streamed 1-token call reports its usage)."""
+    import openai
+
+    client = openai.OpenAI(base_url=url, api_key="none", max_retries=0, timeout=1800)
+    r = client.chat.completions.create(model="gemma-3-270m", messages=messages, max_tokens=1,
+                                       temperature=0.0)
+    return int(getattr(r.usage, "prompt_tokens", 0) or 0)
 
 
 def bench_validity(url: str, n_tasks: int, max_tokens: int) -> dict[str, Any]:
@@ -132,6 +159,7 @@ def bench_tier2(url: str, n: int, with_transformers: bool) -> dict[str, Any]:
 def run_benchmark(quick: bool = False, base_url: str = "", n_tasks: int = 0) -> dict[str, Any]:
     from frankenbot.planner import language
     from frankenbot.planner.llm_server import LlmServer, LlmServerConfig, llama_cpp_available
+    from frankenbot.program.catalog import default_catalog
 
     if not base_url and not llama_cpp_available():
         print("== llm benchmark: skipped (llama-cpp-python not installed: make setup-llm)")
@@ -142,18 +170,31 @@ def run_benchmark(quick: bool = False, base_url: str = "", n_tasks: int = 0) -> 
         server = LlmServer(LlmServerConfig(port=0)).start()
         url = server.url
     results: dict[str, Any] = {"conditions": _load() + "; greedy; Gemma 3 270M Q4_K_M; "
-                               "llama-cpp-python 0.3.36 (AVX2 build), 2 threads"}
+                               f"llama-cpp-python 0.3.36 (AVX2 build), {min(4, os.cpu_count() or 1)} threads; "
+                               f"grammar: specialised to the scene; commit {_commit()}"}
     try:
         print(f"== llm benchmark ({results['conditions']})", flush=True)
-        _instr, _scene, messages = _prompt_messages("put_in_bowl", evaluation_seeds(1)[0])
+        _instr, scene, messages = _prompt_messages("put_in_bowl", evaluation_seeds(1)[0])
+        # the grammar the planner sends for this request (specialised to the scene)
+        grammar = language.RequestGrammars(default_catalog(), scene.ids(), {
+            o.object_id: o.shape for o in scene.objects}).get("gbnf")
         n_out = 24 if quick else 64
         free = bench_speed(url, messages, "", n_out)
-        cons = bench_speed(url, messages, language.program_grammar("gbnf"), n_out)
+        cons = bench_speed(url, messages, grammar, n_out)
         results["speed"] = {"unconstrained": free, "constrained": cons}
+        if server is not None and not quick:  # llama-cpp-python's stock grammar sampler
+            server.stop()
+            server = LlmServer(LlmServerConfig(port=0, grammar_top_k=0)).start()
+            url = server.url
+            results["speed"]["constrained, stock sampler"] = bench_speed(url, messages, grammar,
+                                                                         16)
+            server.stop()
+            server = LlmServer(LlmServerConfig(port=0)).start()
+            url = server.url
         for k, v in results["speed"].items():
-            print(f"speed {k:<13}: time to first token {v['ttft_s']:.2f} s (prompt ~1.7k "
-                  f"tokens), decode {v['tokens_per_s']:.1f} tokens/s over {v['tokens']} "
-                  f"tokens (target >= 20)", flush=True)
+            print(f"speed {k:<13}: time to first token {v['ttft_s']:.2f} s (prompt "
+                  f"{v.get('prompt_tokens', 0)} tokens), decode {v['tokens_per_s']:.1f} "
+                  f"tokens/s over {v['tokens']} tokens (target >= 20)", flush=True)
         tasks = n_tasks or (2 if quick else 6)
         val = bench_validity(url, tasks, 200 if quick else 400)
         results["validity"] = val
