@@ -102,19 +102,27 @@ def test_a_killed_server_is_a_transport_error_then_it_restarts(server):
 
 def test_a_grammar_that_crashes_the_server_costs_no_planning_call(server):
     """llama.cpp's grammar engine cannot take left recursion: sent raw (bypassing our client's
-    check), such a grammar kills the server process. The supervisor brings it back; our client
-    refuses to send it in the first place."""
+    check), such a grammar killed llama-cpp-python's stock server (a null grammar sampler in the
+    chain). Our server entry refuses it with an HTTP error and lives; if a server dies anyway,
+    the supervisor brings it back; our client refuses to send it in the first place."""
     bad = 'root ::= root "a" | "a"\n'
     body = json.dumps({"model": "m", "max_tokens": 4, "grammar": bad,
                        "messages": [{"role": "user", "content": "a"}]}).encode()
     req = urllib.request.Request(f"{server.url}/chat/completions", body,
                                  {"Content-Type": "application/json"})
     before = len(server.crashes)
+    refused = False
     try:
         urllib.request.urlopen(req, timeout=120).read()
         crashed = False
+    except urllib.error.HTTPError as e:  # an answer: the server refused the grammar
+        assert e.code >= 400
+        crashed, refused = False, True
     except (urllib.error.URLError, ConnectionError, OSError):
         crashed = True
+    if refused:  # the fast grammar sampler's entry: no crash, no restart
+        time.sleep(1.0)
+        assert server.alive() and len(server.crashes) == before
     if crashed:
         assert server.wait_restarted(timeout=300)
         assert len(server.crashes) == before + 1
