@@ -78,7 +78,7 @@ def _lark_accepts(text: str) -> bool:
 # --- GBNF notation -> a character-level Lark Earley grammar (test oracle) ---------------------
 
 _TOKEN = re.compile(r'\s*(?:("(?:[^"\\]|\\.)*")|(\[(?:[^\]\\]|\\.)*\])'
-                    r'|([A-Za-z0-9_-]+)|(::=|[()|?*+]))')
+                    r'|([A-Za-z0-9_-]+)|(::=|[()|?*+]|\{\d+,\d+\}))')
 _ESC = re.compile(r'\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|.)')
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "[": "[", "]": "]"}
 
@@ -125,6 +125,9 @@ def gbnf_to_lark(text: str) -> str:
                 parts.append(_cls(cls[1:-1]))
             elif ref is not None:
                 parts.append("r_" + ref.replace("-", "_").lower())
+            elif op.startswith("{"):  # bounded repetition {m,n}: Lark's `~ m..n`
+                lo, hi = op[1:-1].split(",")
+                parts.append(f"~ {lo}..{hi}")
             else:
                 parts.append(op)
         out.append(f"r_{name.strip().replace('-', '_').lower()}: " + " ".join(parts))
@@ -236,3 +239,140 @@ def test_malformed_gbnf_is_refused_before_sending():
     assert check_gbnf('root ::= "a" | (') != ""
     assert check_gbnf('start ::= "a"') == "no root rule"
     assert check_gbnf('root ::= "a" undefined-rule') != ""
+
+
+# --- the grammar specialised to one request (scene ids, catalog, memory skills) --------------
+
+from frankenbot.program import default_catalog  # noqa: E402
+from frankenbot.program.catalog import Param, ParamType, Signature, SignatureKind  # noqa: E402
+from frankenbot.program.grammar_export import specialise_lark  # noqa: E402
+
+SCENE_IDS = ("green_block", "red_block", "blue_bowl", "green_bowl", "drawer")
+SKILL = Signature("pick_then_place_in", SignatureKind.SKILL,
+                  (Param("obj", ParamType.OBJECT), Param("container", ParamType.OBJECT)),
+                  "pick obj and place it in container")
+USES_SCENE = [
+    'task "x" {\n  main {\n    pick(obj=green_block)\n    place_in(obj=green_block, '
+    'container=blue_bowl)\n  }\n}',
+    'task "x" { main { s1: pick(obj=green_block) place_in(obj=green_block, container=blue_bowl)'
+    ' if not in(green_block, blue_bowl) { goto s1 max 2 } } monitor lost when not '
+    'holding(green_block) during place_in(obj=green_block), pick { then retry s1 max 1 } }',
+    'task "x" { main { move_above(obj=red_block) move_above(obj=red_block, height=0.2) '
+    'repeat 2 { wait(seconds=0.5) } while not drawer_open(drawer) max 3 { open_drawer('
+    'drawer=drawer) } if near(red_block, green_bowl, 0.1) and gripper_open { home() } else '
+    'if gripper_open() { exit failure "no" } } }',
+    'task "x" { main { pick_then_place_in(obj=red_block, container=green_bowl) exit success } }',
+]
+NOT_IN_SCENE = [
+    USES_SCENE[0].replace("blue_bowl", "purple_bowl"),  # an id the scene does not have
+    USES_SCENE[0].replace("pick(", "grab("),  # a primitive the catalog does not have
+    USES_SCENE[0].replace("container=", "target="),  # place_in has no parameter `target`
+    USES_SCENE[0].replace("obj=green_block)", "obj=0.5)"),  # an object position takes an id
+    USES_SCENE[1].replace("not in(", "not inside("),  # an unknown predicate
+    USES_SCENE[0].replace("}\n}", '}\n  skill s(a: object) { pick(obj=a) }\n}'),  # local skill
+]
+
+
+@functools.lru_cache(maxsize=4)
+def _specialised(ids: tuple[str, ...] = SCENE_IDS) -> str:
+    cat = default_catalog().with_skills([SKILL])
+    return specialise_lark(ids, cat.primitives + cat.skills, cat.predicates,
+                           language.program_grammar("lark"))
+
+
+@functools.lru_cache(maxsize=8)
+def _special_parser(grammar: str) -> Lark:
+    return Lark(grammar, parser="lalr", start="start")
+
+
+def _special_lark_accepts(grammar: str, text: str) -> bool:
+    try:
+        _special_parser(grammar).parse(text)
+        return True
+    except Exception:
+        return False
+
+
+def test_specialised_grammar_takes_the_scene_ids_and_refuses_others_in_every_dialect(tokenizer):
+    lark_text = _specialised()
+    assert llguidance.LLMatcher.validate_grammar(
+        llguidance.grammar_from("lark", lark_text), None) == ""  # OpenAI's tool reads it
+    bnfs = [export_grammar(d, "task", lark_text, max_space=language.GENERATION_MAX_SPACE)
+            for d in ("gbnf", "ebnf")]
+    assert all(check_gbnf(g) == "" for g in bnfs)
+    for i, text in enumerate(USES_SCENE):
+        assert _lark_accepts(text)  # the language's own parser takes it
+        assert _special_lark_accepts(lark_text, text), text
+        assert _bnf_accepts(tokenizer, bnfs[i % 2], text), text
+    for i, text in enumerate(NOT_IN_SCENE):
+        assert not _special_lark_accepts(lark_text, text), text
+        assert not _bnf_accepts(tokenizer, bnfs[i % 2], text), text
+    # the generic grammar takes them all: the difference is the specialisation's
+    assert all(_lark_accepts(t) for t in NOT_IN_SCENE)
+
+
+def test_specialised_grammar_only_narrows_the_language():
+    """Every corpus text the specialised grammar accepts, the generic parser accepts."""
+    lark_text = _specialised(("a", "b", "c", "red_block", "green_bowl", "blue_block"))
+    taken = [t for t in CORPUS if _special_lark_accepts(lark_text, t)]
+    assert taken  # the corpus has programs that only use these ids
+    assert [t[:80] for t in taken if not _lark_accepts(t)] == []
+
+
+def test_offline_programs_for_a_scene_fit_its_specialised_grammar(tokenizer):
+    """What the offline planner writes for a scene (catalog primitives, scene ids) is inside the
+    grammar specialised to that scene, and a program naming another scene's id is not."""
+    from frankenbot.eval.taskset import scene_of_task
+    from frankenbot.planner.offline import plan_offline
+
+    cat = default_catalog()
+    for family, seed in (("put_in_bowl", 2), ("stack", 3), ("put_in_drawer", 1),
+                         ("push_to_zone", 4), ("place_relative", 5), ("conditional", 6)):
+        instruction, scene = scene_of_task(family, seed)
+        text = language.print_text(language.check(plan_offline(instruction, scene), cat,
+                                                  scene.ids()).program)
+        grammar = language.RequestGrammars(cat, scene.ids(),
+                                           {o.object_id: o.shape for o in scene.objects})
+        assert _special_lark_accepts(grammar.get("lark"), _body(text)), (family, text)
+        if family == "put_in_bowl":  # (the character-level oracle is slow on big grammars)
+            assert _bnf_accepts(tokenizer, grammar.get("gbnf"), _body(text).strip())
+        other = re.sub(r"obj=(\w+)", "obj=not_in_this_scene", text, count=1)
+        assert not _special_lark_accepts(grammar.get("lark"), _body(other))
+
+
+def test_a_grammar_that_cannot_be_specialised_says_why():
+    with pytest.raises(GrammarExportError, match="rule 'call' changed"):
+        specialise_lark(SCENE_IDS, default_catalog().primitives, default_catalog().predicates,
+                        language.program_grammar("lark").replace(
+                            'call: NAME "(" [arg ("," arg)*] ")"', 'call: NAME "(" arg* ")"'))
+    # an empty scene: only callees and predicates without object arguments remain
+    empty = specialise_lark((), default_catalog().primitives, default_catalog().predicates)
+    assert _special_lark_accepts(empty, 'task "x" { main { if gripper_open { home() } } }')
+    assert not _special_lark_accepts(empty, USES_SCENE[0])
+
+
+def test_shapes_narrow_each_parameter_to_the_objects_it_takes():
+    """With the scene's shapes, ``pick`` takes only blocks (or unknown shapes), ``place_in``'s
+    container only containers, and a primitive no scene object fits is not offered."""
+    shapes = {"green_block": "block", "blue_bowl": "bowl", "thing": "unknown"}
+    cat = default_catalog()
+    lark_text = specialise_lark(shapes, cat.primitives, cat.predicates,
+                                language.program_grammar("lark"))
+    ok = ('task "x" { main { pick(obj=green_block) place_in(obj=green_block, '
+          'container=blue_bowl) } }')
+    assert _special_lark_accepts(lark_text, ok)
+    assert _special_lark_accepts(lark_text, ok.replace("pick(obj=green_block)",
+                                                       "pick(obj=thing)"))
+    assert not _special_lark_accepts(lark_text, ok.replace("pick(obj=green_block)",
+                                                           "pick(obj=blue_bowl)"))
+    assert not _special_lark_accepts(lark_text, ok.replace("container=blue_bowl",
+                                                           "container=green_block"))
+    # in(obj, container) is a predicate without shapes: any scene object in either place
+    assert _special_lark_accepts(lark_text, ok.replace(
+        "} }", "if in(blue_bowl, green_block) { home() } } }"))
+    # no drawer in the scene: open_drawer is not offered (`thing` has an unknown shape, so it
+    # is; without it, not)
+    no_drawer = specialise_lark({"green_block": "block"}, cat.primitives, cat.predicates)
+    assert not _special_lark_accepts(
+        no_drawer, 'task "x" { main { open_drawer(drawer=green_block) } }')
+    assert _special_lark_accepts(lark_text, 'task "x" { main { open_drawer(drawer=thing) } }')

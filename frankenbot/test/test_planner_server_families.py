@@ -166,3 +166,59 @@ def test_the_program_in_the_answer_is_what_the_planner_returns(server):
     server.add(_answer("llamacpp"))
     out = _planner(server, server="llamacpp").plan(_request())
     assert parse_program(out.program_text).program == parse_program(PROGRAM).program
+
+
+def _sent_grammar(family: str, body: dict) -> str:
+    if family == "openai":
+        return body["tools"][0]["custom"]["format"]["grammar"]["definition"]
+    if family == "vllm":
+        return body["structured_outputs"]["grammar"]
+    return body["ebnf" if family == "sglang" else "grammar"]
+
+
+@pytest.mark.parametrize("family", ["openai", "vllm", "sglang", "llamacpp"])
+def test_the_request_carries_the_grammar_specialised_to_the_scene(server, family):
+    """The constraint sent is the program grammar narrowed to this request: the scene's ids in
+    object positions, the catalog's primitives and predicates; not the generic grammar."""
+    from lark import Lark
+    from lark.exceptions import UnexpectedInput
+
+    from frankenbot.planner import language
+    from frankenbot.program import default_catalog
+
+    server.add(_answer(family))
+    out = _planner(server, server=family).plan(_request())
+    assert out.ok, out.message
+    sent = _sent_grammar(family, server.requests[0])
+    scene = standard_scene()
+    dialect = {"openai": "llguidance", "vllm": "lark", "sglang": "ebnf", "llamacpp": "gbnf"}
+    shapes = {o.object_id: o.shape for o in scene.objects}
+    assert sent == language.RequestGrammars(default_catalog(), scene.ids(),
+                                            shapes).get(dialect[family])
+    assert sent != language.program_grammar(dialect[family])
+    for obj in scene.ids():
+        assert f'"{obj}"' in sent
+    assert '"purple_bowl"' not in sent
+    if family in ("openai", "vllm"):  # Lark text: parse with it
+        parser = Lark(sent, parser="lalr", start="start")
+        parser.parse(PROGRAM)
+        with pytest.raises(UnexpectedInput):
+            parser.parse(PROGRAM.replace("green_bowl", "purple_bowl"))
+
+
+def test_a_scene_the_grammar_cannot_take_falls_back_to_the_generic_grammar(server):
+    """Ids that are no plain names (the validator refuses them anyway) are left out; a request
+    whose grammar cannot be specialised sends the generic one rather than none."""
+    from frankenbot.planner import language
+    from frankenbot.program import default_catalog
+
+    grammars = language.RequestGrammars(default_catalog(), ["red block", "if"])
+    assert '"red block"' not in grammars.get("lark") and grammars.problem == ""
+    broken = language.RequestGrammars(default_catalog(), ["red_block"])
+    broken._callees = ()  # nothing callable: cannot be specialised
+    assert broken.get("gbnf") == "" and "no callee" in broken.problem
+    server.add(completion(PROGRAM))
+    planner = _planner(server, server="llamacpp")
+    reply = planner.client.complete([{"role": "user", "content": "x"}], broken)
+    assert reply.constrained
+    assert server.requests[0]["grammar"] == language.program_grammar("gbnf")

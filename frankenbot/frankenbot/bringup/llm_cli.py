@@ -29,6 +29,10 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--logprobs", action="store_true",
                        help="keep logits of every prompt token (the tier-2 expert's scoring "
                        "needs it; slower prompts and n_ctx x 1 MB of memory)")
+    serve.add_argument("--grammar-top-k", type=int, default=64,
+                       help="check this many top candidates against a request's grammar before "
+                       "the whole vocabulary (exact for greedy decoding; 0: llama-cpp-python's "
+                       "stock full-vocabulary grammar sampler)")
     serve.set_defaults(func=_serve)
     llm.set_defaults(func=lambda _a: (llm.print_help(), 2)[1])
 
@@ -37,7 +41,8 @@ def _serve(args: argparse.Namespace) -> int:
     from frankenbot.planner.llm_server import LlmServer, LlmServerConfig
 
     cfg = LlmServerConfig(model_path=str(args.model or ""), host=args.host, port=args.port,
-                          n_ctx=args.ctx, threads=args.threads, logits_all=args.logprobs)
+                          n_ctx=args.ctx, threads=args.threads, logits_all=args.logprobs,
+                          grammar_top_k=args.grammar_top_k)
     server = LlmServer(cfg)
     print("llm: starting llama.cpp's server (model load takes a few seconds)...", flush=True)
     server.start()

@@ -82,3 +82,57 @@ def program_grammar(dialect: str) -> str:
         lines[lines.index(_SKIP_WITH_COMMENTS)] = _SKIP_WHITESPACE
         return "\n".join(lines) + "\n"
     return text
+
+
+GRAMMAR_DIALECTS = ("lark", "llguidance", "gbnf", "ebnf")
+
+
+class RequestGrammars:
+    """The program grammar specialised to one planning request, per dialect, made on first use.
+
+    Object-id positions may only hold the scene's ids (the validator accepts no others; with
+    ``shapes``, id -> shape, only the ids of shapes the parameter takes), calls
+    only the catalog's primitives and the request's skills with their own parameters, and
+    predicates only the catalog's (``program.grammar_export.specialise_lark``, from the same
+    comment-free Lark text as ``program_grammar``). ``get(dialect)`` returns "" when the
+    grammar cannot be specialised (``problem`` says why); the client then sends the generic
+    grammar."""
+
+    def __init__(self, catalog: Catalog, object_ids: Iterable[str],
+                 shapes: dict[str, str] | None = None) -> None:
+        self._callees = catalog.primitives + catalog.skills
+        self._predicates = catalog.predicates
+        shapes = shapes or {}
+        # (id, shape) pairs; a shape narrows the parameters the id may fill
+        self._ids = tuple(sorted((i, shapes.get(i, "unknown")) for i in set(object_ids)))
+        self._texts: dict[str, str] = {}
+        self.problem = ""
+
+    def lark(self) -> str:
+        return self.get("lark")
+
+    def get(self, dialect: str) -> str:
+        if dialect not in GRAMMAR_DIALECTS:
+            raise ValueError(f"dialect must be one of {', '.join(GRAMMAR_DIALECTS)}")
+        if dialect not in self._texts:
+            self._texts[dialect] = self._make(dialect)
+        return self._texts[dialect]
+
+    def _make(self, dialect: str) -> str:
+        from frankenbot.program.grammar_export import GrammarExportError, export_grammar
+
+        try:
+            lark = _specialised_lark(self._ids, self._callees, self._predicates)
+            if dialect in ("gbnf", "ebnf"):
+                return export_grammar(dialect, "task", lark, max_space=GENERATION_MAX_SPACE)
+        except GrammarExportError as e:
+            self.problem = str(e)
+            return ""
+        return lark  # lark and llguidance: the file is written in their common subset
+
+
+def _specialised_lark(ids: tuple[tuple[str, str], ...], callees: tuple,
+                      predicates: tuple) -> str:
+    from frankenbot.program.grammar_export import specialise_lark
+
+    return specialise_lark(dict(ids), callees, predicates, program_grammar("lark"))

@@ -1,7 +1,9 @@
 """A local OpenAI-compatible LLM server (llama.cpp's, via llama-cpp-python) under a supervisor.
 
-``frankenbot llm serve`` and the tests start ``python -m llama_cpp.server`` on the packaged
-Gemma 3 270M GGUF (or any GGUF given) as a child process and watch it:
+``frankenbot llm serve`` and the tests start llama-cpp-python's server (``python -m
+frankenbot.planner.llama_server_main``: ``llama_cpp.server`` with the fast grammar sampler of
+``llama_grammar_sampler`` installed) on the packaged Gemma 3 270M GGUF (or any GGUF given) as a
+child process and watch it:
 
 - start-up waits until ``GET /v1/models`` answers (or the process dies, or the timeout passes);
 - a watcher thread notices when the process exits unexpectedly (a malformed grammar killed the
@@ -85,12 +87,17 @@ class LlmServerConfig:
     # ServerExpert's echo+logprobs), but it computes a full-vocabulary row (262k for Gemma) per
     # prompt token and reserves n_ctx of them (8.6 GB at n_ctx 8192), so off for planning
     logits_all: bool = False
+    # grammar requests: check this many top candidates before the whole vocabulary
+    # (planner/llama_grammar_sampler.py; exact for greedy decoding); 0 = the stock sampler
+    grammar_top_k: int = 64
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"port must be 0..65535, got {self.port}")
         if self.n_ctx < 512:
             raise ConfigError(f"n_ctx must be at least 512, got {self.n_ctx}")
+        if self.grammar_top_k < 0:
+            raise ConfigError(f"grammar_top_k must be >= 0, got {self.grammar_top_k}")
         if self.startup_timeout <= 0 or self.max_restarts < 0:
             raise ConfigError("startup_timeout must be > 0 and max_restarts >= 0")
 
@@ -163,7 +170,9 @@ class LlmServer:
 
     def command(self) -> list[str]:
         threads = self.config.threads or min(4, os.cpu_count() or 1)
-        return [sys.executable, "-m", "llama_cpp.server", "--model", self._model,
+        # our entry module installs the fast grammar sampler, then runs llama_cpp.server
+        return [sys.executable, "-m", "frankenbot.planner.llama_server_main",
+                "--model", self._model,
                 "--model_alias", MODEL_ALIAS, "--host", self.config.host,
                 "--port", str(self._port), "--n_ctx", str(self.config.n_ctx),
                 "--n_threads", str(threads), "--n_threads_batch", str(threads),
@@ -179,6 +188,7 @@ class LlmServer:
         # OpenMP's worker threads spin while idle by default; on a busy 2-core machine that
         # made decoding ~6x slower (measured: 16 tokens in 29 s vs 4.4 s passive)
         env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        env["FRANKENBOT_GRAMMAR_TOP_K"] = str(self.config.grammar_top_k)
         # uvicorn's own stdout must not block on a full pipe: it goes to the log file
         proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=self._log,
                                 stderr=subprocess.STDOUT, start_new_session=True, env=env)

@@ -209,12 +209,16 @@ class Planner:
         messages: list[dict[str, Any]] = prompt.messages(client.config.image_detail)
         catalog = self._catalog(request)
         ids = request.scene.ids()
+        # the constraint for this request: only this scene's ids, the catalog's primitives and
+        # predicates and the request's skills (the generic grammar when it cannot be narrowed)
+        grammars = language.RequestGrammars(
+            catalog, ids, {o.object_id: o.shape for o in request.scene.objects})
         tally = _Tally()
         first_valid = False
         diagnostics = ""
         for attempt in range(1 + self.config.max_repairs):
             try:
-                reply = client.complete(messages)
+                reply = client.complete(messages, grammars)
             except VlmError as e:  # no answer (transport) or a refusal: not a planning call
                 return self._outcome(False, "", None, str(e), tally, first_valid, prompt,
                                      diagnostics)

@@ -73,6 +73,9 @@ CONSTRAINT_FIELD = {
     ServerFamily.OPENAI: "tools[custom grammar, lark]", ServerFamily.VLLM: "structured_outputs",
     ServerFamily.SGLANG: "ebnf", ServerFamily.LLAMACPP: "grammar", ServerFamily.OLLAMA: "",
 }
+# the grammar dialect each family's constraint field takes (planner.language.RequestGrammars)
+FAMILY_DIALECT = {ServerFamily.OPENAI: "llguidance", ServerFamily.VLLM: "lark",
+                  ServerFamily.SGLANG: "ebnf", ServerFamily.LLAMACPP: "gbnf"}
 IMAGE_NOTE = "(An image of the table exists but this model reads text only; use the table.)"
 
 
@@ -234,7 +237,7 @@ class VlmClient:
                           ServerFamily.VLLM: guided_grammar or grammar,
                           ServerFamily.SGLANG: ebnf, ServerFamily.LLAMACPP: gbnf,
                           ServerFamily.OLLAMA: ""}
-        self._checked: dict[ServerFamily, str] = {}  # family -> problem ("" = fine)
+        self._checked: dict[tuple, str] = {}  # (family, text hash, length) -> problem
         self._sleep = sleep
         self._openai = openai
         key = config.resolved_api_key()
@@ -303,22 +306,38 @@ class VlmClient:
 
     # -- grammars ----------------------------------------------------------------------------
 
-    def _grammar_for(self, family: ServerFamily) -> str:
-        """The family's grammar if it exists and passed its check ("" otherwise)."""
+    def _grammar_for(self, family: ServerFamily, grammars: Any = None) -> str:
+        """The grammar to send ``family``: the request's specialised one (``grammars``, an
+        object with ``get(dialect)`` such as ``language.RequestGrammars``) when it exists and
+        passes its check, else the client's generic one if that passes ("" otherwise)."""
+        if grammars is not None and family in FAMILY_DIALECT:
+            text = grammars.get(FAMILY_DIALECT[family])
+            if text and not self._check(family, text):
+                return text
         text = self._grammars.get(family, "")
         if not text:
             return ""
-        if family not in self._checked:
-            problem = check_grammar(family, text)
-            self._checked[family] = problem
+        return "" if self._check(family, text) else text
+
+    def _check(self, family: ServerFamily, text: str) -> str:
+        """The problem with sending ``text`` to ``family`` ("" = none), checked once per text."""
+        key = (family, hash(text), len(text))
+        with self._lock:
+            if key in self._checked:
+                return self._checked[key]
+        problem = check_grammar(family, text)
+        with self._lock:
+            if len(self._checked) > 64:  # per-request grammars: keep the cache bounded
+                self._checked.clear()
+            self._checked[key] = problem
             if problem:
                 self.grammar_problems[family.value] = problem
-        return "" if self._checked[family] else text
+        return problem
 
     # -- request -----------------------------------------------------------------------------
 
     def _request(self, messages: list[dict[str, Any]], family: ServerFamily,
-                 constrained: bool) -> dict[str, Any]:
+                 constrained: bool, grammars: Any = None) -> dict[str, Any]:
         cfg = self.config
         if family == ServerFamily.LLAMACPP:
             messages = flatten_for_text_model(messages)
@@ -327,7 +346,7 @@ class VlmClient:
             kwargs["temperature"] = cfg.temperature
         if cfg.reasoning_effort:
             kwargs["reasoning_effort"] = cfg.reasoning_effort
-        grammar = self._grammar_for(family) if constrained else ""
+        grammar = self._grammar_for(family, grammars) if constrained else ""
         if family == ServerFamily.OPENAI and grammar:
             kwargs["max_completion_tokens"] = cfg.max_output_tokens
             kwargs["tools"] = [{"type": "custom", "custom": {
@@ -346,14 +365,16 @@ class VlmClient:
             kwargs["extra_body"] = {"grammar": grammar}
         return kwargs
 
-    def constrained_now(self, family: ServerFamily) -> bool:
+    def constrained_now(self, family: ServerFamily, grammars: Any = None) -> bool:
         """Whether the next request to ``family`` carries a grammar."""
         return (self.mode != VlmMode.TEXT and family != ServerFamily.OLLAMA
-                and bool(self._grammar_for(family)))
+                and bool(self._grammar_for(family, grammars)))
 
-    def complete(self, messages: list[dict[str, Any]]) -> VlmReply:
+    def complete(self, messages: list[dict[str, Any]], grammars: Any = None) -> VlmReply:
         """One planning call; raises VlmTransportError when no answer arrives, VlmError when the
-        endpoint refuses."""
+        endpoint refuses. ``grammars`` (``get(dialect) -> text``): the grammar specialised to
+        this request (scene ids, catalog, skills), sent instead of the generic one when it
+        exists and passes its check."""
         if self._client is None:
             raise VlmError("the VLM client is closed")
         oa = self._openai
@@ -364,12 +385,12 @@ class VlmClient:
         attempt = 0
         while True:
             family = self.resolve_family()
-            constrained = self.constrained_now(family)
+            constrained = self.constrained_now(family, grammars)
             mode = (VlmMode.GRAMMAR if family == ServerFamily.OPENAI else VlmMode.GUIDED) \
                 if constrained else VlmMode.TEXT
             try:
                 raw = self._client.chat.completions.with_raw_response.create(
-                    **self._request(messages, family, constrained))
+                    **self._request(messages, family, constrained, grammars))
                 text, tin, tout, finish = _decode(raw.http_response.text, cfg.tool_name)
                 return VlmReply(text, tin, tout, time.monotonic() - start, mode.value,
                                 retries, finish, family.value, constrained)

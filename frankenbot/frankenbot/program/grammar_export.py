@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import re
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 try:  # Python 3.11+: the regex parser is private but stable in what it returns
@@ -38,7 +39,7 @@ except ImportError:  # pragma: no cover
 from lark import Lark
 from lark.lexer import PatternRE, PatternStr
 
-from frankenbot.program.parser import grammar_text
+from frankenbot.program.parser import KEYWORDS, grammar_text
 
 WORD_CHARS = frozenset(string.ascii_letters + string.digits + "_")
 ALL_CHARS = frozenset(chr(i) for i in range(128))
@@ -428,3 +429,171 @@ def check_gbnf(text: str) -> str:
         return f"{type(e).__name__}: {e}"
     err = llguidance.LLMatcher.validate_grammar(grammar, None)
     return err or ""
+
+
+# ------------------------------------------------------------------------ specialisation
+
+# The rules of grammar.lark that a specialised grammar replaces, as the specialisation expects
+# them (whitespace-normalised). If the language changes one of them, specialising refuses
+# (GrammarExportError) instead of guessing, and the planner sends the generic grammar.
+_SPECIALISED_RULES = {
+    "task": '"task" STRING "{" main (monitor | skill_def)* "}"',
+    "call": 'NAME "(" [arg ("," arg)*] ")"',
+    "scope": 'NAME ["(" [arg ("," arg)*] ")"]',
+    "pred": 'NAME ["(" [pval ("," pval)*] ")"]',
+}
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+MAX_OPTIONAL_SUBSETS = 16  # a callee with more optional parameters lists fewer spellings
+
+
+def _rule_spans(text: str) -> dict[str, tuple[int, int, str]]:
+    """Each rule's (start, end, body) in a Lark text: a line ``[?]name:`` and its indented
+    continuation lines."""
+    out: dict[str, tuple[int, int, str]] = {}
+    lines = text.splitlines(keepends=True)
+    pos = 0
+    i = 0
+    while i < len(lines):
+        m = re.match(r"(\??)([a-z_][a-z0-9_]*)\s*:(.*)", lines[i])
+        if not m:
+            pos += len(lines[i])
+            i += 1
+            continue
+        start, body = pos, [m.group(3)]
+        pos += len(lines[i])
+        i += 1
+        while i < len(lines) and re.match(r"\s+\S", lines[i]) and not \
+                lines[i].lstrip().startswith("//"):
+            body.append(lines[i])
+            pos += len(lines[i])
+            i += 1
+        out[m.group(2)] = (start, pos, " ".join(" ".join(body).split()))
+    return out
+
+
+def _lit(word: str) -> str:
+    return '"' + word + '"'
+
+
+class _Objects:
+    """The object-id rules of a specialised grammar: one per set of shapes a parameter takes
+    (``pick`` takes blocks, ``place_in`` containers), made on first use."""
+
+    def __init__(self, shapes: dict[str, str]) -> None:
+        self.shapes = shapes  # id -> shape ("unknown": fits every parameter)
+        self.rules: dict[tuple[str, ...], tuple[str, list[str]]] = {}
+
+    def fitting(self, wanted: tuple[str, ...]) -> list[str]:
+        return sorted(i for i, sh in self.shapes.items()
+                      if not wanted or sh in wanted or sh == "unknown")
+
+    def symbol(self, wanted: tuple[str, ...]) -> str:
+        key = tuple(sorted(wanted))
+        if key not in self.rules:
+            self.rules[key] = (f"sp_object_{len(self.rules)}", self.fitting(key))
+        return self.rules[key][0]
+
+    def lines(self) -> list[str]:
+        return [f"{name}: " + " | ".join(_lit(i) for i in ids)
+                for name, ids in self.rules.values()]
+
+
+def _value_symbol(param, objects: _Objects) -> str:
+    if param.type.value == "object":
+        return objects.symbol(tuple(param.shapes))
+    return {"number": "NUMBER", "string": "STRING"}[param.type.value]
+
+
+def _call_spellings(sig, objects: _Objects) -> list[str]:
+    """Argument lists for ``sig`` in catalog order: every required parameter, each optional
+    one present or not (``name=value`` with the value of the parameter's type)."""
+    params = [(p.name, p, p.required) for p in sig.params]
+    optional = [i for i, p in enumerate(params) if not p[2]]
+    subsets: list[frozenset[int]] = []
+    for mask in range(1 << len(optional)):
+        subsets.append(frozenset(optional[j] for j in range(len(optional)) if mask >> j & 1))
+        if len(subsets) >= MAX_OPTIONAL_SUBSETS:
+            break
+    out = []
+    for chosen in subsets:
+        parts = [f'{_lit(n)} "=" {_value_symbol(p, objects)}'
+                 for i, (n, p, req) in enumerate(params) if req or i in chosen]
+        out.append(' "," '.join(parts))
+    return out
+
+
+def specialise_lark(object_ids, callees, predicates, lark_text: str = "") -> str:
+    """The program grammar (Lark) narrowed to one request: argument values of object type may
+    only be ``object_ids`` (the perceived scene's ids, the only ones the validator accepts; a
+    mapping id -> shape also narrows each parameter to the ids of the shapes it takes, as the
+    catalog's ``Param.shapes`` say, ``unknown`` fitting all: ``pick`` only blocks,
+    ``place_in``'s container only bowls, bins, plates, drawers and zones),
+    calls and ``during`` scopes only name ``callees`` (the catalog's primitives and the
+    memory's skills, as ``Signature``s) with their own parameter names and value types (calls
+    in catalog order, optional parameters optional), predicates only ``predicates`` with their
+    arity and argument types, and the program defines no local skills (a skill body could
+    name its parameters anywhere an object goes). Every text it accepts the generic grammar
+    accepts too; it comes from the same Lark text, so the GBNF/EBNF exports follow.
+
+    Ids or names that are not plain names, or are keywords, are left out (the validator would
+    refuse them). A callee or predicate with an object parameter no scene object fits is left
+    out (``open_drawer`` in a scene without a drawer).
+    """
+    text = lark_text or grammar_text("lark")
+    spans = _rule_spans(text)
+    for name, expected in _SPECIALISED_RULES.items():
+        if name not in spans:
+            raise GrammarExportError(f"cannot specialise: grammar has no rule {name!r}")
+        if spans[name][2] != expected:
+            raise GrammarExportError(f"cannot specialise: rule {name!r} changed "
+                                     f"({spans[name][2]!r}, expected {expected!r})")
+
+    def plain(word: str) -> bool:
+        return bool(_NAME_RE.match(word)) and word not in KEYWORDS
+
+    shapes = dict(object_ids) if isinstance(object_ids, Mapping) else dict.fromkeys(
+        object_ids, "unknown")
+    objects = _Objects({i: str(sh) for i, sh in shapes.items() if plain(i)})
+
+    def usable(sig) -> bool:
+        return plain(sig.name) and all(plain(p.name) for p in sig.params) and all(
+            objects.fitting(tuple(p.shapes)) for p in sig.params if p.type.value == "object")
+
+    callees = [s for s in callees if usable(s)]
+    predicates = [s for s in predicates if usable(s)]
+    if not callees or not predicates:
+        raise GrammarExportError("cannot specialise: no callee or no predicate is usable")
+    new: dict[str, str] = {"task": '"task" STRING "{" main monitor* "}"'}
+    extra: list[str] = []
+    call_alts, scope_alts, pred_alts = [], [], []
+    for k, sig in enumerate(callees):
+        spellings = _call_spellings(sig, objects)
+        body = " | ".join(f'{_lit(sig.name)} "(" {a} ")"' if a else f'{_lit(sig.name)} "(" ")"'
+                          for a in spellings)
+        extra.append(f"sp_call_{k}: {body}")
+        call_alts.append(f"sp_call_{k}")
+        if sig.params:
+            extra.append(f"sp_sarg_{k}: " + " | ".join(
+                f'{_lit(p.name)} "=" {_value_symbol(p, objects)}' for p in sig.params))
+            extra.append(f'sp_scope_{k}: {_lit(sig.name)} ["(" [sp_sarg_{k} ("," sp_sarg_{k})*]'
+                         ' ")"]')
+        else:
+            extra.append(f'sp_scope_{k}: {_lit(sig.name)} ["(" ")"]')
+        scope_alts.append(f"sp_scope_{k}")
+    for k, sig in enumerate(predicates):
+        if sig.params:
+            args = ' "," '.join(_value_symbol(p, objects) for p in sig.params)
+            extra.append(f'sp_pred_{k}: {_lit(sig.name)} "(" {args} ")"')
+        else:
+            extra.append(f'sp_pred_{k}: {_lit(sig.name)} ["(" ")"]')
+        pred_alts.append(f"sp_pred_{k}")
+    new["call"] = " | ".join(call_alts)
+    new["scope"] = " | ".join(scope_alts)
+    new["pred"] = " | ".join(pred_alts)
+    extra += objects.lines()
+    out = text
+    for name in sorted(new, key=lambda n: -spans[n][0]):  # from the end: offsets stay valid
+        start, end, _body = spans[name]
+        out = out[:start] + f"{name}: {new[name]}\n" + out[end:]
+    header = "\n// Specialised to one request (scene ids, catalog, memory skills):\n"
+    return out.rstrip("\n") + "\n" + header + "\n".join(extra) + "\n"

@@ -1,0 +1,34 @@
+"""``python -m frankenbot.planner.llama_server_main [llama_cpp.server options]``: llama-cpp-python's
+OpenAI-compatible server with the fast grammar sampler installed (``llama_grammar_sampler``).
+
+``FRANKENBOT_GRAMMAR_TOP_K`` (default 64) is how many top candidates are checked against the
+grammar before the whole vocabulary; 0 runs the stock server unchanged. ``LlmServer`` starts
+this module instead of ``llama_cpp.server``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    from frankenbot.planner.llama_grammar_sampler import DEFAULT_TOP_K, install
+
+    raw = os.environ.get("FRANKENBOT_GRAMMAR_TOP_K", str(DEFAULT_TOP_K))
+    try:
+        k = int(raw)
+    except ValueError:
+        print(f"FRANKENBOT_GRAMMAR_TOP_K must be an integer, got {raw!r}", file=sys.stderr)
+        raise SystemExit(2) from None
+    installed = install(k)
+    how = f"top-{k} first" if installed else "stock (full vocabulary)"
+    print(f"frankenbot: grammar sampler {how}", file=sys.stderr, flush=True)
+    from llama_cpp.server.__main__ import main as server_main
+
+    sys.argv = ["llama_cpp.server", *(sys.argv[1:] if argv is None else argv)]
+    server_main()
+
+
+if __name__ == "__main__":
+    main()
