@@ -256,12 +256,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--parts", default=",".join(PARTS),
                    help=f"comma-separated parts to run (default: {','.join(PARTS)})")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--out", type=Path, default=None, metavar="FILE.json",
+                   help="also write the results with provenance (e.g. docs/results/bench-llm.json)")
     args = p.parse_args(argv)
     parts = [x.strip() for x in args.parts.split(",") if x.strip()]
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         p.error(f"unknown parts: {', '.join(unknown)} (choose from {', '.join(PARTS)})")
     res = run_benchmark(args.quick, args.base_url, args.tasks, parts)
+    if args.out is not None:
+        from frankenbot.eval.provenance import provenance, write_result
+
+        path = write_result(args.out.parent, args.out.stem, res,
+                            provenance(component="llm", quick=args.quick, parts=parts))
+        print(f"results: {path}")
     if args.json:
         print(json.dumps(res, indent=2, default=str))
     return 0

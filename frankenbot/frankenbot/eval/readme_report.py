@@ -175,6 +175,25 @@ ROWS: tuple[Row, ...] = (
         lambda r: f"{r['summary']['tasks']} tasks, all families in turn, evaluation seeds from "
                   f"{r['rows'][0]['seed']}, sim + five nodes as processes over DDS, realistic "
                   "camera noise, offline planner, oracle-judged"),
+    Row("llama.cpp server, decode under the grammar / unconstrained / stock sampler",
+        "bench-llm", lambda r: " / ".join(
+            f"{r['speed'][k]['tokens_per_s']:.1f} tokens/s" for k in
+            ("constrained", "unconstrained", "constrained, stock sampler") if k in r["speed"])
+        + f"; first token after {r['speed']['constrained']['ttft_s']:.1f} s "
+          f"({r['speed']['constrained'].get('prompt_tokens', '?')}-token prompt)",
+        ">= 20 tokens/s",
+        lambda r: "packaged Gemma 3 270M Q4_K_M, greedy, grammar specialised to the scene, "
+                  + r["conditions"].split(";")[0]),
+    Row("llama.cpp server, first answers valid with / without the grammar", "bench-llm",
+        lambda r: f"{r['validity']['constrained']['first_call_valid']}/"
+                  f"{r['validity']['constrained']['n']} / "
+                  f"{r['validity']['unconstrained']['first_call_valid']}/"
+                  f"{r['validity']['unconstrained']['n']} (median "
+                  f"{r['validity']['constrained']['median_s']:.1f} s / "
+                  f"{r['validity']['unconstrained']['median_s']:.1f} s)",
+        "reported", lambda r: f"planner prompts of {r['validity']['constrained']['n']} task "
+                              f"families, seed {r['validity']['seed']}, packaged Gemma 3 270M "
+                              "(valid = parses and validates; not whether the plan is right)"),
     Row("memory: without / with memory", "bench-memory", _memory, "reported",
         lambda r: f"{r['tasks']} sim tasks on evaluation seeds, offline planner with memory's "
                   "context, each program executed in the sim" if r.get("executed")
