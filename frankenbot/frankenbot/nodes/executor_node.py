@@ -53,7 +53,7 @@ from frankenbot.anomaly.ros_conversions import event_to_msg
 from frankenbot.common import ExitStatus, NodeStatus
 from frankenbot.errors import ConfigError, FrankenbotError
 from frankenbot.execution.executor import ExecutionOutcome, ExecutorParams, ProgramExecutor
-from frankenbot.nodes.spin import run_node
+from frankenbot.nodes.spin import call_and_wait, run_node
 from frankenbot.program.trace import TraceEntry, trace_to_json
 from frankenbot_interfaces.action import ExecuteProgram
 from frankenbot_interfaces.msg import AnomalyEvent, TreeState
@@ -151,16 +151,11 @@ class RosReplanner:
         req = Replan.Request(task_id=self.task_id, instruction=self.instruction,
                              program=self.program_text, failure_context=failure_context,
                              failed_node=situation.node_path)
-        future = self._client.call_async(req)
-        done = threading.Event()
-        future.add_done_callback(lambda _f: done.set())
-        ok = done.wait(self.timeout)
+        res = call_and_wait(self._client, req, self.timeout)
         self._node.set_phase("executing")
-        if not ok or future.result() is None:
-            future.cancel()
+        if res is None:
             return ReplanResult(False, "", f"frankenbot/replan timed out after "
                                            f"{self.timeout:.0f} s", 0)
-        res = future.result()
         if res.ok:
             self.program_text = res.program
         return ReplanResult(bool(res.ok), res.program, res.message, int(res.vlm_calls))

@@ -503,7 +503,6 @@ class PerceptionNode(Node):
             image, _ = annotate(rgb, scene, self._pipeline.camera)
             self.image_pub.publish(image_msg_from_rgb(image, stamp, info.header.frame_id))
 
-
     # ------------------------------------------------------------------ pixels
     def _feed_pixels(self, camera: CameraModel, depth: Any, stamp: float,
                      joints: tuple[float, ...] | None) -> None:

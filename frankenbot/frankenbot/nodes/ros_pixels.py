@@ -10,10 +10,10 @@ callback), so it may wait for the answer; a missing service or a late answer is 
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from frankenbot.errors import PerceptionError
+from frankenbot.nodes.spin import call_and_wait
 from frankenbot.perception.ros_conversions import time_from_msg
 from frankenbot.ports import PixelTarget
 from frankenbot.program.spatial_catalog import shipped_image_size
@@ -41,13 +41,10 @@ class RosPixelResolver:
         if not self._client.wait_for_service(timeout_sec=min(self.timeout, 1.0)):
             raise PerceptionError(f"no depth camera is connected: {self.service} is not "
                                   "available (is frankenbot_perception running?)")
-        future = self._client.call_async(self._srv.Request(u=float(u), v=float(v)))
-        done = threading.Event()
-        future.add_done_callback(lambda _f: done.set())
-        if not done.wait(self.timeout) or future.result() is None:
-            future.cancel()
+        res = call_and_wait(self._client, self._srv.Request(u=float(u), v=float(v)),
+                            self.timeout)
+        if res is None:
             raise PerceptionError(f"{self.service} did not answer within {self.timeout:g} s")
-        res = future.result()
         if res.width and res.height:
             self._size = (int(res.width), int(res.height))
         if not res.ok:

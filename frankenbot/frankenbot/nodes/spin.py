@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
 import time
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
@@ -50,6 +51,19 @@ def report_callback_error(node: Node, error: Exception) -> None:
     node.get_logger().error(
         f"callback failed{origin}: {type(error).__name__}: {error}; the node keeps running\n"
         + "".join(traceback.format_exception(error))[-2000:], throttle_duration_sec=2.0)
+
+
+def call_and_wait(client: Any, request: Any, timeout: float) -> Any | None:
+    """Call a service from a thread the executor does not need (a node's control thread, never
+    a callback that must return) and wait up to ``timeout`` s; the response, or None when none
+    came (the request is then cancelled). The caller checks availability first."""
+    future = client.call_async(request)
+    done = threading.Event()
+    future.add_done_callback(lambda _f: done.set())
+    if not done.wait(timeout) or future.result() is None:
+        future.cancel()
+        return None
+    return future.result()
 
 
 def run_node(make_node: Callable[[], Node], *, num_threads: int,
