@@ -167,13 +167,11 @@ def test_the_benchmarks_tower_stands_clear_of_everything_or_is_not_built() -> No
     block, bowl = (0.04, 0.04, 0.04), (0.15, 0.15, 0.05)
     far = {"red_block": state(0.35, -0.25, block), "green_bowl": state(0.55, 0.2, bowl),
            "blue_block": state(0.46, -0.02, block)}
-    spot = _tower_spot(far["red_block"].position, far["green_bowl"].position, far,
-                       exclude=("red_block", "green_bowl"))
+    spot = _tower_spot("red_block", "green_bowl", far)
     assert spot is not None
     radius = 0.04 * math.sqrt(0.5)
     for name, s in far.items():
         gap = math.dist(spot, s.position[:2]) - radius - max(s.size[:2]) / 2
         assert gap > CLEARANCE - 1e-9, (name, gap)
     near = {"red_block": state(0.61, -0.10, block), "green_bowl": state(0.47, -0.11, bowl)}
-    assert _tower_spot(near["red_block"].position, near["green_bowl"].position, near,
-                       exclude=("red_block", "green_bowl")) is None
+    assert _tower_spot("red_block", "green_bowl", near) is None

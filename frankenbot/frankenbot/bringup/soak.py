@@ -124,14 +124,14 @@ def _soak(args: argparse.Namespace) -> int:
         meta = provenance(tasks=args.tasks, first_seed=args.first_seed,
                           families=list(args.families) or list(TASK_FAMILIES),
                           warmup=report.warmup, task_timeout_s=args.task_timeout,
-                          stack="sim + five nodes as processes over DDS (frankenbot up --sim "
-                                "defaults: sensor noise realistic, offline planner)",
+                          stack="sim + five nodes as processes over DDS, config/sim.yaml",
+                          sensor_noise=_sim_parameter("sensor_noise", "none"),
+                          planner="offline",  # NodeFaults starts the planner offline
                           judge="sim oracle")
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"meta": meta, "summary": summary,
-                                        "rows": [asdict(r) for r in report.rows],
-                                        "samples": {n: [asdict(x) for x in s] for n, s in
-                                                    report.samples.items()}}, indent=1))
+        _write_report(args.out, {"meta": meta, "summary": summary,
+                                 "rows": [asdict(r) for r in report.rows],
+                                 "samples": {n: [asdict(x) for x in s] for n, s in
+                                             report.samples.items()}})
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -154,8 +154,25 @@ def _summarise(path: Path) -> int:
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise ConfigError(f"{path} is not a soak report written by --out: {e}") from e
     data["summary"] = report.summary()
+    _write_report(path, data)
+    print(json.dumps(data["summary"], indent=2))
+    return 0
+
+
+def _write_report(path: Path, data: dict) -> None:
+    """The report file, never half-written (a temporary file renamed over it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=1))
     tmp.replace(path)
-    print(json.dumps(data["summary"], indent=2))
-    return 0
+
+
+def _sim_parameter(name: str, default: str) -> str:
+    """A parameter of the sim node as the soak's params file sets it."""
+    import yaml
+
+    from frankenbot.bringup.processes import config_file
+
+    data = yaml.safe_load(config_file("sim").read_text()) or {}
+    params = data.get("/**/frankenbot_sim", {}).get("ros__parameters", {})
+    return str(params.get(name, default))

@@ -199,8 +199,7 @@ def run_benchmark(quick: bool = False, base_url: str = "", n_tasks: int = 0,
         if "speed" in parts:
             _instr, scene, messages = _prompt_messages("put_in_bowl", evaluation_seeds(1)[0])
             # the grammar the planner sends for this request (specialised to the scene)
-            grammar = language.RequestGrammars(default_catalog(), scene.ids(), {
-                o.object_id: o.shape for o in scene.objects}).get("gbnf")
+            grammar = language.RequestGrammars.for_scene(default_catalog(), scene).get("gbnf")
             n_out = 24 if quick else 64
             free = bench_speed(url, messages, "", n_out)
             cons = bench_speed(url, messages, grammar, n_out)

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from frankenbot.eval.provenance import provenance
+from frankenbot.eval.provenance import provenance, write_result
 from frankenbot.eval.seeds import development_seeds, evaluation_seeds
 
 DROP_SPEED = 1.0  # m/s at impact that counts as a drop (a normal place releases at ~0.3)
@@ -133,7 +133,7 @@ class _Variants:
         obj, bowl = str(inst.params["object"]), str(inst.params["target"])
         world = stack.world
         states = world.object_states()
-        o, b = states[obj].position, states[bowl].position
+        b = states[bowl].position
         cfg = load_review_config()
         tower: dict[str, tuple[float, float, float]] = {}
         if variant == "tower":
@@ -144,7 +144,7 @@ class _Variants:
             if len(free) < 3:
                 return Run(variant, seed, with_review, "n/a", False, False, False,
                            "tower blocks in use by the task", 0.0)
-            spot = _tower_spot(o, b, states, exclude=(obj, bowl))
+            spot = _tower_spot(obj, bowl, states)
             if spot is None:
                 return Run(variant, seed, with_review, "n/a", False, False, False,
                            "no free spot for the tower beside the carry line", 0.0)
@@ -217,25 +217,26 @@ class _Variants:
                    round(time.monotonic() - t0, 1))
 
 
-def _tower_spot(o: tuple[float, ...], b: tuple[float, ...], states: dict[str, Any],
-                exclude: tuple[str, ...]) -> tuple[float, float] | None:
-    """A spot 3 cm beside the straight carry line from ``o`` to ``b`` (nearest the middle
+def _tower_spot(obj: str, bowl: str, states: dict[str, Any]) -> tuple[float, float] | None:
+    """A spot 3 cm beside the straight carry line from ``obj`` to ``bowl`` (nearest the middle
     first, either side) where the tower's footprint touches no other object: a stack wedged
     against a bowl's rim slides by itself, and that is no test of the carry."""
     from frankenbot.sim.layout import BLOCK_SIZE
 
     radius = BLOCK_SIZE * math.sqrt(0.5)  # a block's footprint, any yaw
+    o, b = states[obj].position, states[bowl].position
     dx, dy = b[0] - o[0], b[1] - o[1]
     n = math.hypot(dx, dy) or 1.0
-    others = [(s.position, max(s.size[0], s.size[1]) / 2) for name, s in states.items()
-              if name not in exclude and s.position[2] > -1]
+    # every footprint the tower must clear: the others, the object and the bowl
+    keep_clear = [(s.position, max(s.size[0], s.size[1]) / 2) for name, s in states.items()
+                  if name not in (obj, bowl) and s.position[2] > -1]
+    keep_clear += [(o, radius), (b, states[bowl].size[0] / 2)]
     for t in (0.5, 0.45, 0.55, 0.4, 0.6, 0.35, 0.65):
         for side in (1.0, -1.0):
             x = o[0] + dx * t - side * dy / n * 0.03
             y = o[1] + dy * t + side * dx / n * 0.03
-            ends = [(o, radius), (b, states[exclude[1]].size[0] / 2)]
             if all(math.hypot(x - p[0], y - p[1]) > radius + r + CLEARANCE
-                   for p, r in others + ends):
+                   for p, r in keep_clear):
                 return x, y
     return None
 
@@ -328,8 +329,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.paired:
         result["paired_suite"] = paired_suite(args.paired, list(pick(args.seeds)),
                                               args.realtime_factor)
-    from frankenbot.eval.provenance import write_result
-
     conditions = result.pop("conditions")
     path = write_result(args.out.parent, args.out.stem, result,
                         provenance(**conditions, judge="sim ground truth"))

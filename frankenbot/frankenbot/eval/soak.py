@@ -155,13 +155,12 @@ def _trend_growth(rss: list[float]) -> float | None:
 def report_from_json(data: dict) -> SoakReport:
     """A written soak report (``frankenbot soak --out``) read back, to summarise it again."""
     s = data["summary"]
-    report = SoakReport(int(s["tasks"]), int(s["warmup"]),
-                        rows=[TaskRow(**r) for r in data["rows"]],
-                        samples={n: [ProcSample(**x) for x in xs]
-                                 for n, xs in data["samples"].items()},
-                        restarts=dict(s.get("restarts", {})), wall_s=float(s.get("wall_s", 0)),
-                        interrupted=bool(s.get("interrupted", False)))
-    return report
+    return SoakReport(int(s["tasks"]), int(s["warmup"]),
+                      rows=[TaskRow(**r) for r in data["rows"]],
+                      samples={n: [ProcSample(**x) for x in xs]
+                               for n, xs in data["samples"].items()},
+                      restarts=dict(s.get("restarts", {})), wall_s=float(s.get("wall_s", 0)),
+                      interrupted=bool(s.get("interrupted", False)))
 
 
 def _count(items) -> dict[str, int]:  # type: ignore[no-untyped-def]

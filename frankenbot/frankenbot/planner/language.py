@@ -14,6 +14,7 @@ from frankenbot.program.check import check_text
 from frankenbot.program.diagnostics import render_diagnostics
 from frankenbot.program.parser import grammar_text
 from frankenbot.program.tree import Call, Exit, Program, iter_block
+from frankenbot.state import Scene
 
 
 @dataclass(frozen=True)
@@ -103,13 +104,16 @@ class RequestGrammars:
         self._callees = catalog.primitives + catalog.skills
         self._predicates = catalog.predicates
         shapes = shapes or {}
-        # (id, shape) pairs; a shape narrows the parameters the id may fill
-        self._ids = tuple(sorted((i, shapes.get(i, "unknown")) for i in set(object_ids)))
+        # id -> shape; a shape narrows the parameters the id may fill
+        self._shapes = {i: shapes.get(i, "unknown") for i in sorted(set(object_ids))}
+        self._lark: str | None = None  # the specialised Lark text, made once
         self._texts: dict[str, str] = {}
         self.problem = ""
 
-    def lark(self) -> str:
-        return self.get("lark")
+    @classmethod
+    def for_scene(cls, catalog: Catalog, scene: Scene) -> "RequestGrammars":
+        """The grammars of a request on ``scene``: its ids, each with its perceived shape."""
+        return cls(catalog, scene.ids(), {o.object_id: o.shape for o in scene.objects})
 
     def get(self, dialect: str) -> str:
         if dialect not in GRAMMAR_DIALECTS:
@@ -119,20 +123,19 @@ class RequestGrammars:
         return self._texts[dialect]
 
     def _make(self, dialect: str) -> str:
-        from frankenbot.program.grammar_export import GrammarExportError, export_grammar
+        from frankenbot.program.grammar_export import (
+            GrammarExportError,
+            export_grammar,
+            specialise_lark,
+        )
 
         try:
-            lark = _specialised_lark(self._ids, self._callees, self._predicates)
+            if self._lark is None:
+                self._lark = specialise_lark(self._shapes, self._callees, self._predicates,
+                                             program_grammar("lark"))
             if dialect in ("gbnf", "ebnf"):
-                return export_grammar(dialect, "task", lark, max_space=GENERATION_MAX_SPACE)
+                return export_grammar(dialect, "task", self._lark, max_space=GENERATION_MAX_SPACE)
         except GrammarExportError as e:
             self.problem = str(e)
             return ""
-        return lark  # lark and llguidance: the file is written in their common subset
-
-
-def _specialised_lark(ids: tuple[tuple[str, str], ...], callees: tuple,
-                      predicates: tuple) -> str:
-    from frankenbot.program.grammar_export import specialise_lark
-
-    return specialise_lark(dict(ids), callees, predicates, program_grammar("lark"))
+        return self._lark  # lark and llguidance: the file is written in their common subset

@@ -211,8 +211,7 @@ class Planner:
         ids = request.scene.ids()
         # the constraint for this request: only this scene's ids, the catalog's primitives and
         # predicates and the request's skills (the generic grammar when it cannot be narrowed)
-        grammars = language.RequestGrammars(
-            catalog, ids, {o.object_id: o.shape for o in request.scene.objects})
+        grammars = language.RequestGrammars.for_scene(catalog, request.scene)
         tally = _Tally()
         first_valid = False
         diagnostics = ""
