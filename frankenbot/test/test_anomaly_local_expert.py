@@ -104,3 +104,70 @@ def test_softmax_is_stable_and_temperature_sharpens():
     p = softmax([1000.0, 999.0])
     assert p[0] > p[1] and math.isclose(sum(p), 1.0)
     assert softmax([1.0, 0.0], 0.1)[0] > softmax([1.0, 0.0], 1.0)[0]
+
+
+def _fake_completions_server(score_route: bool):
+    """An HTTP server with /v1/models and either /frankenbot/score or only echo+logprobs
+    completions (each token one character; log-probability -1 for 'a', -3 otherwise)."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *_a):
+            pass
+
+        def _send(self, code: int, obj: object) -> None:
+            data = json.dumps(obj).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            self._send(200, {"data": [{"id": "m"}]})
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append(self.path)
+            if self.path == "/frankenbot/score" and score_route:
+                return self._send(200, {"scores": [-len(c) / 10 for c in body["continuations"]]})
+            if self.path == "/v1/completions":
+                text = body["prompt"] + "x"  # echo, plus the sampled token
+                return self._send(200, {"choices": [{"logprobs": {
+                    "text_offset": list(range(len(text))),
+                    "token_logprobs": [-1.0 if ch == "a" else -3.0 for ch in text]}}]})
+            return self._send(404, {"detail": "Not Found"})
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, seen
+
+
+@pytest.mark.parametrize("score_route", [True, False])
+def test_server_expert_uses_the_scoring_route_or_falls_back_to_echo(score_route):
+    from frankenbot.anomaly.local_expert import ServerExpert
+
+    httpd, seen = _fake_completions_server(score_route)
+    try:
+        e = ServerExpert(f"http://127.0.0.1:{httpd.server_port}/v1", timeout=10)
+        assert e.wait_ready(10), e.error
+        assert e.scoring_endpoint is score_route
+        cands = generate_candidates(SIT)
+        seen.clear()
+        r = e.rank(SIT, cands)
+        if score_route:  # one request for every candidate; the shortest description wins
+            assert seen == ["/frankenbot/score"]
+            assert len(r.choice.description) == min(len(c.description) for c in cands)
+        else:  # one request per candidate; the share of 'a' characters decides
+            assert seen == ["/v1/completions"] * len(cands)
+            share = [(" " + c.description).count("a") / (len(c.description) + 1) for c in cands]
+            assert r.choice == cands[max(range(len(cands)), key=share.__getitem__)]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    with pytest.raises(ExpertNotReady):  # the server is gone: tier 2 escalates
+        e.rank(SIT, cands)

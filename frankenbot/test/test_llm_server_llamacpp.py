@@ -61,6 +61,37 @@ def test_auto_identifies_llama_cpp_by_probing(server):
         assert client.resolve_family().value == "llamacpp"
 
 
+def test_the_tier2_expert_ranks_through_the_scoring_route(server):
+    """The tier-2 expert against the real server: one /frankenbot/score request per decision
+    (the route llama_server_main adds), the same pick for the same situation, and a request
+    the route refuses is an HTTP 400 that leaves the server up."""
+    from frankenbot.anomaly.candidates import generate_candidates
+    from frankenbot.anomaly.local_expert import ServerExpert
+    from frankenbot.eval.llm_bench import FIXTURE_SITUATIONS
+    from frankenbot.eval.situations import load_situations
+
+    expert = ServerExpert(server.url, timeout=120)
+    assert expert.wait_ready(timeout=120), expert.error
+    assert expert.scoring_endpoint
+    items = load_situations(FIXTURE_SITUATIONS)[:2]
+    picks = []
+    for it in (*items, items[0]):
+        cands = generate_candidates(it.situation)
+        r = expert.rank(it.situation, cands)
+        assert len(r.scores) == len(cands) and all(s < 0 for s in r.scores)
+        assert abs(sum(r.probs) - 1) < 1e-6
+        picks.append(r.choice.key)
+    assert picks[0] == picks[2]
+    before = len(server.crashes)
+    body = json.dumps({"prompt": "a", "continuations": []}).encode()
+    req = urllib.request.Request(server.url[:-3] + "/frankenbot/score", body,
+                                 {"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(req, timeout=60)
+    assert refused.value.code == 400 and b"no continuations" in refused.value.read()
+    assert server.alive() and len(server.crashes) == before
+
+
 @pytest.mark.timeout(1200)
 def test_constrained_answer_parses_and_unconstrained_is_measured(server):
     """Under the GBNF constraint (specialised to the scene) the model can only write the

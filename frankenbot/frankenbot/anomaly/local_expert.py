@@ -217,15 +217,18 @@ def gemma_loader(cache_dir: str | Path | None = None) -> Loader:
 
 
 class ServerExpert(LocalExpert):
-    """The same expert with the model behind an OpenAI-compatible completions server that
-    returns prompt log-probabilities (llama.cpp's server via ``frankenbot llm serve``).
+    """The same expert with the model behind an HTTP server (``frankenbot llm serve``).
 
-    Each candidate is one ``/completions`` request with ``echo`` and ``logprobs``: the server
-    scores the prompt it was given, and llama.cpp reuses the KV cache of the shared prefix from
-    the previous request, so only the candidate's own tokens are new work. The score is the mean
-    log-probability of the tokens after the shared prefix, as in the in-process expert. Nothing
-    the server says is executed; a server that does not answer makes ``rank`` raise
-    ExpertNotReady, so tier 2 escalates."""
+    FrankenBot's llama.cpp server answers ``POST /frankenbot/score`` (``planner.llama_scoring``):
+    one request scores every candidate in one llama.cpp batch that shares their common tokens
+    and reuses the previous request's prompt as far as it agrees, with the same arithmetic as
+    the in-process expert (mean log-probability of each description's tokens). Any other
+    OpenAI-compatible completions server that returns prompt log-probabilities (``echo`` with
+    ``logprobs``) works too, one request per candidate, much slower. Nothing the server says is
+    executed; a server that does not answer makes ``rank`` raise ExpertNotReady, so tier 2
+    escalates."""
+
+    SCORE_ROUTE = "/frankenbot/score"
 
     def __init__(self, base_url: str, *, timeout: float = 30.0, model: str = "local",
                  temperature: float = 0.5, name: str = "server-expert",
@@ -235,14 +238,36 @@ class ServerExpert(LocalExpert):
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.model_name = model
+        self.scoring_endpoint = False  # set by loading: the server has /frankenbot/score
+
+    @property
+    def _root(self) -> str:
+        return self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url
+
+    def _post(self, url: str, body: Mapping[str, Any]) -> Any:
+        import json
+        import urllib.request
+
+        req = urllib.request.Request(url, json.dumps(body).encode(),
+                                     {"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            return json.loads(resp.read())
 
     def _load(self) -> None:
+        import urllib.error
         import urllib.request
 
         t0 = time.monotonic()
         try:
             with urllib.request.urlopen(f"{self.base_url}/models", timeout=self.timeout):
                 pass
+            try:  # a tiny request also makes the server's scoring context before a decision
+                self._post(self._root + self.SCORE_ROUTE,
+                           {"prompt": "a", "continuations": [" b"], "model": self.model_name})
+                self.scoring_endpoint = True
+            except urllib.error.HTTPError as e:
+                if e.code not in (404, 405):
+                    raise
             self._model, self._tok = "server", None
             self.load_seconds = time.monotonic() - t0
             self._ready.set()
@@ -250,19 +275,25 @@ class ServerExpert(LocalExpert):
             self.error = e
 
     def _score(self, prompt: str, continuations: Sequence[str]) -> list[float]:
-        import json
-        import urllib.request
-
+        if self.scoring_endpoint:
+            try:
+                data = self._post(self._root + self.SCORE_ROUTE,
+                                  {"prompt": prompt, "continuations": list(continuations),
+                                   "model": self.model_name})
+                scores = [float(x) for x in data["scores"]]
+            except Exception as e:  # no answer, or not the shape asked for: cannot rank
+                raise ExpertNotReady(f"{self.name}: the server did not score: {e}") from e
+            if len(scores) != len(continuations) or not all(map(math.isfinite, scores)):
+                raise ExpertNotReady(f"{self.name}: the server's scores do not fit the "
+                                     f"{len(continuations)} candidates")
+            return scores
         scores = []
         for cont in continuations:
-            body = json.dumps({"model": self.model_name, "prompt": prompt + cont,
-                               "max_tokens": 1, "temperature": 0.0, "echo": True,
-                               "logprobs": 1}).encode()
-            req = urllib.request.Request(f"{self.base_url}/completions", body,
-                                         {"Content-Type": "application/json"})
             try:
-                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                    data = json.loads(resp.read())
+                data = self._post(f"{self.base_url}/completions",
+                                  {"model": self.model_name, "prompt": prompt + cont,
+                                   "max_tokens": 1, "temperature": 0.0, "echo": True,
+                                   "logprobs": 1})
                 lp = data["choices"][0]["logprobs"]
                 offsets, values = lp["text_offset"], lp["token_logprobs"]
             except Exception as e:  # no answer, or not the shape asked for: cannot rank

@@ -27,8 +27,9 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--threads", type=int, default=0, help="CPU threads (default: cores)")
     serve.add_argument("--ctx", type=int, default=8192, help="context size in tokens")
     serve.add_argument("--logprobs", action="store_true",
-                       help="keep logits of every prompt token (the tier-2 expert's scoring "
-                       "needs it; slower prompts and n_ctx x 1 MB of memory)")
+                       help="keep logits of every prompt token (OpenAI-style echo+logprobs; the "
+                       "tier-2 expert does not need it: it uses /frankenbot/score; "
+                       "slower prompts and n_ctx x 1 MB of memory)")
     serve.add_argument("--grammar-top-k", type=int, default=64,
                        help="check this many top candidates against a request's grammar before "
                        "the whole vocabulary (exact for greedy decoding; 0: llama-cpp-python's "

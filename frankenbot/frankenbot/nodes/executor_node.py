@@ -71,8 +71,10 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "rule_bonus": (1.0, "rules+lm: log-score bonus of the rule's choice"),
     "step_budget": (500, "global bound on executed tree nodes per program"),
     "scene_stale_after_s": (1.0, "scene counts as stale when its stamp has not moved this long"),
-    "local_expert_model": ("gemma3-270m", "gemma3-270m (packaged GGUF) | tiny (random, tests) "
-                                          "| none; loaded only when tier2_method uses the LM"),
+    "local_expert_model": ("gemma3-270m", "gemma3-270m (packaged GGUF, in-process) | an http(s) "
+                                          "URL of `frankenbot llm serve` (e.g. "
+                                          "http://127.0.0.1:8080/v1) | tiny (random, tests) | "
+                                          "none; used only when tier2_method uses the LM"),
     "local_expert_threads": (2, "torch threads for the local expert"),
     "trajectory_mode": ("topic", "topic (JTC topic, sim + real) | action (FollowJointTrajectory)"),
     "gripper_mode": ("topic", "topic (position command, the sim) | parallel (control_msgs "
@@ -254,6 +256,13 @@ class ExecutorNode(Node):
     def _build_expert(self, method: str, model: str, threads: int) -> LocalExpert | None:
         if method == "rules" or model == "none":
             return None
+        if model.startswith(("http://", "https://")):
+            from frankenbot.anomaly.local_expert import ServerExpert
+
+            # a decision that takes longer than this escalates to tier 3 instead
+            server = ServerExpert(model, timeout=10.0, name=model)
+            server.start()  # probes the server; tier 2 escalates until it answers
+            return server
         if model == "tiny":
             from frankenbot.anomaly.tiny_model import build_tiny_loader
 
@@ -261,8 +270,8 @@ class ExecutorNode(Node):
         elif model == "gemma3-270m":
             loader = gemma_loader()
         else:
-            raise ConfigError(f"local_expert_model must be gemma3-270m, tiny or none, "
-                              f"got {model!r}")
+            raise ConfigError(f"local_expert_model must be gemma3-270m, an http(s) URL, tiny "
+                              f"or none, got {model!r}")
         expert = LocalExpert(loader, torch_threads=threads, name=model)
         expert.start()  # background; tier 2 escalates until it is ready
         return expert

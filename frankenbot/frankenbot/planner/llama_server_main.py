@@ -2,8 +2,9 @@
 OpenAI-compatible server with the fast grammar sampler installed (``llama_grammar_sampler``).
 
 ``FRANKENBOT_GRAMMAR_TOP_K`` (default 64) is how many top candidates are checked against the
-grammar before the whole vocabulary; 0 runs the stock server unchanged. ``LlmServer`` starts
-this module instead of ``llama_cpp.server``.
+grammar before the whole vocabulary; 0 runs the stock sampler. The server also answers
+``POST /frankenbot/score`` (``llama_scoring``: log-likelihoods of candidate continuations, for the
+tier-2 expert). ``LlmServer`` starts this module instead of ``llama_cpp.server``.
 """
 
 from __future__ import annotations
@@ -24,8 +25,19 @@ def main(argv: list[str] | None = None) -> None:
     installed = install(k)
     how = f"top-{k} first" if installed else "stock (full vocabulary)"
     print(f"frankenbot: grammar sampler {how}", file=sys.stderr, flush=True)
-    from llama_cpp.server.__main__ import main as server_main
+    import llama_cpp.server.__main__ as server_module
 
+    from frankenbot.planner.llama_scoring import install_route
+
+    create_app = server_module.create_app
+
+    def create_app_with_scoring(*args: object, **kwargs: object) -> object:
+        app = create_app(*args, **kwargs)
+        install_route(app)
+        return app
+
+    server_module.create_app = create_app_with_scoring
+    server_main = server_module.main
     sys.argv = ["llama_cpp.server", *(sys.argv[1:] if argv is None else argv)]
     server_main()
 

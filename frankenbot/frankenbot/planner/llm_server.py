@@ -83,9 +83,10 @@ class LlmServerConfig:
     max_restarts: int = 5
     restart_backoff: float = 0.5
     log_path: str = ""  # the child's stdout/stderr; "" = a temp file
-    # logits for every prompt token: needed for prompt log-probabilities (the tier-2
-    # ServerExpert's echo+logprobs), but it computes a full-vocabulary row (262k for Gemma) per
-    # prompt token and reserves n_ctx of them (8.6 GB at n_ctx 8192), so off for planning
+    # logits for every prompt token: needed only for OpenAI-style prompt log-probabilities
+    # (echo+logprobs); it computes a full-vocabulary row (262k for Gemma) per prompt token and
+    # reserves n_ctx of them (8.6 GB at n_ctx 8192). The tier-2 expert uses this server's
+    # /frankenbot/score route instead (planner/llama_scoring.py), which needs none of it
     logits_all: bool = False
     # grammar requests: check this many top candidates before the whole vocabulary
     # (planner/llama_grammar_sampler.py; exact for greedy decoding); 0 = the stock sampler
