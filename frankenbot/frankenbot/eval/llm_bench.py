@@ -269,8 +269,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out is not None:
         from frankenbot.eval.provenance import provenance, write_result
 
-        path = write_result(args.out.parent, args.out.stem, res,
-                            provenance(component="llm", quick=args.quick, parts=parts))
+        meta = provenance(component="llm", quick=args.quick, parts=parts)
+        res["conditions_by_part"] = {k: res.get("conditions", "") for k in parts if k in res}
+        if args.out.exists() and set(parts) != set(PARTS):
+            # a run of some parts keeps the others' earlier results, each with its own
+            # conditions and the commit and date it was measured at
+            old = json.loads(args.out.read_text())
+            old_res, old_meta = old.get("results", {}), old.get("meta", {})
+            earlier = dict(old_meta.get("conditions", {}).get("earlier_parts", {}))
+            for k in PARTS:
+                if k not in parts and k in old_res:
+                    res[k] = old_res[k]
+                    res["conditions_by_part"][k] = old_res.get("conditions_by_part", {}).get(
+                        k, old_res.get("conditions", ""))
+                    earlier.setdefault(k, {"commit": old_meta.get("commit", "?"),
+                                           "date": old_meta.get("date", "?")})
+            meta["conditions"]["earlier_parts"] = {k: v for k, v in earlier.items()
+                                                   if k not in parts}
+        path = write_result(args.out.parent, args.out.stem, res, meta)
         print(f"results: {path}")
     if args.json:
         print(json.dumps(res, indent=2, default=str))

@@ -274,7 +274,10 @@ class MixRunner:
             store = self._memories[ablation.name] = MemoryStore.open(path)
         return store
 
-    def run(self, spec: EpisodeSpec, ablation: Ablation) -> MixOutcome:
+    def run(self, spec: EpisodeSpec, ablation: Ablation, *, expert: Any = None,
+            tier2_method: str = "rules") -> MixOutcome:
+        """Play ``spec`` under ``ablation``; ``expert``/``tier2_method`` replace tier 2's
+        default (the rule table), as the executor node's parameters would."""
         from frankenbot.anomaly.escalation import Budgets
         from frankenbot.execution.executor import ExecutorParams
         from frankenbot.planner.request import PlanRequest
@@ -284,6 +287,7 @@ class MixRunner:
         memory = self._memory(ablation)
         params = ExecutorParams(budgets=Budgets(ablation.handler_retries, ablation.tier2_attempts,
                                                 ablation.replans),
+                                tier2_method=tier2_method,
                                 scene_stale_after_s=self.options.scene_stale_after_s)
         experience = None
         if memory is not None:
@@ -295,7 +299,7 @@ class MixRunner:
         # a starved CPU slows the robot and its judge alike, and the sim's injection time is
         # the true onset on the same clock
         executor = self.stack.executor(self.planner, params=params, experience=experience,
-                                       clock=self.stack.robot.now)
+                                       expert=expert, clock=self.stack.robot.now)
         world = self.stack.world
         onsets: dict[int, float] = {}
         start = len(world.anomaly_log())

@@ -63,6 +63,37 @@ def _tier2(r: dict[str, Any]) -> str:
     return ", ".join(parts) + f", random {_pct(t['random_expected'])}"
 
 
+def _part_conditions(r: dict[str, Any], part: str) -> str:
+    """The machine load and commit of one part of a benchmark run in parts."""
+    text = r.get("conditions_by_part", {}).get(part) or r.get("conditions", "")
+    load = text.split(";")[0]
+    commit = next((c.strip() for c in text.split(";") if c.strip().startswith("commit")), "")
+    return f"{load}, {commit}" if commit else load
+
+
+def _tier2_speed(t: dict[str, Any]) -> str:
+    parts = []
+    for name in ("llama.cpp server", "transformers in-process"):
+        v = t.get(name)
+        if isinstance(v, dict) and "median_s" in v:
+            parts.append(f"{1000 * v['median_s']:.0f} ms median, {1000 * v['p95_s']:.0f} ms p95 "
+                         f"(accuracy {_pct(v['accuracy'])})")
+        else:
+            parts.append("not measured" + (f" ({v['error']})" if isinstance(v, dict) else ""))
+    return " / ".join(parts)
+
+
+def _tier2_replay(r: dict[str, Any]) -> str:
+    s = r["scores"]
+    if not s.get("situations"):
+        return s.get("report", "no situations")
+    parts = [f"{name} {s[name]['correct']}/{s[name]['total']}" for name in
+             ("rules", "lm", "rules+lm") if isinstance(s.get(name), dict)]
+    unrecoverable = len(r["situations"]) - s["situations"]
+    return (", ".join(parts) + f", random {_pct(s['random_expected'])} expected; "
+            f"{unrecoverable} more logged situations where no candidate worked")
+
+
 def _scene_rate(r: dict[str, Any]) -> str:
     w = r["idle"]
     lat = w["stamp_to_scene"]
@@ -183,7 +214,7 @@ ROWS: tuple[Row, ...] = (
           f"({r['speed']['constrained'].get('prompt_tokens', '?')}-token prompt)",
         ">= 20 tokens/s",
         lambda r: "packaged Gemma 3 270M Q4_K_M, greedy, grammar specialised to the scene, "
-                  + r["conditions"].split(";")[0]),
+                  + _part_conditions(r, "speed")),
     Row("llama.cpp server, first answers valid with / without the grammar", "bench-llm",
         lambda r: f"{r['validity']['constrained']['first_call_valid']}/"
                   f"{r['validity']['constrained']['n']} / "
@@ -194,6 +225,18 @@ ROWS: tuple[Row, ...] = (
         "reported", lambda r: f"planner prompts of {r['validity']['constrained']['n']} task "
                               f"families, seed {r['validity']['seed']}, packaged Gemma 3 270M "
                               "(valid = parses and validates; not whether the plan is right)"),
+    Row("tier-2 decision, llama.cpp server / transformers in-process", "bench-llm",
+        lambda r: _tier2_speed(r["tier2"]), "<= 0.5 s on 2 cores",
+        lambda r: f"mean-log-likelihood ranking of every candidate, {r['tier2']['situations']} "
+                  "labelled tier-2 situations one after another (each reuses the previous "
+                  "prompt's shared start), packaged Gemma 3 270M, wall clock per decision, "
+                  + _part_conditions(r, "tier2")),
+    Row("tier-2 accuracy on situations logged in mix episodes, labelled by replay",
+        "tier2-replay", lambda r: _tier2_replay(r), "the default follows the numbers",
+        lambda r: f"{r['episodes']} mix episodes that reached tier 2, every candidate replayed "
+                  f"from the episode's start ({r['replays']} replays, {r['diverged']} that took "
+                  "another path not counted), oracle-judged, no memory; LM "
+                  f"{r.get('lm', '?')}"),
     Row("memory: without / with memory", "bench-memory", _memory, "reported",
         lambda r: f"{r['tasks']} sim tasks on evaluation seeds, offline planner with memory's "
                   "context, each program executed in the sim" if r.get("executed")
@@ -325,6 +368,25 @@ def measured_table(folder: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def ablation_section(folder: Path) -> str:
+    """The paired ablation table of every mix result file that has one."""
+    from frankenbot.eval.mix import markdown_ablations
+
+    out = []
+    for path in sorted(folder.glob("mix-*.json")):
+        data = json.loads(path.read_text())
+        if not data.get("ablations"):
+            continue
+        meta = data.get("meta", {})
+        title = (f"Ablations, {data['mix']} mix, {data['episodes']} episodes from seed "
+                 f"{data['first_seed']}, paired by episode")
+        out.append(markdown_ablations(data["ablations"], title))
+        out.append(f"Offline planner, perceived scene, oracle-judged; exact McNemar p on the "
+                   f"discordant pairs; measured {meta.get('date', '?')} at commit "
+                   f"{meta.get('commit', '?')}; `docs/results/{path.name}`.\n")
+    return "\n".join(out)
+
+
 def suite_section(folder: Path) -> str:
     """docs/BENCHMARK.md's generated part: every suite result file's table with its meta."""
     from frankenbot.eval.tables import TaskRow, markdown_table
@@ -359,11 +421,18 @@ def replace_between(text: str, body: str, where: str) -> str:
     return f"{head}{BEGIN}\n{body}{END}{tail}"
 
 
+def generated(results: Path, repo: Path) -> list[tuple[Path, str]]:
+    """Each file with a generated part, and what that part says now."""
+    ablations = ablation_section(results)
+    readme = measured_table(results) + (f"\n{ablations}" if ablations else "")
+    return [(repo / "README.md", readme),
+            (repo / "docs" / "BENCHMARK.md", suite_section(results))]
+
+
 def regenerate(results: Path, repo: Path) -> list[Path]:
     """Rewrite the generated parts of README.md and docs/BENCHMARK.md; returns what changed."""
     changed = []
-    for path, body in ((repo / "README.md", measured_table(results)),
-                       (repo / "docs" / "BENCHMARK.md", suite_section(results))):
+    for path, body in generated(results, repo):
         old = path.read_text()
         new = replace_between(old, body, str(path))
         if new != old:
@@ -399,8 +468,7 @@ def main(args: argparse.Namespace) -> int:
         raise ConfigError(f"no README.md at {repo}: run from a source checkout")
     results = args.results or repo / "docs" / "results"
     if args.check:
-        stale = [p for p, body in ((repo / "README.md", measured_table(results)),
-                                   (repo / "docs" / "BENCHMARK.md", suite_section(results)))
+        stale = [p for p, body in generated(results, repo)
                  if replace_between(p.read_text(), body, str(p)) != p.read_text()]
         for p in stale:
             print(f"out of date: {p} (run `frankenbot report`)")
