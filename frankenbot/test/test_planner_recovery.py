@@ -119,3 +119,30 @@ def test_planner_replan_refuses_an_impossible_task_with_zero_calls():
     out = Planner(PlannerConfig(), None).replan(
         PlanRequest(instruction="put the red block in the green bowl", scene=_scene(BOWL)), ctx)
     assert not out.ok and out.vlm_calls == 0 and "no longer on the table" in out.message
+
+
+def test_a_missing_referent_is_not_replaced_by_another_object():
+    """'the block nearest to you' meant the block that was nearest when it was said: once it is
+    gone the re-plan would take the next nearest one, which is not what was asked; a block like
+    the missing one may stand in, and a plan that only leaves the missing one out stands."""
+    old = ('task "t" { main { pick(obj=green_block)\n'
+           '  place_in(obj=green_block, container=green_bowl)\n  exit success } }')
+    s = Situation(AnomalyKind.OBJECT_MISSING, AnomalyClass.UNPREDICTABLE, "gone", task="t",
+                  failed_call=Call("pick", {"obj": "green_block"}), node_path="main/1",
+                  objects=("green_block",))
+    ctx = FailureContext(old, failure_context_text(s), "main/1")
+    purple_only = _scene(_block("purple_block", 0.35, 0.05), BOWL)
+    with pytest.raises(RecoveryImpossible, match="green block is no longer on the table.*meant"):
+        plan_recovery("put the block nearest to you into the green bowl", purple_only, ctx)
+    # one like it (another green block) may stand in
+    like_it = _scene(_block("green_block_2", 0.35, 0.05), BOWL)
+    text, _ = plan_recovery("put the block nearest to you into the green bowl", like_it, ctx)
+    assert "green_block_2" in text
+    # clearing what is still there is still the task
+    clear_old = ('task "t" { main { pick(obj=green_block)\n  place_in(obj=green_block, '
+                 'container=green_bowl)\n  pick(obj=red_block)\n  place_in(obj=red_block, '
+                 'container=green_bowl)\n  exit success } }')
+    rest = _scene(_block("red_block", 0.35, 0.05), BOWL)
+    text, _ = plan_recovery("put all the blocks in the green bowl", rest,
+                            FailureContext(clear_old, failure_context_text(s), "main/1"))
+    assert "red_block" in text and "green_block" not in text

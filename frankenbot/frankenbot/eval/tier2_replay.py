@@ -93,18 +93,18 @@ def _init(options: MixOptions) -> None:
     _runner = MixRunner(options)
 
 
-def _play(job: tuple[EpisodeSpec, int, str]) -> dict[str, Any]:
-    spec, force_at, force_key = job
+def _play(job: tuple[int, EpisodeSpec, int, str]) -> dict[str, Any]:
+    pos, spec, force_at, force_key = job
     expert = ScriptedExpert(force_at, force_key)
     t0 = time.monotonic()
     o = _runner.run(spec, ABLATIONS[ABLATION], expert=expert, tier2_method="lm")
-    return {"index": spec.index, "force_at": force_at, "force_key": force_key,
+    return {"pos": pos, "index": spec.index, "force_at": force_at, "force_key": force_key,
             "correct": o.correct, "success": o.success, "status": o.status,
             "reason": o.reason[:300], "decisions": expert.decisions,
             "wall_s": round(time.monotonic() - t0, 1)}
 
 
-def _map(jobs: list[tuple[EpisodeSpec, int, str]], workers: int, options: MixOptions,
+def _map(jobs: list[tuple[int, EpisodeSpec, int, str]], workers: int, options: MixOptions,
          log: Any) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if workers <= 1:
@@ -143,28 +143,27 @@ def relabel(specs: Sequence[EpisodeSpec], *, workers: int = 2,
             log: Any = print) -> dict[str, Any]:
     """Log each episode's tier-2 decisions, then replay every candidate of each decision."""
     log(f"== logging {len(specs)} episodes")
-    logged = _map([(s, -1, "") for s in specs], workers, options, log)
-    by_index = {s.index: s for s in specs}
+    logged = _map([(p, s, -1, "") for p, s in enumerate(specs)], workers, options, log)
     jobs = []
     for r in logged:
         for i, d in enumerate(r["decisions"][:max_decisions]):
-            jobs += [(by_index[r["index"]], i, k) for k in d["candidates"]]
+            jobs += [(r["pos"], specs[r["pos"]], i, k) for k in d["candidates"]]
     log(f"== replaying {len(jobs)} candidate repairs")
     replays = _map(jobs, workers, options, log)
     situations = []
-    for r in sorted(logged, key=lambda x: x["index"]):
-        spec = by_index[r["index"]]
+    for r in sorted(logged, key=lambda x: x["pos"]):
+        spec = specs[r["pos"]]
         for i, d in enumerate(r["decisions"][:max_decisions]):
             outcomes: dict[str, Any] = {}
             for p in replays:
-                if p["index"] != r["index"] or p["force_at"] != i:
+                if p["pos"] != r["pos"] or p["force_at"] != i:
                     continue
                 reached = (len(p["decisions"]) > i
                            and same_situation(p["decisions"][i]["situation"], d["situation"]))
                 outcomes[p["force_key"]] = ({"worked": p["correct"], "status": p["status"]}
                                             if reached else {"diverged": True})
             situations.append({
-                "id": f"{spec.family}-{spec.seed}-d{i}", "episode": spec.index,
+                "id": f"{spec.key()}#d{i}", "episode": spec.index,
                 "family": spec.family, "seed": spec.seed,
                 "anomalies": [j.kind for j in spec.injections], "decision": i,
                 "situation": d["situation"], "candidates": d["candidates"],
@@ -248,8 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.source:
             p.error("--from REPORT.json (or --labels FILE) is needed")
         specs: list[EpisodeSpec] = []
-        for src in args.source:
-            specs += episodes_reaching_tier2(json.loads(src.read_text()))
+        for src in args.source:  # an episode in several reports (same mix, seed, draw) once
+            seen = {s.key() for s in specs}
+            specs += [s for s in episodes_reaching_tier2(json.loads(src.read_text()))
+                      if s.key() not in seen]
         if args.max_episodes:
             specs = specs[:args.max_episodes]
         t0 = time.monotonic()

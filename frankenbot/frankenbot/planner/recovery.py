@@ -9,8 +9,12 @@ adds both, from the failure context the executor sends (the same text a VLM gets
   what the hand holds, move the occupier to a free spot on the table, then the task's own plan;
 * the task is impossible: the camera sends no more images, an object the task needs is gone
   (after the drawer was searched by tier 2), or an object the plan must reach is outside the
-  arm's reach. Then there is no program, and the message says why ("the green bowl is no longer
-  reachable: ..."), so the escalation ends in a clean stop with that reason.
+  arm's reach. An object that went missing is the one the person meant when they spoke: a
+  re-plan that would pick another object instead (the next "block nearest to you" once the
+  nearest one is gone) changes what was asked, so it stops instead; another object of the same
+  colour and kind may stand in (a block swapped for one like it). Then there is no program,
+  and the message says why ("the green bowl is no longer reachable: ..."), so the escalation
+  ends in a clean stop with that reason.
 
 Pure logic over the perceived scene: it never reads simulator ground truth. Deterministic.
 """
@@ -85,6 +89,8 @@ def plan_recovery(instruction: str, scene: Scene, context: FailureContext) -> tu
         text = plan_offline(instruction, scene)
     except PlannerError as e:
         raise RecoveryImpossible(f"{_missing_reason(failure, scene)}: {e}") from e
+    if failure.kind == "object_missing":
+        _keep_referents(failure, scene, text, context.program)
     far = [o for o in _referenced(text, scene) if not o.is_fixture and not _reachable(o)]
     if far:
         o = far[0]
@@ -128,6 +134,31 @@ def _missing_reason(failure: Failure, scene: Scene) -> str:
         where = " (nor in the drawer)" if scene.get("drawer") is not None else ""
         return f"the {gone[0].replace('_', ' ')} is no longer on the table{where}"
     return "the task no longer matches the scene"
+
+
+def _kind_of(object_id: str) -> str:
+    """``red_block_2`` -> ``red_block``: what an id says the object looks like."""
+    return re.sub(r"_\d+$", "", object_id)
+
+
+def _object_ids(text: str) -> set[str]:
+    return {m.group(2) for m in re.finditer(r"\b(" + "|".join(OBJECT_ARGS) + r")=(\w+)", text)}
+
+
+def _keep_referents(failure: Failure, scene: Scene, text: str, old_program: str) -> None:
+    """Refuse a re-plan that moves an object the old program never named, unlike every missing
+    object, in their place (the task's referent changed). A re-plan that only drops the missing
+    object (clear the table of the blocks still there) or moves one like it stands."""
+    gone = [o for o in dict.fromkeys(failure.objects + _call_objects(failure.failed_call))
+            if scene.get(o) is None]
+    if not gone:
+        return
+    before = _object_ids(old_program)
+    newcomers = {_kind_of(i) for i in _object_ids(text) - before
+                 if (o := scene.get(i)) is not None and not o.is_fixture}
+    if newcomers and not newcomers & {_kind_of(g) for g in gone}:
+        raise RecoveryImpossible(f"{_missing_reason(failure, scene)}; the instruction meant "
+                                 "that object, so no other one is moved in its place")
 
 
 def _call_objects(call: str) -> tuple[str, ...]:
