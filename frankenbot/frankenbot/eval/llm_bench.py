@@ -265,11 +265,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         p.error(f"unknown parts: {', '.join(unknown)} (choose from {', '.join(PARTS)})")
+    from frankenbot.eval.provenance import provenance, write_result
+
+    meta = provenance(component="llm", quick=args.quick, parts=parts)  # commit and load at start
     res = run_benchmark(args.quick, args.base_url, args.tasks, parts)
     if args.out is not None:
-        from frankenbot.eval.provenance import provenance, write_result
-
-        meta = provenance(component="llm", quick=args.quick, parts=parts)
         res["conditions_by_part"] = {k: res.get("conditions", "") for k in parts if k in res}
         if args.out.exists() and set(parts) != set(PARTS):
             # a run of some parts keeps the others' earlier results, each with its own

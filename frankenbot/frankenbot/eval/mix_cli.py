@@ -31,20 +31,22 @@ def run_mix_command(args: argparse.Namespace) -> int:
     say(f"\n=== {args.mix} mix: {len(specs)} episodes x {len(ablations)} configuration(s), "
         f"seeds {specs[0].seed}..{specs[-1].seed}, "
         + (f"Ray at {args.ray}" if args.ray else f"{args.workers} worker(s)") + " ===")
+    from frankenbot.eval.provenance import provenance
+
+    # taken before the run: the commit the workers import and the load they start under
+    meta = provenance(
+        mix=args.mix, episodes=len(specs), first_seed=specs[0].seed, workers=args.workers,
+        ray=args.ray or "",
+        planner=args.planner, realtime_factor=args.realtime_factor or 1.0, ablations=ablations,
+        scene="perceived (MuJoCo renders through the perception pipeline)", sensor_noise="none",
+        clock="robot (sim) time for the executor", judge="sim oracle")
     t0 = time.monotonic()
     outcomes = run_mix(specs, ablations, workers=args.workers,
                        options=MixOptions(realtime_factor=args.realtime_factor or 1.0,
                                           planner=args.planner), log=say,
                        ray_address=args.ray or "")
     report = summarise(o for o in outcomes if o.ablation == "full")
-    from frankenbot.eval.provenance import provenance
-
-    report["meta"] = provenance(
-        mix=args.mix, episodes=len(specs), first_seed=specs[0].seed, workers=args.workers,
-        ray=args.ray or "",
-        planner=args.planner, realtime_factor=args.realtime_factor or 1.0, ablations=ablations,
-        scene="perceived (MuJoCo renders through the perception pipeline)", sensor_noise="none",
-        clock="robot (sim) time for the executor", judge="sim oracle")
+    report["meta"] = meta
     report["mix"] = args.mix
     report["first_seed"] = specs[0].seed
     report["workers"] = args.workers
