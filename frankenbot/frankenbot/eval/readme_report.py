@@ -84,14 +84,20 @@ def _tier2_speed(t: dict[str, Any]) -> str:
 
 
 def _tier2_replay(r: dict[str, Any]) -> str:
+    def picks(s: dict[str, Any]) -> str:
+        return ", ".join([f"{name} {s[name]['correct']}/{s[name]['total']}" for name in
+                          ("rules", "lm", "rules+lm") if isinstance(s.get(name), dict)]
+                         + [f"random {_pct(s['random_expected'])} expected"])
+
     s = r["scores"]
     if not s.get("situations"):
         return s.get("report", "no situations")
-    parts = [f"{name} {s[name]['correct']}/{s[name]['total']}" for name in
-             ("rules", "lm", "rules+lm") if isinstance(s.get(name), dict)]
-    unrecoverable = len(r["situations"]) - s["situations"]
-    return (", ".join(parts) + f", random {_pct(s['random_expected'])} expected; "
-            f"{unrecoverable} more logged situations where no candidate worked")
+    text = (f"picks that worked: {picks(s)}; {len(r['situations']) - s['situations']} more "
+            "logged situations where no candidate worked")
+    strict = r.get("scores_without_replan", {})
+    if strict.get("situations"):
+        text += f"; that worked with no tier-3 re-plan: {picks(strict)}"
+    return text
 
 
 def _scene_rate(r: dict[str, Any]) -> str:

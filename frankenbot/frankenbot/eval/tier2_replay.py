@@ -4,7 +4,8 @@ replaying every candidate repair in the sim and asking the oracle which ones wor
 1. **Log.** Mix episodes that reached tier 2 (taken from a mix report) are played again with
    tier 2 scripted to pick what the rule table picks (the default), and every tier-2 decision is
    logged: the situation the brain saw and the candidates it had.
-2. **Replay.** For decision *i* of an episode and each of its candidates *k*, the episode is played
+2. **Replay.** For decision *i* of an episode and each of its other candidates *k* (the logged
+   run is the replay of the rule's pick), the episode is played
    again from its start (same task, seed and anomaly draw) with decisions before *i* as logged and
    decision *i* forced to *k*. The replay counts only if it reaches the same situation at *i*
    (kind, step, node, what was held and tried): the sim runs in real time beside threads, so
@@ -100,6 +101,7 @@ def _play(job: tuple[int, EpisodeSpec, int, str]) -> dict[str, Any]:
     o = _runner.run(spec, ABLATIONS[ABLATION], expert=expert, tier2_method="lm")
     return {"pos": pos, "index": spec.index, "force_at": force_at, "force_key": force_key,
             "correct": o.correct, "success": o.success, "status": o.status,
+            "replans": o.replans, "tiers": list(o.tiers),
             "reason": o.reason[:300], "decisions": expert.decisions,
             "wall_s": round(time.monotonic() - t0, 1)}
 
@@ -145,22 +147,26 @@ def relabel(specs: Sequence[EpisodeSpec], *, workers: int = 2,
     log(f"== logging {len(specs)} episodes")
     logged = _map([(p, s, -1, "") for p, s in enumerate(specs)], workers, options, log)
     jobs = []
-    for r in logged:
+    for r in logged:  # the logged run is already the replay of each decision's rule pick
         for i, d in enumerate(r["decisions"][:max_decisions]):
-            jobs += [(r["pos"], specs[r["pos"]], i, k) for k in d["candidates"]]
+            jobs += [(r["pos"], specs[r["pos"]], i, k) for k in d["candidates"]
+                     if k != d["picked"]]
     log(f"== replaying {len(jobs)} candidate repairs")
     replays = _map(jobs, workers, options, log)
     situations = []
     for r in sorted(logged, key=lambda x: x["pos"]):
         spec = specs[r["pos"]]
         for i, d in enumerate(r["decisions"][:max_decisions]):
-            outcomes: dict[str, Any] = {}
+            outcomes: dict[str, Any] = {d["picked"]: {"worked": r["correct"],
+                                                      "replans": r["replans"],
+                                                      "status": r["status"], "logged": True}}
             for p in replays:
                 if p["pos"] != r["pos"] or p["force_at"] != i:
                     continue
                 reached = (len(p["decisions"]) > i
                            and same_situation(p["decisions"][i]["situation"], d["situation"]))
-                outcomes[p["force_key"]] = ({"worked": p["correct"], "status": p["status"]}
+                outcomes[p["force_key"]] = ({"worked": p["correct"], "replans": p["replans"],
+                                             "status": p["status"]}
                                             if reached else {"diverged": True})
             situations.append({
                 "id": f"{spec.key()}#d{i}", "episode": spec.index,
@@ -170,6 +176,9 @@ def relabel(specs: Sequence[EpisodeSpec], *, workers: int = 2,
                 "rule_pick": d["picked"], "logged_run_correct": r["correct"],
                 "outcomes": outcomes,
                 "correct": sorted(k for k, v in outcomes.items() if v.get("worked")),
+                # stricter: worked with no tier-3 re-plan at all in the episode
+                "correct_without_replan": sorted(
+                    k for k, v in outcomes.items() if v.get("worked") and v.get("replans") == 0),
             })
     return {"episodes": len(specs), "replays": len(replays), "situations": situations,
             "diverged": sum(1 for s in situations for v in s["outcomes"].values()
@@ -178,17 +187,19 @@ def relabel(specs: Sequence[EpisodeSpec], *, workers: int = 2,
             if replays else 0.0}
 
 
-def labelled(data: Mapping[str, Any]) -> list[LabelledSituation]:
-    """The situations with at least one candidate that worked, as tier2_eval items."""
-    return [LabelledSituation(s["id"], situation_from_json(s["situation"]), tuple(s["correct"]),
+def labelled(data: Mapping[str, Any], label: str = "correct") -> list[LabelledSituation]:
+    """The situations with at least one candidate that worked, as tier2_eval items; ``label``
+    "correct_without_replan" counts only what worked with no tier-3 re-plan."""
+    return [LabelledSituation(s["id"], situation_from_json(s["situation"]), tuple(s[label]),
                               {"episode": s["episode"], "decision": s["decision"]})
-            for s in data["situations"] if s["correct"]]
+            for s in data["situations"] if s.get(label)]
 
 
-def score(data: Mapping[str, Any], expert: LocalExpert | None) -> dict[str, Any]:
+def score(data: Mapping[str, Any], expert: LocalExpert | None,
+          label: str = "correct") -> dict[str, Any]:
     from frankenbot.eval.tier2_eval import evaluate, random_expected, report
 
-    items = labelled(data)
+    items = labelled(data, label)
     if not items:
         return {"situations": 0, "report": "no logged situation had a repair that worked"}
     scores = evaluate(items, expert)
@@ -229,6 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--labels", type=Path, default=None,
                    help="score an existing labelled file instead of replaying")
     p.add_argument("--max-episodes", type=int, default=0, help="0: all")
+    p.add_argument("--max-decisions", type=int, default=2,
+                   help="tier-2 decisions relabelled per episode (the default budget is 2)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--lm", default="transformers",
                    help="local expert to score: transformers (in-process Gemma), a server URL "
@@ -254,13 +267,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.max_episodes:
             specs = specs[:args.max_episodes]
         t0 = time.monotonic()
-        data = relabel(specs, workers=args.workers)
+        data = relabel(specs, workers=args.workers, max_decisions=args.max_decisions)
         data["wall_s"] = round(time.monotonic() - t0, 1)
         data["sources"] = [str(s) for s in args.source]
     expert = _expert(args.lm)
     data["scores"] = score(data, expert)
+    data["scores_without_replan"] = score(data, expert, "correct_without_replan")
     data["lm"] = args.lm
     print(data["scores"]["report"])
+    print("counting only repairs that worked with no tier-3 re-plan:")
+    print(data["scores_without_replan"]["report"])
     n = len(data["situations"])
     print(f"{n} logged situations, {len(labelled(data))} with a repair that worked; "
           f"{data['diverged']} of {sum(len(s['outcomes']) for s in data['situations'])} replays "
