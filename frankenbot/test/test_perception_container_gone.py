@@ -103,3 +103,30 @@ def test_a_rim_mostly_hidden_by_the_arm_is_no_evidence_that_the_bowl_is_gone(wor
     for _ in range(pipeline.config.rim_gone_frames):
         gone = pipeline._seen_through(bowls, depth)
     assert gone == {t.object_id for t in bowls}
+
+
+def test_a_block_last_seen_at_the_arm_is_not_judged_gone_by_its_old_place(world) -> None:
+    """Carried while the camera stopped: when frames resume, the block's old place is empty
+    but it moved with the gripper, so it stays (occluded) for memory_s; one last seen away
+    from the arm is judged gone at once."""
+    import numpy as np
+
+    task = world.reset("put_in_bowl", 0)
+    block = task.params["object"]
+    other = next(o for o in world.object_states() if o != block and o.endswith("block"))
+    pipeline = _pipeline(world)
+    scene, _ = _frame(world, pipeline)
+    assert scene.get(block) is not None and scene.get(other) is not None
+    tracks = pipeline.tracker.tracks
+    p = np.array(next(t for t in tracks if t.object_id == block).detection.position)
+    arm = np.array([[p + (0, 0, 0.02), p + (0, 0, 0.3)]])  # the gripper down at the block
+    pipeline._note_at_arm(tracks, arm, world.time)
+    for k, name in enumerate((block, other)):  # both leave their places, out of sight
+        world._set_pose(name, (0.5 + 0.1 * k, 0.0, -0.4), 0.0)  # under the table
+    world.advance(0.05)
+    scene, _ = _frame(world, pipeline)
+    assert scene.get(other) is None  # seen through: gone
+    assert scene.get(block) is not None  # with the gripper, as far as anyone can tell
+    world.advance(pipeline.config.memory_s + 0.5)
+    scene, _ = _frame(world, pipeline)
+    assert scene.get(block) is None  # memory_s later its old place still shows it is not there

@@ -71,6 +71,8 @@ class PerceptionPipeline:
         self.drawer_openings: dict[str, float] = {}  # fixture id -> metres (last measured)
         self._rim_votes: dict[str, int] = {}  # container id -> frames its rim was seen through
         self._settle: dict[str, float] = {}  # track id -> centre height it settled down to
+        # track id -> stamp it was last seen at the arm (held, or under the gripper)
+        self._at_arm: dict[str, float] = {}
         # bin id -> (stamp last in the scene, (colour, position, size, yaw))
         self._bins: dict[str, tuple[float, tuple[str, Any, Any, float]]] = {}
         self._table_value_ref = -1.0  # table brightness of the first frame (exposure reference)
@@ -94,6 +96,7 @@ class PerceptionPipeline:
             self._rim_votes = {}
             self._bins = {}
             self._settle = {}
+            self._at_arm = {}
             self._table_value_ref = -1.0
 
     def process(self, rgb: np.ndarray, depth: np.ndarray, stamp: float,
@@ -145,8 +148,10 @@ class PerceptionPipeline:
             bins += [b for _t, b in self._bins.values()]
             detections = tuple(d for d in measured if self._keep(d, stamp)
                                and not _piece_of_bin(d, bins))
-            vacated = self._seen_through(self.tracker.tracks, depth, segments)
-            self.tracker.update(list(detections), stamp, vacated)
+            vacated = self._seen_through(self.tracker.tracks, depth, segments, stamp)
+            live = self.tracker.update(list(detections), stamp, vacated)
+            if segments is not None:
+                self._note_at_arm(live, segments, stamp)
             if self._settle:
                 self.tracker.settle(self._settle)
             objects = self.tracker.scene_objects(stamp)
@@ -181,8 +186,30 @@ class PerceptionPipeline:
             names.append(box.label)
         return plane, clusters, names
 
+    def _reach(self, tracks: Sequence[Track]) -> np.ndarray:
+        """How near the arm's segments each track counts as at the arm (a container by its
+        wall)."""
+        return np.array([self.config.robot_radius + (
+            max(t.detection.size[0], t.detection.size[1]) / 2
+            if t.detection.shape in HOLLOW_SHAPES else 0.0) for t in tracks])
+
+    def _note_at_arm(self, tracks: Sequence[Track], segments: np.ndarray, stamp: float) -> None:
+        """Remember which tracks seen in this frame were at the arm (a held block)."""
+        seen = [t for t in tracks if t.last_seen == stamp]
+        if seen:
+            pos = np.array([t.detection.position for t in seen])
+            near = distance_to_segments(pos, segments) < self._reach(seen)
+            for t, n in zip(seen, near, strict=True):
+                if n:
+                    self._at_arm[t.object_id] = stamp
+                else:
+                    self._at_arm.pop(t.object_id, None)
+        live = {t.object_id for t in tracks}
+        self._at_arm = {k: v for k, v in self._at_arm.items()
+                        if k in live and stamp - v <= self.config.memory_s}
+
     def _seen_through(self, tracks: Sequence[Track], depth: np.ndarray,
-                      segments: np.ndarray | None = None) -> set[str]:
+                      segments: np.ndarray | None = None, stamp: float = 0.0) -> set[str]:
         """Ids of tracks whose remembered place the camera now sees past (moved or gone).
 
         A remembered object hidden by something in front of it (the gripper) keeps its track;
@@ -192,17 +219,19 @@ class PerceptionPipeline:
         when most rim samples that are not hidden show a farther surface (a bowl moved out of
         view is otherwise remembered where it stood, and a block put there reads as "in" it).
         """
-        unseen = list(tracks)
+        # Last seen at the arm, then no frame showed it (the camera stopped while the block
+        # was carried, or the fingers hid it): it most likely moved with the gripper, so its
+        # old place seen empty says nothing; memory_s decides, as for one hidden by the arm.
+        unseen = [t for t in tracks if not (t.object_id in self._at_arm and t.last_seen
+                                            < stamp and stamp - t.last_seen
+                                            <= self.config.memory_s)]
         if segments is not None and unseen:
             # Last seen at the arm (in or just released from the gripper, or under it while
             # placing): it fell or moved with the gripper, or the arm hides it; memory_s
             # decides (a block just let go into the drawer was forgotten before the arm left
             # and showed it). A container counts as at the arm when its wall is.
             pos = np.array([t.detection.position for t in unseen])
-            reach = np.array([self.config.robot_radius + (
-                max(t.detection.size[0], t.detection.size[1]) / 2
-                if t.detection.shape in HOLLOW_SHAPES else 0.0) for t in unseen])
-            far = distance_to_segments(pos, segments) >= reach
+            far = distance_to_segments(pos, segments) >= self._reach(unseen)
             unseen = [t for t, f in zip(unseen, far, strict=True) if f]
         gone: set[str] = set()
         settle: dict[str, float] = {}
