@@ -242,7 +242,9 @@ ROWS: tuple[Row, ...] = (
         lambda r: f"{r['episodes']} mix episodes that reached tier 2, every candidate replayed "
                   f"from the episode's start ({r['replays']} replays, {r['diverged']} that took "
                   "another path not counted), oracle-judged, no memory; LM "
-                  f"{r.get('lm', '?')}"),
+                  f"{r.get('lm', '?')}"
+                  + (f"; replays ran {r['replay_meta'].get('date', '?')} at commit "
+                     f"{r['replay_meta'].get('commit', '?')}" if r.get("replay_meta") else "")),
     Row("memory: without / with memory", "bench-memory", _memory, "reported",
         lambda r: f"{r['tasks']} sim tasks on evaluation seeds, offline planner with memory's "
                   "context, each program executed in the sim" if r.get("executed")

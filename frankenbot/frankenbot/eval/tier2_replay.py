@@ -256,6 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.labels:
         saved = json.loads(args.labels.read_text())
         data = saved.get("results", saved)
+        if "meta" in saved:  # when and on what the replays ran (this run only scores)
+            data["replay_meta"] = saved.get("results", {}).get("replay_meta", saved["meta"])
     else:
         if not args.source:
             p.error("--from REPORT.json (or --labels FILE) is needed")
