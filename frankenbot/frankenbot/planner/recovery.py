@@ -141,8 +141,10 @@ def _kind_of(object_id: str) -> str:
     return re.sub(r"_\d+$", "", object_id)
 
 
-def _object_ids(text: str) -> set[str]:
-    return {m.group(2) for m in re.finditer(r"\b(" + "|".join(OBJECT_ARGS) + r")=(\w+)", text)}
+def _object_ids(text: str) -> list[str]:
+    """Ids a program's calls name as object arguments, in order, once each."""
+    return list(dict.fromkeys(m.group(2) for m in re.finditer(
+        r"\b(" + "|".join(OBJECT_ARGS) + r")=(\w+)", text)))
 
 
 def _keep_referents(failure: Failure, scene: Scene, text: str, old_program: str) -> None:
@@ -153,8 +155,8 @@ def _keep_referents(failure: Failure, scene: Scene, text: str, old_program: str)
             if scene.get(o) is None]
     if not gone:
         return
-    before = _object_ids(old_program)
-    newcomers = {_kind_of(i) for i in _object_ids(text) - before
+    before = set(_object_ids(old_program))
+    newcomers = {_kind_of(i) for i in set(_object_ids(text)) - before
                  if (o := scene.get(i)) is not None and not o.is_fixture}
     if newcomers and not newcomers & {_kind_of(g) for g in gone}:
         raise RecoveryImpossible(f"{_missing_reason(failure, scene)}; the instruction meant "
@@ -167,9 +169,7 @@ def _call_objects(call: str) -> tuple[str, ...]:
 
 def _referenced(text: str, scene: Scene) -> list[SceneObject]:
     """Scene objects the program's calls name (object arguments only)."""
-    ids = dict.fromkeys(m.group(2) for m in re.finditer(
-        r"\b(" + "|".join(OBJECT_ARGS) + r")=(\w+)", text))
-    return [o for o in (scene.get(i) for i in ids) if o is not None]
+    return [o for o in (scene.get(i) for i in _object_ids(text)) if o is not None]
 
 
 def _reachable(o: SceneObject) -> bool:
