@@ -239,9 +239,11 @@ ROWS: tuple[Row, ...] = (
                   + _part_conditions(r, "tier2")),
     Row("tier-2 accuracy on situations logged in mix episodes, labelled by replay",
         "tier2-replay", lambda r: _tier2_replay(r), "the default follows the numbers",
-        lambda r: f"{r['episodes']} mix episodes that reached tier 2, every candidate replayed "
-                  f"from the episode's start ({r['replays']} replays, {r['diverged']} that took "
-                  "another path not counted), oracle-judged, no memory; LM "
+        lambda r: f"{len(r['situations'])} tier-2 decisions logged when {r['episodes']} mix "
+                  "episodes in which tier 2 had decided were played again; every other "
+                  f"candidate replayed from the episode's start ({r['replays']} replays, "
+                  f"{r['diverged']} that took another path not counted), oracle-judged, no "
+                  "memory; LM "
                   f"{r.get('lm', '?')}"
                   + (f"; replays ran {r['replay_meta'].get('date', '?')} at commit "
                      f"{r['replay_meta'].get('commit', '?')}" if r.get("replay_meta") else "")),
