@@ -33,6 +33,7 @@ class Row:
     result: Callable[[dict[str, Any]], str]  # results -> the number(s), as text
     target: str
     conditions: Callable[[dict[str, Any]], str]  # results -> how it was measured
+    part: str = ""  # a benchmark run in parts: which one (its own date and commit)
 
 
 def _ms(x: float) -> str:
@@ -220,7 +221,7 @@ ROWS: tuple[Row, ...] = (
           f"({r['speed']['constrained'].get('prompt_tokens', '?')}-token prompt)",
         ">= 20 tokens/s",
         lambda r: "packaged Gemma 3 270M Q4_K_M, greedy, grammar specialised to the scene, "
-                  + _part_conditions(r, "speed")),
+                  + _part_conditions(r, "speed"), part="speed"),
     Row("llama.cpp server, first answers valid with / without the grammar", "bench-llm",
         lambda r: f"{r['validity']['constrained']['first_call_valid']}/"
                   f"{r['validity']['constrained']['n']} / "
@@ -230,13 +231,14 @@ ROWS: tuple[Row, ...] = (
                   f"{r['validity']['unconstrained']['median_s']:.1f} s)",
         "reported", lambda r: f"planner prompts of {r['validity']['constrained']['n']} task "
                               f"families, seed {r['validity']['seed']}, packaged Gemma 3 270M "
-                              "(valid = parses and validates; not whether the plan is right)"),
+                              "(valid = parses and validates; not whether the plan is right)",
+        part="validity"),
     Row("tier-2 decision, llama.cpp server / transformers in-process", "bench-llm",
         lambda r: _tier2_speed(r["tier2"]), "<= 0.5 s on 2 cores",
         lambda r: f"mean-log-likelihood ranking of every candidate, {r['tier2']['situations']} "
                   "labelled tier-2 situations one after another (each reuses the previous "
                   "prompt's shared start), packaged Gemma 3 270M, wall clock per decision, "
-                  + _part_conditions(r, "tier2")),
+                  + _part_conditions(r, "tier2"), part="tier2"),
     Row("tier-2 accuracy on situations logged in mix episodes, labelled by replay",
         "tier2-replay", lambda r: _tier2_replay(r), "the default follows the numbers",
         lambda r: f"{len(r['situations'])} tier-2 decisions logged when {r['episodes']} mix "
@@ -373,6 +375,11 @@ def measured_table(folder: Path) -> str:
         when = (f"{meta.get('date', '?')}, {meta.get('commit', '?')}, {m.get('cpus', '?')} CPUs, "
                 f"load {m.get('load_avg_1min_at_start', '?')}; `{row.source}.json`") if meta \
             else f"no provenance recorded in `{row.source}.json`"
+        earlier = meta.get("conditions", {}).get("earlier_parts", {}).get(row.part) \
+            if row.part and isinstance(meta.get("conditions"), dict) else None
+        if earlier:  # kept from an earlier run of the benchmark
+            when = (f"{earlier.get('date', '?')}, {earlier.get('commit', '?')} (this part; the "
+                    f"file was last written {meta.get('date', '?')}); `{row.source}.json`")
         lines.append(f"| {row.what} | {_cell(result)} | {row.target} | {_cell(cond)} | "
                      f"{_cell(when)} |")
     return "\n".join(lines) + "\n"
