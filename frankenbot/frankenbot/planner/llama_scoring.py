@@ -138,11 +138,7 @@ class ContinuationScorer:
         """Decode the prompt's new tokens (for every sequence); its last row's log-softmax."""
         import numpy as np
 
-        n = 0
-        for a, b in zip(tp, self._cached, strict=False):
-            if a != b:
-                break
-            n += 1
+        n = self._lib.Llama.longest_token_prefix(tp, self._cached)
         n = min(n, len(tp) - 1)  # the last prompt token is decoded again: its row is needed
         self._cached = []
         self._lib.llama_memory_seq_rm(self._mem, -1, n, -1)
