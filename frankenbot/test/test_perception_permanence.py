@@ -44,6 +44,20 @@ def test_evidence_of_absence_ends_it_and_a_one_frame_phantom_is_not_kept():
     assert _objects(tr, 30.1) == {}
 
 
+def test_a_track_is_reported_once_seen_in_two_frames_except_in_the_very_first():
+    tr = Tracker(memory_s=2.0)
+    tr.update([det((0.4, 0.0, 0.02))], 0.0)
+    assert set(_objects(tr, 0.0)) == {"blue_block"}  # a single image is taken as it is
+    # a fragment in one noisy frame is not reported; the block seen again is
+    tr.update([det((0.4, 0.0, 0.02)), det((0.6, 0.2, 0.01), colour="red", shape="plate")], 0.1)
+    assert set(_objects(tr, 0.1)) == {"blue_block"}
+    tr.update([det((0.4, 0.0, 0.02)), det((0.6, 0.2, 0.01), colour="red", shape="plate")], 0.2)
+    assert set(_objects(tr, 0.2)) == {"blue_block", "red_plate"}  # seen twice: real
+    tr.reset()
+    tr.update([det((0.5, 0.1, 0.02), colour="green")], 5.0)
+    assert set(_objects(tr, 5.0)) == {"green_block"}  # after a reset, a first frame again
+
+
 def test_a_static_object_is_averaged_and_a_move_restarts_the_mean():
     rng = np.random.default_rng(0)
     tr = Tracker()

@@ -162,7 +162,9 @@ def truth_of_world(world: Any, min_z: float = -0.2, depth: np.ndarray | None = N
 
     With the frame's ``depth`` (uint16 mm), each object also gets its visible share.
     """
-    camera = camera_of_world(world) if depth is not None else None
+    # The depth was rendered by the true camera (not the nominal pose the brain is given).
+    camera = (CameraModel.from_matrix(camera_of_world(world).intrinsics,
+                                      world.true_camera_pose()) if depth is not None else None)
     out = []
     for s in world.object_states().values():
         if s.position[2] <= min_z:

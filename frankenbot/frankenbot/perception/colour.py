@@ -66,17 +66,25 @@ def rgb_to_hsv(rgb: np.ndarray) -> np.ndarray:
 CLIP_LEVEL = 250  # 8-bit value at which a channel counts as saturated
 
 
+UNCLIP_MAX_HUE = 52.0  # degrees: a red-clipped pixel at or above this hue is left as it reads
+
+
 def unclip_red_hue(hsv: np.ndarray, raw_rgb: np.ndarray) -> None:
     """Fix in place the hue of pixels whose red channel clipped (a lit orange top, a bright
     exposure): with red capped, the measured hue is too far towards yellow, so the true hue is
-    at most the measured one. Such a pixel between the red, orange and yellow centres gets the
-    highest of those centres not above its hue (+4 degrees): a clipped orange reads orange, not
-    yellow. A yellow pixel clips green too and is left alone."""
+    at most the measured one. Such a pixel between the red and orange centres, or reading up to
+    ``UNCLIP_MAX_HUE``, gets the highest of those centres not above its hue (+4 degrees): a
+    clipped orange reads orange, not yellow. A yellow reads 52-60 degrees unclipped and clipping
+    only raises that, so a clipped pixel from 52 degrees up is left alone (mapping it to orange
+    had turned whole yellow blocks orange under a bright exposure), and so is one whose green
+    clipped too. Faces of one object that still split into two hues are joined again by
+    segmentation, the darker one naming the colour."""
     rgb = np.asarray(raw_rgb)
-    sel = (rgb[:, 0] >= CLIP_LEVEL) & (rgb[:, 1] < CLIP_LEVEL) & (hsv[:, 0] < 60.0)
+    sel = ((rgb[:, 0] >= CLIP_LEVEL) & (rgb[:, 1] < CLIP_LEVEL)
+           & (hsv[:, 0] < UNCLIP_MAX_HUE))
     if not sel.any():
         return
-    warm = sorted(HUE_CENTRES[n] for n in ("red", "orange", "yellow"))
+    warm = sorted(HUE_CENTRES[n] for n in ("red", "orange"))
     h = hsv[sel, 0]
     fixed = np.full(h.shape, warm[0], dtype=np.float32)
     for c in warm[1:]:
@@ -102,11 +110,23 @@ def segmentation_groups(hsv: np.ndarray, th: ColourThresholds = ColourThresholds
     return groups
 
 
-def name_colour(hsv_pixels: np.ndarray, th: ColourThresholds = ColourThresholds()) -> str:
-    """Name the dominant colour of an object's pixels (N, 3 HSV)."""
+UNCLIPPED_SHARE = 0.25  # of an object's pixels: enough unclipped ones to name it alone
+
+
+def name_colour(hsv_pixels: np.ndarray, clipped: np.ndarray | None = None,
+                th: ColourThresholds = ColourThresholds()) -> str:
+    """Name the dominant colour of an object's pixels (N, 3 HSV).
+
+    ``clipped`` (N bools) marks pixels with a channel at the clip level: their hue moved (away
+    from the clipped channel's primary), so when at least ``UNCLIPPED_SHARE`` of the pixels
+    did not clip, only those name the colour."""
     px = np.asarray(hsv_pixels, dtype=np.float32).reshape(-1, 3)
     if px.shape[0] == 0:
         return ""
+    if clipped is not None and px.shape[0] == len(clipped):
+        keep = ~np.asarray(clipped, dtype=bool)
+        if np.count_nonzero(keep) >= max(1.0, UNCLIPPED_SHARE * px.shape[0]):
+            px = px[keep]
     achrom = (px[:, 1] < th.min_saturation) | (px[:, 2] < th.min_value_chromatic)
     if np.count_nonzero(achrom) * 2 > px.shape[0]:
         # Median brightness: a gray bin's lit rims reach white levels but most of it is darker,

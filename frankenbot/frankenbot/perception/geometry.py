@@ -177,6 +177,11 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
     height = max(top - rest, 0.005)
     fill = area / rect_area
     concave = _concave(cluster, centre, width, top, height) if length > 0.05 else False
+    if concave and rest > 0.0 and length >= rules.plate_min_footprint:
+        # A wide ring whose lower part is missing is a container standing on the table whose
+        # floor and lower walls sank into strong depth noise, not a flat thing held up: a
+        # lifted plate is filled, its middle as high as its rim.
+        rest, height = 0.0, max(top, 0.005)
     if length <= rules.block_max_footprint and not concave:
         shape = "block"
         # A block whose lower part is hidden (inside a bowl) is taken to be as tall as it is long.
@@ -203,7 +208,7 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
     z = plane_z + top - height / 2.0
     if eye is not None and sample_angle > 0:
         centre = centre + _far_edge_shift(centre, plane_z + top, eye, sample_angle)
-    colour = name_colour(cluster.hsv)
+    colour = name_colour(*cluster.colour_pixels())
     n = cluster.points.shape[0]
     confidence = float(min(1.0, 0.5 + n / 400.0)) * (1.0 if shape != "unknown" else 0.5)
     return Detection(shape=shape, colour=colour,

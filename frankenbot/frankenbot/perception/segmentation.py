@@ -20,6 +20,8 @@ from frankenbot.errors import PerceptionError
 from frankenbot.perception.camera import CameraModel, Intrinsics
 from frankenbot.perception.colour import (
     ACHROMATIC_GROUP,
+    CLIP_LEVEL,
+    HUE_CENTRES,
     rgb_to_hsv,
     segmentation_groups,
     unclip_red_hue,
@@ -62,6 +64,17 @@ class Cluster:
     pixels: np.ndarray  # (N, 2) row, col in the full-resolution image
     group: int  # colour group index (colour.SEG_NAMES)
     sigma: float = 0.0  # depth noise (m, RMS) at the cluster's range, estimated on the table
+    # Which points name the colour (None: all): after a lit face was merged back into its
+    # object, the darker faces, whose hue clipping did not move (``_merge_lit_faces``).
+    colour_mask: np.ndarray | None = None
+    clipped: np.ndarray | None = None  # (N,) bool: a colour channel at the sensor's clip level
+
+    def colour_pixels(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """HSV of the points that name the object's colour, and which of them clipped."""
+        if self.colour_mask is None:
+            return self.hsv, self.clipped
+        m = self.colour_mask
+        return self.hsv[m], None if self.clipped is None else self.clipped[m]
 
 
 def check_frame(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel) -> None:
@@ -140,6 +153,7 @@ class Foreground:
     ranges: np.ndarray | None = None  # (N,) optical-axis depth, m
     noise_a: float = 0.0  # m⁻¹: RMS height noise of the table at range r is noise_a * r²
     table_group: int = -1  # colour group of the table itself (-1: unknown)
+    clipped: np.ndarray | None = None  # (N,) bool: a colour channel at the sensor's clip level
 
 
 def noise_coefficient(heights: np.ndarray, ranges: np.ndarray) -> float:
@@ -229,6 +243,7 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
     if gains is not None:
         px = np.clip(raw.astype(np.float32) * (gains / 255.0), 0.0, 1.0)
     hsv = rgb_to_hsv(px) if idx.size else np.zeros((0, 3), np.float32)
+    clipped = np.any(raw >= CLIP_LEVEL, axis=1) if idx.size else np.zeros(0, bool)
     if idx.size:
         unclip_red_hue(hsv, raw)
     # Without a calibrated table colour (no white-balance gains), compensate exposure from the
@@ -238,7 +253,7 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
         hsv[:, 2] = np.clip(hsv[:, 2] * gain, 0.0, 1.0)
     groups = segmentation_groups(hsv) if idx.size else np.zeros(0, np.int16)
     return plane, Foreground(p_fg, h_fg, hsv, np.stack([rows, cols], axis=1), groups, r_fg,
-                             noise_a, table_group)
+                             noise_a, table_group, clipped)
 
 
 def table_colour(rgb: np.ndarray, idx: np.ndarray, heights: np.ndarray, cols_n: int,
@@ -284,8 +299,9 @@ def segment(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: Per
     plane, fg = foreground(rgb, depth, camera, config, rng, table_value_ref)
     if fg.points.shape[0] == 0:
         return plane, []
-    clusters = _enough_points(
-        _cluster(fg.points, fg.heights, fg.hsv, fg.pixels, fg.groups, config), camera, config)
+    clusters = _enough_points(_join_rim_pieces(_merge_lit_faces(
+        _cluster(fg.points, fg.heights, fg.hsv, fg.pixels, fg.groups, config, fg.clipped),
+        config)), camera, config)
     if fg.noise_a <= 0 or fg.ranges is None:
         return plane, clusters
     return plane, _stand_out(clusters, fg.noise_a, camera, config, fg.table_group)
@@ -327,7 +343,7 @@ def _stand_out(clusters: list[Cluster], noise_a: float, camera: CameraModel,
             floor = max(floor, TABLE_COLOURED_MIN)
         if float(np.median(c.heights)) < floor:
             continue
-        out.append(Cluster(c.points, c.heights, c.hsv, c.pixels, c.group, sigma))
+        out.append(replace(c, sigma=sigma))
     return out
 
 
@@ -358,11 +374,12 @@ def cluster_in_box(fg: Foreground, box: tuple[float, float, float, float],
         return None
     group = int(np.bincount(fg.groups[members].astype(np.int64)).argmax())
     return Cluster(fg.points[members], fg.heights[members], fg.hsv[members], fg.pixels[members],
-                   group)
+                   group, clipped=None if fg.clipped is None else fg.clipped[members])
 
 
 def _cluster(points: np.ndarray, heights: np.ndarray, hsv: np.ndarray, pixels: np.ndarray,
-             groups: np.ndarray, config: PerceptionConfig) -> list[Cluster]:
+             groups: np.ndarray, config: PerceptionConfig, clipped: np.ndarray | None = None
+             ) -> list[Cluster]:
     min_count = min(config.min_points, config.min_points_floor)  # by range: _enough_points
     cell = config.grid_cell
     ij = np.floor(points[:, :2] / cell).astype(np.int64)
@@ -382,15 +399,160 @@ def _cluster(points: np.ndarray, heights: np.ndarray, hsv: np.ndarray, pixels: n
         lab_sorted = lab[order]
         bounds = np.searchsorted(lab_sorted, np.arange(1, n + 2))
         for k in range(n):
-            if bounds[k + 1] - bounds[k] < config.min_points:
-                continue  # too few points for any part of it to count (_split_parts)
+            if bounds[k + 1] - bounds[k] < min_count:
+                continue  # too few points for any part of it to count (_split_parts); a
+                # piece under min_points may still be a face of an object (_merge_lit_faces)
             members = sel[order[bounds[k]:bounds[k + 1]]]
             for part in _split_parts(members, points, heights, config, min_count):
                 if np.max(np.ptp(points[part, :2], axis=0)) < config.min_extent:
                     continue
                 clusters.append(Cluster(points[part], heights[part], hsv[part], pixels[part],
-                                        int(g)))
+                                        int(g), clipped=None if clipped is None
+                                        else clipped[part]))
     return clusters
+
+
+LIT_FACE_UNION = 1.3  # merged faces span at most this times the smaller one's footprint
+LIT_FACE_HEIGHT_MARGIN = 0.008  # m beyond the other's height band a face may lie
+
+
+def _hue_neighbours(a: int, b: int) -> bool:
+    """Two chromatic segmentation groups next to each other on the hue circle."""
+    n = len(HUE_CENTRES)
+    return a != b and a < n and b < n and (abs(a - b) == 1 or abs(a - b) == n - 1)
+
+
+def _merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[Cluster]:
+    """Put an object back together whose faces fell into neighbouring hue groups.
+
+    Where a colour channel clips (a lit top face, a bright exposure; also after a white-balance
+    gain below one on a clipped channel), the hue moves away from that channel's primary: the
+    top of an orange block reads yellow, that of a purple one pink, while its shaded sides keep
+    their hue. Segmentation by hue then cuts one block into two clusters, a phantom and a
+    miscoloured block. Two clusters of neighbouring hues are one object when they touch, their
+    union spans no more than ``LIT_FACE_UNION`` times the smaller one's footprint (a block in
+    a bowl, on a plate or beside another block spans far more) and one lies within the other's
+    height band (a block stacked on another does not). The darker cluster names the colour.
+    """
+    if len(clusters) < 2:
+        return clusters
+    lo = [c.points[:, :2].min(axis=0) for c in clusters]
+    hi = [c.points[:, :2].max(axis=0) for c in clusters]
+    band = [np.percentile(c.heights, (5, 95)) for c in clusters]
+    mid = [float(np.median(c.heights)) for c in clusters]
+    value = [float(np.median(c.hsv[:, 2])) for c in clusters]
+    parent = list(range(len(clusters)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def within(i: int, j: int) -> bool:
+        return band[j][0] - LIT_FACE_HEIGHT_MARGIN <= mid[i] <= band[j][1] + LIT_FACE_HEIGHT_MARGIN
+
+    touch = 2 * config.grid_cell
+    for i in range(len(clusters)):
+        for j in range(i + 1, len(clusters)):
+            if not _hue_neighbours(clusters[i].group, clusters[j].group):
+                continue
+            if np.any(lo[i] > hi[j] + touch) or np.any(lo[j] > hi[i] + touch):
+                continue
+            span = float(np.max(np.maximum(hi[i], hi[j]) - np.minimum(lo[i], lo[j])))
+            smaller = min(float(np.max(hi[i] - lo[i])), float(np.max(hi[j] - lo[j])))
+            if span > LIT_FACE_UNION * smaller + touch or not (within(i, j) or within(j, i)):
+                continue
+            parent[root(j)] = root(i)
+    members: dict[int, list[int]] = {}
+    for i in range(len(clusters)):
+        members.setdefault(root(i), []).append(i)
+    out = []
+    for idx in members.values():
+        if len(idx) == 1:
+            out.append(clusters[idx[0]])
+            continue
+        darkest = min(idx, key=lambda k: value[k])
+        parts = [clusters[k] for k in idx]
+        mask = np.concatenate([np.full(c.points.shape[0], k == darkest) for k, c in
+                               zip(idx, parts, strict=True)])
+        out.append(Cluster(np.concatenate([c.points for c in parts]),
+                           np.concatenate([c.heights for c in parts]),
+                           np.concatenate([c.hsv for c in parts]),
+                           np.concatenate([c.pixels for c in parts]),
+                           clusters[darkest].group, colour_mask=mask,
+                           clipped=_cat([c.clipped for c in parts])))
+    return out
+
+
+RIM_PIECE_ASPECT = 0.5  # minor / major spread below which a piece is an arc of a rim
+RIM_ROUND = 0.3  # the arcs' union spans across within this share of their length (round)
+RIM_HEIGHT_DIFF = 0.015  # m: arcs of one rim stand about as high
+
+
+def _axes(xy: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """Major axis (unit xy) and the extents along it and across it."""
+    centred = xy - xy.mean(axis=0)
+    w, v = np.linalg.eigh(np.cov(centred.T) if xy.shape[0] > 2 else np.eye(2))
+    major = v[:, int(np.argmax(w))]
+    minor = np.array([-major[1], major[0]])
+    return major, float(np.ptp(centred @ major)), float(np.ptp(centred @ minor))
+
+
+def _join_rim_pieces(clusters: list[Cluster]) -> list[Cluster]:
+    """Join the arcs a container's rim broke into.
+
+    Under strong depth noise a bowl's floor sinks below the noise floor and the rim's thin
+    sides, seen nearly edge-on, drop out (holes at depth edges), so the rim falls apart into a
+    near and a far arc: two flat, elongated clusters of one colour that measured as two plates.
+    Two such pieces of one colour group, lying side by side (parallel, offset across their
+    long axes, together about as wide as they are long: ``RIM_ROUND``) and about as high,
+    are one container. Two blocks are not elongated; a row of things lies along its axis."""
+    if len(clusters) < 2:
+        return clusters
+    shape = [_axes(c.points[:, :2]) for c in clusters]
+    arc = [minor < RIM_PIECE_ASPECT * major for _, major, minor in shape]
+    mid = [float(np.median(c.heights)) for c in clusters]
+    centre = [c.points[:, :2].mean(axis=0) for c in clusters]
+    used: set[int] = set()
+    out = []
+    for i, a in enumerate(clusters):
+        if i in used:
+            continue
+        for j in range(i + 1, len(clusters)):
+            b = clusters[j]
+            if j in used or not (arc[i] and arc[j]) or a.group != b.group:
+                continue
+            (ai, li, wi), (aj, lj, wj) = shape[i], shape[j]
+            offset = centre[j] - centre[i]
+            across = abs(float(offset @ np.array([-ai[1], ai[0]])))
+            along = abs(float(offset @ ai))
+            length = max(li, lj)
+            if (abs(float(ai @ aj)) < 0.85 or along > 0.3 * length
+                    or abs(across + (wi + wj) / 2 - length) > RIM_ROUND * length
+                    or abs(mid[i] - mid[j]) > RIM_HEIGHT_DIFF):
+                continue
+            a = _joined(a, b)
+            used.add(j)
+            break
+        out.append(a)
+    return out
+
+
+def _cat(arrays: list[np.ndarray | None]) -> np.ndarray | None:
+    """Per-point flags of merged clusters, None when any part has none."""
+    return None if any(a is None for a in arrays) else np.concatenate(arrays)
+
+
+def _joined(a: Cluster, b: Cluster) -> Cluster:
+    """One cluster of the points of ``a`` and ``b`` (``a``'s colour group)."""
+    def mask(c: Cluster) -> np.ndarray:
+        return np.ones(c.points.shape[0], bool) if c.colour_mask is None else c.colour_mask
+
+    return Cluster(np.concatenate([a.points, b.points]), np.concatenate([a.heights, b.heights]),
+                   np.concatenate([a.hsv, b.hsv]), np.concatenate([a.pixels, b.pixels]),
+                   a.group, colour_mask=None if a.colour_mask is None and b.colour_mask is None
+                   else np.concatenate([mask(a), mask(b)]), clipped=_cat([a.clipped, b.clipped]))
 
 
 def _grid_components(cells: np.ndarray, shape: tuple[int, ...], closing: int

@@ -37,6 +37,7 @@ CONTAINER_SHAPES = ("bowl", "bin", "plate")
 _SHAPE_MISMATCH_COST = 0.08  # metres-equivalent penalty when shapes differ
 _GATED = 1e6
 PERMANENT_HITS = 3  # frames a track must be seen in before a hidden one is kept indefinitely
+CONFIRM_HITS = 2  # frames a track must be seen in before the scene reports it
 FUSE_FRAMES = 8  # running mean over at most this many detections
 FUSE_JUMP = 0.012  # m: a detection this far from the mean is a move, not noise
 OCCLUDED_AFTER_S = 0.35  # s unseen: the object is reported occluded
@@ -134,6 +135,7 @@ class Tracker:
         self.match_distance = match_distance
         self.memory_s = memory_s
         self._tracks: list[Track] = []
+        self._frames = 0
 
     @property
     def tracks(self) -> tuple[Track, ...]:
@@ -141,6 +143,7 @@ class Tracker:
 
     def reset(self) -> None:
         self._tracks = []
+        self._frames = 0
 
     def settle(self, heights: Mapping[str, float]) -> None:
         """Move remembered objects down to the given centre heights (a block let go into an
@@ -177,6 +180,7 @@ class Tracker:
         the nearest unmatched detection of its colour and shape (it moved, however far), or
         is forgotten (it is gone). Established tracks outlive ``memory_s`` (permanence).
         """
+        self._frames += 1
         self._tracks = [t for t in self._tracks
                         if stamp - t.last_seen <= self.memory_s or t.hits >= PERMANENT_HITS]
         tracks = self._tracks
@@ -246,5 +250,9 @@ class Tracker:
         return list(result)
 
     def scene_objects(self, now: float) -> list[SceneObject]:
-        objs = [t.to_scene_object(now, self.memory_s) for t in self._tracks]
+        """The confirmed tracks as scene objects: seen in ``CONFIRM_HITS`` frames (a phantom of
+        one noisy frame, a fragment of an object cut in two once, is never reported), or in
+        the only frame there has been so far (a single image is taken as it is)."""
+        objs = [t.to_scene_object(now, self.memory_s) for t in self._tracks
+                if t.hits >= CONFIRM_HITS or self._frames <= 1]
         return sorted(objs, key=lambda o: o.object_id)

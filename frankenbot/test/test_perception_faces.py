@@ -1,0 +1,95 @@
+"""Segmentation under clipping and strong depth noise: an object's lit face cut off by its hue,
+a bowl's rim broken into two arcs, a bowl whose floor sank into the noise (synthetic clusters
+and pixels; the sensor-level behaviour is scored by ``frankenbot perception eval``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from frankenbot.perception.colour import SEG_NAMES, name_colour, rgb_to_hsv, unclip_red_hue
+from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.geometry import measure
+from frankenbot.perception.segmentation import Cluster, _join_rim_pieces, _merge_lit_faces
+
+CONFIG = PerceptionConfig()
+GROUP = {n: i for i, n in enumerate(SEG_NAMES)}
+rng = np.random.default_rng(0)
+
+
+def _cluster(xy_lo, xy_hi, h_lo, h_hi, colour, hue, value, n=120, ring=None) -> Cluster:
+    """Points uniform in a box (or, with ``ring=(cx, cy, r_in, r_out)``, in an annulus) with one
+    HSV colour."""
+    if ring is None:
+        xy = rng.uniform(xy_lo, xy_hi, (n, 2))
+    else:
+        cx, cy, r_in, r_out = ring
+        a = rng.uniform(*xy_lo, n)  # xy_lo: the arc's angle span (radians)
+        r = rng.uniform(r_in, r_out, n)
+        xy = np.stack([cx + r * np.cos(a), cy + r * np.sin(a)], axis=1)
+    h = rng.uniform(h_lo, h_hi, n)
+    pts = np.column_stack([xy, 0.75 + h])
+    hsv = np.tile(np.array([hue, 0.9, value], np.float32), (n, 1))
+    return Cluster(pts, h, hsv, np.zeros((n, 2), int), GROUP[colour],
+                   clipped=np.full(n, value > 0.85))
+
+
+def _names(clusters):
+    return sorted(name_colour(*c.colour_pixels()) for c in clusters)
+
+
+def test_a_lit_top_cut_off_by_its_hue_joins_its_block_and_the_sides_name_it():
+    sides = _cluster((0.40, 0.00), (0.44, 0.04), 0.002, 0.036, "orange", 28.0, 0.6)
+    top = _cluster((0.401, 0.001), (0.439, 0.039), 0.036, 0.040, "yellow", 48.0, 0.9)
+    out = _merge_lit_faces([sides, top], CONFIG)
+    assert len(out) == 1 and _names(out) == ["orange"]
+    assert out[0].points.shape[0] == sides.points.shape[0] + top.points.shape[0]
+
+
+def test_neighbouring_hues_that_are_separate_objects_stay_apart():
+    orange = _cluster((0.40, 0.00), (0.44, 0.04), 0.0, 0.040, "orange", 28.0, 0.6)
+    beside = _cluster((0.441, 0.00), (0.481, 0.04), 0.0, 0.040, "yellow", 53.0, 0.8)
+    on_top = _cluster((0.40, 0.00), (0.44, 0.04), 0.041, 0.080, "yellow", 53.0, 0.8)
+    bowl = _cluster((0.35, -0.05), (0.50, 0.10), 0.0, 0.05, "red", 2.0, 0.5, n=400)
+    for pair in ([orange, beside], [orange, on_top], [bowl, orange]):
+        assert len(_merge_lit_faces(pair, CONFIG)) == 2
+    assert _names(_merge_lit_faces([orange, beside], CONFIG)) == ["orange", "yellow"]
+
+
+def test_the_two_arcs_of_a_broken_rim_are_one_container_and_two_blocks_are_not():
+    ring = (0.5, 0.1, 0.062, 0.075)
+    near = _cluster((np.pi / 2 + 0.4, 3 * np.pi / 2 - 0.4), None, 0.02, 0.05, "green", 125.0,
+                    0.6, ring=ring)
+    far = _cluster((-np.pi / 2 + 0.4, np.pi / 2 - 0.4), None, 0.02, 0.05, "green", 125.0, 0.6,
+                   ring=ring)
+    joined = _join_rim_pieces([near, far])
+    assert len(joined) == 1
+    bowl = measure(joined[0])
+    assert bowl.shape == "bowl", bowl
+    assert np.hypot(bowl.position[0] - 0.5, bowl.position[1] - 0.1) < 0.01
+    assert measure(near).shape != "bowl"  # an arc alone is not the bowl
+    a = _cluster((0.40, 0.00), (0.44, 0.04), 0.0, 0.04, "green", 125.0, 0.6)
+    b = _cluster((0.40, 0.06), (0.44, 0.10), 0.0, 0.04, "green", 125.0, 0.6)
+    assert len(_join_rim_pieces([a, b])) == 2
+
+
+def test_a_ring_whose_lower_walls_sank_into_noise_is_a_bowl_not_a_raised_plate():
+    ring = _cluster((0.0, 2 * np.pi), None, 0.025, 0.05, "blue", 225.0, 0.6, n=600,
+                    ring=(0.5, 0.1, 0.062, 0.075))
+    d = measure(ring)
+    assert d.shape == "bowl" and d.size[2] > 0.04, d
+
+
+def test_clipped_pixels_do_not_name_an_object_that_shows_unclipped_ones():
+    shaded = rgb_to_hsv(np.array([[200, 100, 10]] * 30, np.uint8))  # orange, 28 degrees
+    lit = rgb_to_hsv(np.array([[255, 240, 10]] * 90, np.uint8))  # red clipped: reads 56
+    px = np.concatenate([shaded, lit])
+    clipped = np.r_[np.zeros(30, bool), np.ones(90, bool)]
+    assert name_colour(px) == "yellow"  # the clipped majority alone says yellow
+    assert name_colour(px, clipped) == "orange"
+
+
+def test_a_clipped_yellow_is_not_turned_orange():
+    raw = np.array([[255, 228, 30]] * 10, np.uint8)  # a lit yellow: red clipped, 54 degrees
+    hsv = rgb_to_hsv(raw)
+    unclip_red_hue(hsv, raw)
+    assert name_colour(hsv) == "yellow"
