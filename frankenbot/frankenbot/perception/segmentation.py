@@ -68,6 +68,7 @@ class Cluster:
     # object, the darker faces, whose hue clipping did not move (``_merge_lit_faces``).
     colour_mask: np.ndarray | None = None
     clipped: np.ndarray | None = None  # (N,) bool: a colour channel at the sensor's clip level
+    flat: np.ndarray | None = None  # (N,) bool: grown from the table's noise band (_grow_flat)
 
     def colour_pixels(self) -> tuple[np.ndarray, np.ndarray | None]:
         """HSV of the points that name the object's colour, and which of them clipped."""
@@ -154,6 +155,7 @@ class Foreground:
     noise_a: float = 0.0  # m⁻¹: RMS height noise of the table at range r is noise_a * r²
     table_group: int = -1  # colour group of the table itself (-1: unknown)
     clipped: np.ndarray | None = None  # (N,) bool: a colour channel at the sensor's clip level
+    flat: np.ndarray | None = None  # (N,) bool: in the table's noise band, kept for its colour
 
 
 def noise_coefficient(heights: np.ndarray, ranges: np.ndarray) -> float:
@@ -230,12 +232,20 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
     floor = np.maximum(config.min_height, config.noise_point_sigmas * noise_a * ranges ** 2)
     fg = (h > floor) & (h < config.max_height)
     gains = _white_balance(rgb, idx, h, cols_n, s, config)
+    flat = np.zeros(idx.size, bool)
+    if noise_a > 0:
+        # Under strong noise a thin object (a plate) sinks into the table's noise band but its
+        # colour still tells it from the table: such samples come along, flagged, to grow the
+        # fragments depth did find (_grow_flat)
+        band = np.flatnonzero(np.abs(h) <= floor)
+        flat[band[_off_table_colour(rgb, idx[band], cols_n, s, h, gains, config, idx)]] = True
+        fg |= flat
     on_table = idx[np.abs(h) < config.min_height]
     if on_table.size:
         table_px = rgb[(on_table // cols_n) * s, (on_table % cols_n) * s]
         plane = replace(plane, value=float(np.median(rgb_to_hsv(table_px)[:, 2])))
     table_group = _table_group(rgb, idx, h, cols_n, s, gains)
-    idx, p_fg, h_fg, r_fg = idx[fg], p_in[fg], h[fg], ranges[fg]
+    idx, p_fg, h_fg, r_fg, flat = idx[fg], p_in[fg], h[fg], ranges[fg], flat[fg]
     rows = (idx // cols_n) * s
     cols = (idx % cols_n) * s
     raw = rgb[rows, cols]
@@ -253,7 +263,81 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
         hsv[:, 2] = np.clip(hsv[:, 2] * gain, 0.0, 1.0)
     groups = segmentation_groups(hsv) if idx.size else np.zeros(0, np.int16)
     return plane, Foreground(p_fg, h_fg, hsv, np.stack([rows, cols], axis=1), groups, r_fg,
-                             noise_a, table_group, clipped)
+                             noise_a, table_group, clipped, flat)
+
+
+FLAT_CHROMA = 0.06  # chromaticity distance from the table's that marks a sample as not table
+FLAT_MIN_LIGHT = 0.7  # of the table's brightness: in shadow chromaticity is mostly noise
+FLAT_SEED_TOP = 0.035  # m: a depth cluster lower than this may be part of a thin object
+FLAT_SEED_EXTENT = 0.22  # m: ... and no longer than this
+FLAT_REACH = 0.2  # m: noise-band samples this close to a seed may join it
+FLAT_OBJECT_MIN = 0.006  # m: mean height a grown cluster must show (half a 12 mm plate)
+
+
+def _off_table_colour(rgb: np.ndarray, idx: np.ndarray, cols_n: int, stride: int,
+                      heights: np.ndarray, gains: np.ndarray | None, config: PerceptionConfig,
+                      all_idx: np.ndarray) -> np.ndarray:
+    """Which samples ``idx`` differ in chromaticity from the table and are about as bright as
+    it (False for all when the table's colour is unknown this frame)."""
+    out = np.zeros(idx.size, bool)
+    ref = (np.asarray(config.table_rgb, np.float32) if gains is not None
+           else table_colour(rgb, all_idx, heights, cols_n, stride))
+    if ref is None or not np.all(ref > 0) or idx.size == 0:
+        return out
+    px = rgb[(idx // cols_n) * stride, (idx % cols_n) * stride].astype(np.float32)
+    if gains is not None:
+        px *= gains
+    total = px.sum(axis=1) + 1e-3
+    ref_total = float(ref.sum())
+    d = np.hypot(px[:, 0] / total - ref[0] / ref_total, px[:, 1] / total - ref[1] / ref_total)
+    return (d > FLAT_CHROMA) & (total > FLAT_MIN_LIGHT * ref_total)
+
+
+def _grow_flat(clusters: list[Cluster], fg: Foreground, flat_idx: np.ndarray,
+               config: PerceptionConfig) -> list[Cluster]:
+    """Grow low, small depth clusters (fragments of a thin object that cleared the noise) with
+    the noise-band samples of their colour group connected to them: under strong noise a
+    12 mm plate shows in depth only as scattered pieces, its colour shows all of it. Only
+    seeds grow, never past ``FLAT_REACH``, so a large or tall object (the arm) takes none."""
+    cell = config.grid_cell
+    free = np.ones(flat_idx.size, bool)
+    out = []
+    for c in clusters:
+        xy = c.points[:, :2]
+        lo, hi = xy.min(axis=0), xy.max(axis=0)
+        if (float(np.percentile(c.heights, 95)) >= FLAT_SEED_TOP
+                or float(np.max(hi - lo)) > FLAT_SEED_EXTENT):
+            out.append(c)
+            continue
+        centre = xy.mean(axis=0)
+        cand = np.flatnonzero(free & (fg.groups[flat_idx] == c.group))
+        if cand.size:
+            d = np.linalg.norm(fg.points[flat_idx[cand], :2] - centre, axis=1)
+            cand = cand[d < FLAT_REACH]
+        if cand.size < config.min_points_floor:
+            out.append(c)
+            continue
+        cells = np.floor(np.vstack([xy, fg.points[flat_idx[cand], :2]]) / cell).astype(np.int64)
+        cells -= cells.min(axis=0)
+        lab, _ = _grid_components(cells, tuple(int(v) + 1 for v in cells.max(axis=0)),
+                                  config.grid_closing)
+        seed_labels = np.unique(lab[:xy.shape[0]])
+        take = cand[np.isin(lab[xy.shape[0]:], seed_labels)]
+        if take.size == 0:
+            out.append(c)
+            continue
+        sel = flat_idx[take]
+        if (float(np.sum(c.heights)) + float(np.sum(fg.heights[sel]))) / (
+                c.points.shape[0] + sel.size) < FLAT_OBJECT_MIN:
+            out.append(c)  # what it would take in is table (its mean shows no thickness)
+            continue
+        free[take] = False
+        grown = Cluster(fg.points[sel], fg.heights[sel], fg.hsv[sel], fg.pixels[sel], c.group,
+                        clipped=None if fg.clipped is None else fg.clipped[sel],
+                        flat=np.ones(sel.size, bool))
+        base = replace(c, flat=np.zeros(c.points.shape[0], bool))
+        out.append(_joined(base, grown))
+    return out
 
 
 def table_colour(rgb: np.ndarray, idx: np.ndarray, heights: np.ndarray, cols_n: int,
@@ -299,9 +383,14 @@ def segment(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: Per
     plane, fg = foreground(rgb, depth, camera, config, rng, table_value_ref)
     if fg.points.shape[0] == 0:
         return plane, []
-    clusters = _enough_points(_join_rim_pieces(_merge_lit_faces(
-        _cluster(fg.points, fg.heights, fg.hsv, fg.pixels, fg.groups, config, fg.clipped),
-        config)), camera, config)
+    solid = np.flatnonzero(~fg.flat) if fg.flat is not None else np.arange(fg.points.shape[0])
+    clusters = _join_rim_pieces(_merge_lit_faces(
+        _cluster(fg.points[solid], fg.heights[solid], fg.hsv[solid], fg.pixels[solid],
+                 fg.groups[solid], config, None if fg.clipped is None else fg.clipped[solid]),
+        config))
+    if fg.flat is not None and fg.flat.any():
+        clusters = _grow_flat(clusters, fg, np.flatnonzero(fg.flat), config)
+    clusters = _enough_points(clusters, camera, config)
     if fg.noise_a <= 0 or fg.ranges is None:
         return plane, clusters
     return plane, _stand_out(clusters, fg.noise_a, camera, config, fg.table_group)
@@ -341,8 +430,12 @@ def _stand_out(clusters: list[Cluster], noise_a: float, camera: CameraModel,
         floor = max(config.min_height, sigmas * sigma)
         if c.group == table_group:
             floor = max(floor, TABLE_COLOURED_MIN)
-        if float(np.median(c.heights)) < floor:
-            continue
+        solid = c.heights if c.flat is None else c.heights[~c.flat]
+        if solid.size == 0 or float(np.median(solid)) < floor:
+            # grown from the noise band (a plate): its mean height over many samples must
+            # show it stands on the table; a coloured patch of the table averages to nothing
+            if c.flat is None or not c.flat.any() or float(np.mean(c.heights)) < FLAT_OBJECT_MIN:
+                continue
         out.append(replace(c, sigma=sigma))
     return out
 
@@ -434,13 +527,19 @@ def _merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[
     a bowl, on a plate or beside another block spans far more) and one lies within the other's
     height band (a block stacked on another does not). The darker cluster names the colour.
     """
-    if len(clusters) < 2:
+    pairs = [(i, j) for i in range(len(clusters)) for j in range(i + 1, len(clusters))
+             if _hue_neighbours(clusters[i].group, clusters[j].group)]
+    if not pairs:
         return clusters
     lo = [c.points[:, :2].min(axis=0) for c in clusters]
     hi = [c.points[:, :2].max(axis=0) for c in clusters]
-    band = [np.percentile(c.heights, (5, 95)) for c in clusters]
-    mid = [float(np.median(c.heights)) for c in clusters]
-    value = [float(np.median(c.hsv[:, 2])) for c in clusters]
+    stats: dict[int, tuple[np.ndarray, float]] = {}
+
+    def band_mid(k: int) -> tuple[np.ndarray, float]:  # height band (p5, p95) and median
+        if k not in stats:
+            p5, p50, p95 = np.percentile(clusters[k].heights, (5, 50, 95))
+            stats[k] = (np.array([p5, p95]), float(p50))
+        return stats[k]
     parent = list(range(len(clusters)))
 
     def root(i: int) -> int:
@@ -450,20 +549,18 @@ def _merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[
         return i
 
     def within(i: int, j: int) -> bool:
-        return band[j][0] - LIT_FACE_HEIGHT_MARGIN <= mid[i] <= band[j][1] + LIT_FACE_HEIGHT_MARGIN
+        band, mid = band_mid(j)[0], band_mid(i)[1]
+        return band[0] - LIT_FACE_HEIGHT_MARGIN <= mid <= band[1] + LIT_FACE_HEIGHT_MARGIN
 
     touch = 2 * config.grid_cell
-    for i in range(len(clusters)):
-        for j in range(i + 1, len(clusters)):
-            if not _hue_neighbours(clusters[i].group, clusters[j].group):
-                continue
-            if np.any(lo[i] > hi[j] + touch) or np.any(lo[j] > hi[i] + touch):
-                continue
-            span = float(np.max(np.maximum(hi[i], hi[j]) - np.minimum(lo[i], lo[j])))
-            smaller = min(float(np.max(hi[i] - lo[i])), float(np.max(hi[j] - lo[j])))
-            if span > LIT_FACE_UNION * smaller + touch or not (within(i, j) or within(j, i)):
-                continue
-            parent[root(j)] = root(i)
+    for i, j in pairs:
+        if np.any(lo[i] > hi[j] + touch) or np.any(lo[j] > hi[i] + touch):
+            continue
+        span = float(np.max(np.maximum(hi[i], hi[j]) - np.minimum(lo[i], lo[j])))
+        smaller = min(float(np.max(hi[i] - lo[i])), float(np.max(hi[j] - lo[j])))
+        if span > LIT_FACE_UNION * smaller + touch or not (within(i, j) or within(j, i)):
+            continue
+        parent[root(j)] = root(i)
     members: dict[int, list[int]] = {}
     for i in range(len(clusters)):
         members.setdefault(root(i), []).append(i)
@@ -472,7 +569,7 @@ def _merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[
         if len(idx) == 1:
             out.append(clusters[idx[0]])
             continue
-        darkest = min(idx, key=lambda k: value[k])
+        darkest = min(idx, key=lambda k: float(np.median(clusters[k].hsv[:, 2])))
         parts = [clusters[k] for k in idx]
         mask = np.concatenate([np.full(c.points.shape[0], k == darkest) for k, c in
                                zip(idx, parts, strict=True)])
@@ -481,7 +578,8 @@ def _merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[
                            np.concatenate([c.hsv for c in parts]),
                            np.concatenate([c.pixels for c in parts]),
                            clusters[darkest].group, colour_mask=mask,
-                           clipped=_cat([c.clipped for c in parts])))
+                           clipped=_cat([c.clipped for c in parts]),
+                           flat=_cat([c.flat for c in parts])))
     return out
 
 
@@ -508,11 +606,14 @@ def _join_rim_pieces(clusters: list[Cluster]) -> list[Cluster]:
     Two such pieces of one colour group, lying side by side (parallel, offset across their
     long axes, together about as wide as they are long: ``RIM_ROUND``) and about as high,
     are one container. Two blocks are not elongated; a row of things lies along its axis."""
-    if len(clusters) < 2:
+    groups = [c.group for c in clusters]
+    shared = {g for g in groups if groups.count(g) > 1}
+    if not shared:
         return clusters
-    shape = [_axes(c.points[:, :2]) for c in clusters]
+    none = (np.zeros(2), 0.0, 1.0)  # not a candidate: never an arc
+    shape = [_axes(c.points[:, :2]) if c.group in shared else none for c in clusters]
     arc = [minor < RIM_PIECE_ASPECT * major for _, major, minor in shape]
-    mid = [float(np.median(c.heights)) for c in clusters]
+    mid = [float(np.median(c.heights)) if a else 0.0 for c, a in zip(clusters, arc, strict=True)]
     centre = [c.points[:, :2].mean(axis=0) for c in clusters]
     used: set[int] = set()
     out = []
@@ -552,7 +653,8 @@ def _joined(a: Cluster, b: Cluster) -> Cluster:
     return Cluster(np.concatenate([a.points, b.points]), np.concatenate([a.heights, b.heights]),
                    np.concatenate([a.hsv, b.hsv]), np.concatenate([a.pixels, b.pixels]),
                    a.group, colour_mask=None if a.colour_mask is None and b.colour_mask is None
-                   else np.concatenate([mask(a), mask(b)]), clipped=_cat([a.clipped, b.clipped]))
+                   else np.concatenate([mask(a), mask(b)]), clipped=_cat([a.clipped, b.clipped]),
+                   flat=_cat([a.flat, b.flat]))
 
 
 def _grid_components(cells: np.ndarray, shape: tuple[int, ...], closing: int
