@@ -93,3 +93,36 @@ def test_a_clipped_yellow_is_not_turned_orange():
     hsv = rgb_to_hsv(raw)
     unclip_red_hue(hsv, raw)
     assert name_colour(hsv) == "yellow"
+
+
+def _plate_foreground(band_height: float):
+    """A white plate's depth fragment (12 mm, 40 samples that cleared the noise) and 400
+    noise-band samples of its colour around it at ``band_height`` on average."""
+    from frankenbot.perception.segmentation import Foreground
+
+    n_frag, n_band = 40, 400
+    frag_xy = rng.uniform((0.50, 0.05), (0.53, 0.08), (n_frag, 2))
+    a, r = rng.uniform(0, 2 * np.pi, n_band), 0.09 * np.sqrt(rng.uniform(0, 1, n_band))
+    band_xy = np.stack([0.5 + r * np.cos(a), 0.1 + r * np.sin(a)], axis=1)
+    xy = np.vstack([frag_xy, band_xy])
+    h = np.r_[rng.normal(0.017, 0.002, n_frag), rng.normal(band_height, 0.004, n_band)]
+    n = xy.shape[0]
+    hsv = np.tile(np.array([0.0, 0.02, 0.95], np.float32), (n, 1))
+    return Foreground(np.column_stack([xy, 0.75 + h]), h, hsv, np.zeros((n, 2), int),
+                      np.full(n, GROUP["achromatic"]), np.full(n, 1.1), 0.005, -1,
+                      np.zeros(n, bool), np.r_[np.zeros(n_frag, bool), np.ones(n_band, bool)])
+
+
+def test_a_plate_fragment_grows_with_its_colour_in_the_noise_band_a_patch_does_not():
+    from frankenbot.perception.segmentation import _grow_flat
+
+    for band_height, grows in ((0.009, True), (0.0, False)):
+        fg = _plate_foreground(band_height)
+        seed = Cluster(fg.points[:40], fg.heights[:40], fg.hsv[:40], fg.pixels[:40],
+                       GROUP["achromatic"])
+        (out,) = _grow_flat([seed], fg, np.flatnonzero(fg.flat), CONFIG)
+        assert (out.points.shape[0] > 300) is grows, (band_height, out.points.shape)
+        if grows:
+            d = measure(out)
+            assert d.shape == "plate", d
+            assert np.hypot(d.position[0] - 0.5, d.position[1] - 0.1) < 0.015, d.position

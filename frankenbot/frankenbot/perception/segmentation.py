@@ -233,10 +233,10 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
     fg = (h > floor) & (h < config.max_height)
     gains = _white_balance(rgb, idx, h, cols_n, s, config)
     flat = np.zeros(idx.size, bool)
-    if noise_a > 0:
-        # Under strong noise a thin object (a plate) sinks into the table's noise band but its
-        # colour still tells it from the table: such samples come along, flagged, to grow the
-        # fragments depth did find (_grow_flat)
+    if noise_a > 0 and float(np.median(floor)) > FLAT_NOISE_BAND:
+        # Under strong noise (a band thicker than two thirds of a plate) a thin object sinks
+        # into the table's noise band but its colour still tells it from the table: such
+        # samples come along, flagged, to grow the fragments depth did find (_grow_flat)
         band = np.flatnonzero(np.abs(h) <= floor)
         flat[band[_off_table_colour(rgb, idx[band], cols_n, s, h, gains, config, idx)]] = True
         fg |= flat
@@ -266,6 +266,7 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
                              noise_a, table_group, clipped, flat)
 
 
+FLAT_NOISE_BAND = 0.008  # m: a noise band thicker than this (at the median range) hides plates
 FLAT_CHROMA = 0.06  # chromaticity distance from the table's that marks a sample as not table
 FLAT_MIN_LIGHT = 0.7  # of the table's brightness: in shadow chromaticity is mostly noise
 FLAT_SEED_TOP = 0.035  # m: a depth cluster lower than this may be part of a thin object
@@ -676,10 +677,31 @@ def _grid_components(cells: np.ndarray, shape: tuple[int, ...], closing: int
     local = cells - lo
     occ = np.zeros(tuple(int(v) for v in hi - lo), dtype=bool)
     occ[local[:, 0], local[:, 1]] = True
-    grown = ndimage.binary_dilation(occ, structure, iterations=closing) if closing else occ
-    grown = ndimage.binary_fill_holes(grown)
+    grown = _dilate(occ, closing)
+    grown = _fill_holes(grown)
     labels, n = ndimage.label(grown, structure)
     return labels[local[:, 0], local[:, 1]], int(n)
+
+
+def _dilate(occ: np.ndarray, iterations: int) -> np.ndarray:
+    """``binary_dilation`` by the full 3x3 square, ``iterations`` times, as one separable
+    maximum filter of size 2 * iterations + 1 (the same cells, a fraction of the time)."""
+    if iterations <= 0:
+        return occ
+    return ndimage.maximum_filter(occ.view(np.uint8), size=2 * iterations + 1,
+                                  mode="constant", cval=0).view(bool)
+
+
+def _fill_holes(grid: np.ndarray) -> np.ndarray:
+    """``binary_fill_holes``: the background components (4-connected) that do not reach the
+    border are filled; one labelling instead of iterated dilations."""
+    lab, n = ndimage.label(~grid)
+    if n == 0:
+        return grid
+    border = np.unique(np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]]))
+    outside = np.zeros(n + 1, bool)
+    outside[border] = True
+    return grid | ~outside[lab]
 
 
 def _split_parts(members: np.ndarray, points: np.ndarray, heights: np.ndarray,
