@@ -19,6 +19,7 @@ pytestmark = pytest.mark.ros
 rclpy = pytest.importorskip("rclpy")
 
 from builtin_interfaces.msg import Duration  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import CameraInfo, Image, JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
@@ -35,8 +36,10 @@ class Client:
         self.node = rclpy.create_node("sim_node_test_client", context=context)
         self.executor = rclpy.executors.SingleThreadedExecutor(context=context)
         self.executor.add_node(self.node)
-        self.msgs: dict[str, list] = {"joint": [], "color": [], "depth": [], "info": []}
+        self.msgs: dict[str, list] = {"joint": [], "color": [], "depth": [], "info": [],
+                                      "clock": []}
         n = self.node
+        n.create_subscription(Clock, "/clock", lambda m: self.msgs["clock"].append(m), 50)
         n.create_subscription(JointState, "/joint_states",
                               lambda m: self.msgs["joint"].append(m), 50)
         n.create_subscription(Image, "/camera/camera/color/image_raw",
@@ -127,6 +130,22 @@ def test_joint_states_carry_ur_joints_and_knuckle_at_100hz(sim):
     assert span > 0.5
     assert (len(stamps) - 1) / span >= 100.0  # rate in sim time
     assert all(math.isfinite(v) for m in msgs for v in m.position)
+
+
+def test_clock_runs_at_clock_rate_on_the_joint_states_grid(sim):
+    """/clock at clock_rate (50 Hz by default), each tick one of a joint state's stamps: a
+    node following sim time pays a callback per clock message, joint states stay at 125 Hz."""
+    sim.msgs["clock"].clear()
+    sim.msgs["joint"].clear()
+    sim.settle(1.5)
+    clocks = [m.clock.sec + m.clock.nanosec * 1e-9 for m in sim.msgs["clock"]]
+    joints = {(m.header.stamp.sec, m.header.stamp.nanosec) for m in sim.msgs["joint"]}
+    span = clocks[-1] - clocks[0]
+    assert span > 1.0
+    assert 40.0 <= (len(clocks) - 1) / span <= 60.0
+    assert all(b > a for a, b in zip(clocks, clocks[1:], strict=False))
+    on_grid = sum((m.clock.sec, m.clock.nanosec) in joints for m in sim.msgs["clock"])
+    assert on_grid >= 0.8 * len(clocks)  # the rest were sent before this window's joints
 
 
 def test_camera_topics_have_consistent_sizes_encodings_and_stamps(sim):

@@ -16,7 +16,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from frankenbot.errors import ConfigError
 from frankenbot.resources import package_root
@@ -38,6 +38,23 @@ class Row:
 
 def _ms(x: float) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1f} ms"
+
+
+def _noisy_perception(r: Mapping[str, Any], noise: str) -> str:
+    a = r.get("noisy", {}).get(noise)
+    if not a:
+        return "not measured"
+    return (f"{_pct(a['recall'])} (of objects at least half visible {_pct(a['recall_visible'])})"
+            f" / {_pct(a['precision'])} / {_pct(a['colour_accuracy'])} / "
+            f"{a['position_error_median_mm']:.1f}, {a['position_error_p95_mm']:.1f} mm")
+
+
+def _noisy_conditions(r: Mapping[str, Any], noise: str) -> str:
+    a = r.get("noisy", {}).get(noise, {})
+    return (f"{a.get('frames', '?')} rendered scenes from seed {a.get('first_seed', '?')}, "
+            f"{a.get('frames_per_scene', '?')} frames each (0.1 s apart), camera calibrated per "
+            f"installation of 10 scenes (median error {a.get('calibration_error_median_mm', 0):.1f}"
+            f" mm), perception pipeline latency median {a.get('latency_median_ms', 0):.0f} ms")
 
 
 def _pct(x: float) -> str:
@@ -163,6 +180,13 @@ ROWS: tuple[Row, ...] = (
         lambda r: f"{r['accuracy']['position_error_median_mm']:.1f} mm / "
                   f"{r['accuracy']['position_error_p95_mm']:.1f} mm",
         "<= 5 / 15 mm", lambda r: f"noise {r['accuracy'].get('noise', 'none')}"),
+    Row("perception, realistic D435 noise: recall / precision / colour / error median, p95",
+        "bench-perception", lambda r: _noisy_perception(r, "realistic"),
+        ">= 99% / >= 99% / >= 99% / <= 3, 8 mm",
+        lambda r: _noisy_conditions(r, "realistic")),
+    Row("perception, harsh noise: recall / precision / colour / error median, p95",
+        "bench-perception", lambda r: _noisy_perception(r, "harsh"),
+        ">= 97% / >= 97% / - / <= 5 mm", lambda r: _noisy_conditions(r, "harsh")),
     Row("offline planner: sim templates / paraphrases / refusals", "bench-planner",
         lambda r: f"{r['offline_sim']['valid']}/{r['offline_sim']['tasks']} / "
                   f"{r['offline_paraphrases']['valid']}/{r['offline_paraphrases']['tasks']} / "

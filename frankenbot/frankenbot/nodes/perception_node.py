@@ -495,7 +495,8 @@ class PerceptionNode(Node):
         self._last_ok = time.monotonic()
         self.frames_processed += 1
         self.scene_pub.publish(scene_to_msg(scene, time.monotonic() - arrival))
-        self.marker_pub.publish(scene_markers(scene, lifetime_s=max(2.0 / self.rate, 0.5)))
+        if self.marker_pub.get_subscription_count() > 0:  # RViz open: markers each frame
+            self.marker_pub.publish(scene_markers(scene, lifetime_s=max(2.0 / self.rate, 0.5)))
         now = time.monotonic()
         if (self.publish_annotated and self.image_pub.get_subscription_count() > 0
                 and now - self._last_annotated >= 1.0 / max(self.annotated_rate, 1e-3)):

@@ -19,6 +19,7 @@ import math
 import threading
 from collections import deque
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -40,8 +41,13 @@ MAX_AGE = 30.0  # s: older frames are not used
 @dataclass(frozen=True)
 class _DepthFrame:
     stamp: float
-    depth_m: np.ndarray  # HxW float32 metres, NaN invalid
+    depth: np.ndarray  # HxW as fed (uint16 mm or float m), converted only when a pixel is asked
     joints: tuple[float, ...] | None
+
+    @cached_property
+    def depth_m(self) -> np.ndarray:
+        """HxW float32 metres, NaN invalid (a few ms a frame: done for the frames asked)."""
+        return _to_metres(self.depth)
 
 
 def _to_metres(depth: np.ndarray) -> np.ndarray:
@@ -74,7 +80,7 @@ class DepthPixelResolver:
         if getattr(depth, "shape", None) != (k.height, k.width):
             raise PerceptionError(f"depth is {getattr(depth, 'shape', None)} but the camera "
                                   f"intrinsics are for {k.height}x{k.width}")
-        frame = _DepthFrame(float(stamp), _to_metres(depth),
+        frame = _DepthFrame(float(stamp), np.array(depth, copy=True),  # the caller may reuse it
                             tuple(float(v) for v in joints) if joints is not None else None)
         with self._lock:
             if self._frames and stamp < self._frames[-1].stamp:

@@ -237,7 +237,10 @@ class SimRunner:
             while not self._stop.is_set():
                 stamp, qpos = w.render_state()  # the frame shows exactly this instant
                 if stamp < next_stamp:
-                    time.sleep(min(0.005, (next_stamp - stamp) / self.realtime_factor))
+                    # until the frame is due (one wake-up, not a 5 ms poll: 200 GIL grabs a
+                    # second beside the physics thread), never longer than a period
+                    time.sleep(min(period, max(0.001, (next_stamp - stamp)
+                                               / self.realtime_factor)))
                     continue
                 # stay on the frame grid; when behind by a whole period, restart it from now
                 next_stamp += period
