@@ -48,6 +48,8 @@ def test_a_track_is_reported_once_seen_in_two_frames_except_in_the_very_first():
     tr = Tracker(memory_s=2.0)
     tr.update([det((0.4, 0.0, 0.02))], 0.0)
     assert set(_objects(tr, 0.0)) == {"blue_block"}  # a single image is taken as it is
+    tr.update([], 0.05)  # one frame that missed it does not take the first scene's block away
+    assert set(_objects(tr, 0.05)) == {"blue_block"}
     # a fragment in one noisy frame is not reported; the block seen again is
     tr.update([det((0.4, 0.0, 0.02)), det((0.6, 0.2, 0.01), colour="red", shape="plate")], 0.1)
     assert set(_objects(tr, 0.1)) == {"blue_block"}
@@ -56,6 +58,24 @@ def test_a_track_is_reported_once_seen_in_two_frames_except_in_the_very_first():
     tr.reset()
     tr.update([det((0.5, 0.1, 0.02), colour="green")], 5.0)
     assert set(_objects(tr, 5.0)) == {"green_block"}  # after a reset, a first frame again
+
+
+def test_a_piece_of_a_known_container_is_not_a_second_one():
+    tr = Tracker(memory_s=2.0)
+    plate = dict(colour="white", shape="plate", size=(0.18, 0.18, 0.012))
+    for k in range(2):
+        tr.update([det((0.43, 0.0, 0.006), **plate)], 0.1 * k)
+    # the arm over the middle: two arcs; one keeps the plate's track, the other is no new plate
+    arc = dict(plate, size=(0.15, 0.05, 0.012))
+    arcs = [det((0.41, -0.04, 0.006), **arc), det((0.47, 0.04, 0.006), **arc)]
+    for k in range(2, 5):
+        tr.update(arcs, 0.1 * k)
+    assert set(_objects(tr, 0.4)) == {"white_plate"}
+    assert _objects(tr, 0.4)["white_plate"].position == pytest.approx((0.43, 0.0, 0.006))
+    # a plate of that colour elsewhere is a new one
+    for k in range(5, 7):
+        tr.update([det((0.43, 0.0, 0.006), **plate), det((0.8, -0.3, 0.006), **plate)], 0.1 * k)
+    assert set(_objects(tr, 0.6)) == {"white_plate", "white_plate_2"}
 
 
 def test_a_static_object_is_averaged_and_a_move_restarts_the_mean():

@@ -40,6 +40,7 @@ PERMANENT_HITS = 3  # frames a track must be seen in before a hidden one is kept
 CONFIRM_HITS = 2  # frames a track must be seen in before the scene reports it
 FUSE_FRAMES = 8  # running mean over at most this many detections
 FUSE_JUMP = 0.012  # m: a detection this far from the mean is a move, not noise
+PART_OF_CONTAINER = 0.85  # a container detection this much smaller than its track is a part
 OCCLUDED_AFTER_S = 0.35  # s unseen: the object is reported occluded
 
 
@@ -87,7 +88,14 @@ class Track:
 
     def seen(self, det: Detection, stamp: float) -> "Track":
         """This track matched to ``det`` at ``stamp``: fused when it stayed, restarted when
-        it moved."""
+        it moved; a container seen only in part (an arc the arm left, well inside its known
+        outline) keeps its pose."""
+        old = self.detection
+        if (old.shape in CONTAINER_SHAPES and det.shape in CONTAINER_SHAPES
+                and (min(det.size[:2]) < PART_OF_CONTAINER * min(old.size[:2])
+                     or max(det.size[:2]) < PART_OF_CONTAINER * max(old.size[:2]))
+                and _same_colour_host(det, [old]) is not None):
+            return replace(self, last_seen=stamp, hits=self.hits + 1)
         if math.dist(det.position, self.detection.position) <= FUSE_JUMP and (
                 det.shape == self.detection.shape):
             n = min(self.fused, FUSE_FRAMES - 1)
@@ -136,6 +144,7 @@ class Tracker:
         self.memory_s = memory_s
         self._tracks: list[Track] = []
         self._frames = 0
+        self._first_frame = -math.inf  # stamp of the first frame since the last reset
 
     @property
     def tracks(self) -> tuple[Track, ...]:
@@ -144,6 +153,7 @@ class Tracker:
     def reset(self) -> None:
         self._tracks = []
         self._frames = 0
+        self._first_frame = -math.inf
 
     def settle(self, heights: Mapping[str, float]) -> None:
         """Move remembered objects down to the given centre heights (a block let go into an
@@ -181,6 +191,8 @@ class Tracker:
         is forgotten (it is gone). Established tracks outlive ``memory_s`` (permanence).
         """
         self._frames += 1
+        if self._frames == 1:
+            self._first_frame = stamp
         self._tracks = [t for t in self._tracks
                         if stamp - t.last_seen <= self.memory_s or t.hits >= PERMANENT_HITS]
         tracks = self._tracks
@@ -240,7 +252,12 @@ class Tracker:
         result = [updated.get(i, t) for i, t in enumerate(tracks)
                   if i in matched_t or t.object_id not in vacated]
         taken = {t.object_id for t in result}
-        fresh = [d for i, d in enumerate(detections) if i not in matched_d]
+        # A container's piece (a plate or bowl cut in two by the arm above it) whose centre
+        # lies inside a known container of its colour is that container, not a new one: a
+        # second "white plate" made the task's plate ambiguous.
+        known = [t.detection for t in result]
+        fresh = [d for i, d in enumerate(detections) if i not in matched_d
+                 and not (d.shape in CONTAINER_SHAPES and _same_colour_host(d, known))]
         fresh.sort(key=lambda d: (d.position[0], d.position[1]))  # deterministic naming
         for det in fresh:
             oid = self._new_id(det, taken)
@@ -251,8 +268,9 @@ class Tracker:
 
     def scene_objects(self, now: float) -> list[SceneObject]:
         """The confirmed tracks as scene objects: seen in ``CONFIRM_HITS`` frames (a phantom of
-        one noisy frame, a fragment of an object cut in two once, is never reported), or in
-        the only frame there has been so far (a single image is taken as it is)."""
+        one noisy frame, a fragment of an object cut in two once, is never reported), or seen
+        in the first frame since a reset: what the first scene showed is not taken away again
+        by one frame that missed it (a planner may already have read that scene)."""
         objs = [t.to_scene_object(now, self.memory_s) for t in self._tracks
-                if t.hits >= CONFIRM_HITS or self._frames <= 1]
+                if t.hits >= CONFIRM_HITS or t.first_seen <= self._first_frame]
         return sorted(objs, key=lambda o: o.object_id)
