@@ -41,6 +41,9 @@ CONFIRM_HITS = 2  # frames a track must be seen in before the scene reports it
 FUSE_FRAMES = 8  # running mean over at most this many detections
 FUSE_JUMP = 0.012  # m: a detection this far from the mean is a move, not noise
 PART_OF_CONTAINER = 0.85  # a container detection this much smaller than its track is a part
+# Round, open containers the arm cuts into arcs (bins are judged by their own rim and walls;
+# the arm and a gray bin often merge into one cluster, so a bin keeps the old rules)
+PART_SHAPES = ("plate", "bowl")
 OCCLUDED_AFTER_S = 0.35  # s unseen: the object is reported occluded
 
 
@@ -91,7 +94,7 @@ class Track:
         it moved; a container seen only in part (an arc the arm left, well inside its known
         outline) keeps its pose."""
         old = self.detection
-        if (old.shape in CONTAINER_SHAPES and det.shape in CONTAINER_SHAPES
+        if (old.shape in PART_SHAPES and det.shape in PART_SHAPES
                 and (min(det.size[:2]) < PART_OF_CONTAINER * min(old.size[:2])
                      or max(det.size[:2]) < PART_OF_CONTAINER * max(old.size[:2]))
                 and _same_colour_host(det, [old]) is not None):
@@ -257,7 +260,7 @@ class Tracker:
         # second "white plate" made the task's plate ambiguous.
         known = [t.detection for t in result]
         fresh = [d for i, d in enumerate(detections) if i not in matched_d
-                 and not (d.shape in CONTAINER_SHAPES and _same_colour_host(d, known))]
+                 and not (d.shape in PART_SHAPES and _same_colour_host(d, known))]
         fresh.sort(key=lambda d: (d.position[0], d.position[1]))  # deterministic naming
         for det in fresh:
             oid = self._new_id(det, taken)
