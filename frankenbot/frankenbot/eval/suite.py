@@ -43,7 +43,8 @@ def run_suite(spec: SuiteSpec, *, out_dir: Path, realtime_factor: float = 2.0,
 
     outcomes: list[EpisodeOutcome] = []
     t0 = time.monotonic()
-    name = f"suite-{spec.planner}" + (f"-{spec.inject[0]}" if spec.inject else "")
+    name = (f"suite-{spec.planner}" + (f"-{spec.inject[0]}" if spec.inject else "")
+            + (f"-{noise}" if noise != "none" else ""))  # suite-offline-realistic.json
     options = BrainOptions(planner=spec.planner, realtime_factor=realtime_factor, noise=noise)
     total = len(spec.families) * len(spec.seeds)
     with InProcessBrain(options) as brain, Progress(total, "suite", log=log) as progress:
