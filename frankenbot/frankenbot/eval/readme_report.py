@@ -174,7 +174,7 @@ ROWS: tuple[Row, ...] = (
         lambda r: f"{_pct(r['accuracy']['recall'])} / {_pct(r['accuracy']['precision'])} / "
                   f"{_pct(r['accuracy']['colour_accuracy'])}",
         ">= 98%", lambda r: "rendered sim scenes vs sim ground truth, "
-                            f"{r['accuracy'].get('scenes', '?')} scenes, "
+                            f"{r['accuracy'].get('frames', '?')} scenes, "
                             f"noise {r['accuracy'].get('noise', 'none')}"),
     Row("perception position error median / p95", "bench-perception",
         lambda r: f"{r['accuracy']['position_error_median_mm']:.1f} mm / "
