@@ -14,7 +14,8 @@ evidence that it is gone (the camera sees past its place: ``vacated``) or that i
 detection of its colour and shape elsewhere takes it) ends it. A bottom block in a tower stays
 in the scene, so ``on(middle, bottom)`` keeps working. Tracks seen in fewer frames (a phantom
 from a noisy frame) are forgotten after ``memory_s``: permanence never keeps what was never
-really there.
+really there. The scene reports a track once it was seen in ``CONFIRM_HITS`` frames (or in the
+first frame since a reset), so a one-frame phantom never reaches it at all.
 
 Temporal fusion: a static object's pose is the running mean of its last ``fuse_frames``
 detections (depth noise averages out); a detection farther than ``fuse_jump`` from the mean
