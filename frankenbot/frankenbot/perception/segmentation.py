@@ -10,6 +10,7 @@ and a round container (a bowl) is split from what stands in it or against it (co
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -231,20 +232,21 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
     # 1.2 m a D435's table is a few millimetres thick in noise.
     floor = np.maximum(config.min_height, config.noise_point_sigmas * noise_a * ranges ** 2)
     fg = (h > floor) & (h < config.max_height)
-    gains = _white_balance(rgb, idx, h, cols_n, s, config)
+    seen = table_colour(rgb, idx, h, cols_n, s)  # once a frame: three uses below
+    gains = _white_balance(seen, config)
     flat = np.zeros(idx.size, bool)
     if noise_a > 0 and float(np.median(floor)) > FLAT_NOISE_BAND:
         # Under strong noise (a band thicker than two thirds of a plate) a thin object sinks
         # into the table's noise band but its colour still tells it from the table: such
         # samples come along, flagged, to grow the fragments depth did find (_grow_flat)
         band = np.flatnonzero(np.abs(h) <= floor)
-        flat[band[_off_table_colour(rgb, idx[band], cols_n, s, h, gains, config, idx)]] = True
+        flat[band[_off_table_colour(rgb, idx[band], cols_n, s, seen, gains, config)]] = True
         fg |= flat
     on_table = idx[np.abs(h) < config.min_height]
     if on_table.size:
         table_px = rgb[(on_table // cols_n) * s, (on_table % cols_n) * s]
         plane = replace(plane, value=float(np.median(rgb_to_hsv(table_px)[:, 2])))
-    table_group = _table_group(rgb, idx, h, cols_n, s, gains)
+    table_group = _table_group(seen, gains)
     idx, p_fg, h_fg, r_fg, flat = idx[fg], p_in[fg], h[fg], ranges[fg], flat[fg]
     rows = (idx // cols_n) * s
     cols = (idx % cols_n) * s
@@ -276,13 +278,13 @@ FLAT_OBJECT_MIN = 0.006  # m: mean height a grown cluster must show (half a 12 m
 
 
 def _off_table_colour(rgb: np.ndarray, idx: np.ndarray, cols_n: int, stride: int,
-                      heights: np.ndarray, gains: np.ndarray | None, config: PerceptionConfig,
-                      all_idx: np.ndarray) -> np.ndarray:
+                      seen: np.ndarray | None, gains: np.ndarray | None,
+                      config: PerceptionConfig) -> np.ndarray:
     """Which samples ``idx`` differ in chromaticity from the table and are about as bright as
-    it (False for all when the table's colour is unknown this frame)."""
+    it (False for all when the table's colour is unknown this frame). ``seen``: the table's
+    colour in this frame (``table_colour``), the reference when there are no gains."""
     out = np.zeros(idx.size, bool)
-    ref = (np.asarray(config.table_rgb, np.float32) if gains is not None
-           else table_colour(rgb, all_idx, heights, cols_n, stride))
+    ref = np.asarray(config.table_rgb, np.float32) if gains is not None else seen
     if ref is None or not np.all(ref > 0) or idx.size == 0:
         return out
     px = rgb[(idx // cols_n) * stride, (idx % cols_n) * stride].astype(np.float32)
@@ -353,25 +355,21 @@ def table_colour(rgb: np.ndarray, idx: np.ndarray, heights: np.ndarray, cols_n: 
                      axis=0)
 
 
-def _table_group(rgb: np.ndarray, idx: np.ndarray, heights: np.ndarray, cols_n: int,
-                 stride: int, gains: np.ndarray | None) -> int:
-    """Segmentation group of the table's median colour (after white balance), or -1."""
-    seen = table_colour(rgb, idx, heights, cols_n, stride)
+def _table_group(seen: np.ndarray | None, gains: np.ndarray | None) -> int:
+    """Segmentation group of the table's median colour ``seen`` (after white balance), or -1."""
     if seen is None:
         return -1
     px = seen / 255.0 if gains is None else np.clip(seen * gains / 255.0, 0.0, 1.0)
     return int(segmentation_groups(rgb_to_hsv(px.astype(np.float32)[None, :]))[0])
 
 
-def _white_balance(rgb: np.ndarray, idx: np.ndarray, heights: np.ndarray, cols_n: int,
-                   stride: int, config: PerceptionConfig) -> np.ndarray | None:
-    """Per-channel gains that bring the table back to ``config.table_rgb`` (its colour at
-    calibration), so exposure and white-balance drift do not move object hues; None when off
-    or the table is not seen well enough."""
+def _white_balance(seen: np.ndarray | None, config: PerceptionConfig) -> np.ndarray | None:
+    """Per-channel gains that bring the table (``seen`` this frame) back to
+    ``config.table_rgb`` (its colour at calibration), so exposure and white-balance drift do
+    not move object hues; None when off or the table is not seen well enough."""
     ref = np.asarray(config.table_rgb, dtype=np.float32)
     if not np.all(ref > 0):
         return None
-    seen = table_colour(rgb, idx, heights, cols_n, stride)
     if seen is None or not np.all(seen > 5):
         return None
     return np.clip(ref / seen, 0.5, 2.0).astype(np.float32)
@@ -571,16 +569,10 @@ def _merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[
             out.append(clusters[idx[0]])
             continue
         darkest = min(idx, key=lambda k: float(np.median(clusters[k].hsv[:, 2])))
-        parts = [clusters[k] for k in idx]
-        mask = np.concatenate([np.full(c.points.shape[0], k == darkest) for k, c in
-                               zip(idx, parts, strict=True)])
-        out.append(Cluster(np.concatenate([c.points for c in parts]),
-                           np.concatenate([c.heights for c in parts]),
-                           np.concatenate([c.hsv for c in parts]),
-                           np.concatenate([c.pixels for c in parts]),
-                           clusters[darkest].group, colour_mask=mask,
-                           clipped=_cat([c.clipped for c in parts]),
-                           flat=_cat([c.flat for c in parts])))
+        parts = [replace(clusters[k], group=clusters[darkest].group,
+                         colour_mask=np.full(clusters[k].points.shape[0], k == darkest))
+                 for k in idx]
+        out.append(functools.reduce(_joined, parts))
     return out
 
 

@@ -147,7 +147,6 @@ class Tracker:
         self.match_distance = match_distance
         self.memory_s = memory_s
         self._tracks: list[Track] = []
-        self._frames = 0
         self._first_frame = -math.inf  # stamp of the first frame since the last reset
 
     @property
@@ -156,7 +155,6 @@ class Tracker:
 
     def reset(self) -> None:
         self._tracks = []
-        self._frames = 0
         self._first_frame = -math.inf
 
     def settle(self, heights: Mapping[str, float]) -> None:
@@ -194,8 +192,7 @@ class Tracker:
         the nearest unmatched detection of its colour and shape (it moved, however far), or
         is forgotten (it is gone). Established tracks outlive ``memory_s`` (permanence).
         """
-        self._frames += 1
-        if self._frames == 1:
+        if self._first_frame == -math.inf:
             self._first_frame = stamp
         self._tracks = [t for t in self._tracks
                         if stamp - t.last_seen <= self.memory_s or t.hits >= PERMANENT_HITS]
