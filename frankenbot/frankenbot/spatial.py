@@ -11,7 +11,9 @@ the table. So
   BETWEEN_MAX_OFFSET of the line.
 
 A directional relation holds when a's centre is at least REL_MIN_OFFSET along the direction and
-no further sideways than along it (a 90-degree cone). The camera's own left and right do not
+no further sideways than along it (a 90-degree cone), and their footprints are at most
+REL_MAX_GAP apart: a block at the far end of the table is not "behind the plate" to a person
+asking for it there (the sim oracle's place_relative check uses the same bound). The camera's own left and right do not
 matter: the sim camera looks back at the robot from the far corner, so its image is mirrored
 with respect to this convention, and the prompt says so.
 
@@ -33,6 +35,10 @@ BETWEEN_MAX_OFFSET = 0.05  # m: a's centre at most this far off the b-c line
 FLAT_HEIGHT = 0.005  # m: objects thinner than this (zones, markings) are not obstacles
 SPOT_CLEARANCE = 0.012  # m between footprints of the placed object and any other object
 DEFAULT_GAP = 0.03  # m between the placed object's footprint and the reference's
+REL_MAX_GAP = 0.10  # m: at most this between the footprints for a directional relation
+# m: a chosen spot leaves this much of REL_MAX_GAP for perception and release error (a few mm
+# each under realistic noise) so the placed object still holds the relation when re-perceived
+PLACE_GAP_MARGIN = 0.03
 ROUND_SHAPES = ("bowl", "plate")
 
 DIRECTIONS: dict[str, tuple[float, float]] = {
@@ -78,14 +84,16 @@ def footprint_radius(size: Sequence[float], shape: str = "block") -> float:
     return 0.5 * math.hypot(size[0], size[1])
 
 
-def _radius(o: SceneObject) -> float:
+def object_radius(o: SceneObject) -> float:
+    """Radius of ``o``'s footprint circle."""
     return footprint_radius(o.size, o.shape)
 
 
 def relation_holds(relation: str, a: tuple[float, float], b: tuple[float, float],
-                   c: tuple[float, float] | None = None) -> bool:
+                   c: tuple[float, float] | None = None, *, radii: float | None = None) -> bool:
     """The relation between centres ``a`` and ``b`` (and ``c`` for between), per the module's
-    convention."""
+    convention. ``radii``: the sum of a's and b's footprint radii; with it a directional
+    relation also needs the footprints within REL_MAX_GAP of each other."""
     if relation == "between":
         if c is None:
             raise ValueError("between needs a third point")
@@ -94,7 +102,8 @@ def relation_holds(relation: str, a: tuple[float, float], b: tuple[float, float]
     dx, dy = a[0] - b[0], a[1] - b[1]
     along = dx * ux + dy * uy
     across = abs(-dx * uy + dy * ux)
-    return along >= REL_MIN_OFFSET and across <= along
+    close = radii is None or math.hypot(dx, dy) - radii <= REL_MAX_GAP
+    return along >= REL_MIN_OFFSET and across <= along and close
 
 
 def _between(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float]) -> bool:
@@ -133,7 +142,7 @@ def footprint_gap(o: SceneObject, a: tuple[float, float], b: tuple[float, float]
     sides (the review flagged carries that pass well clear of it)."""
     if o.shape in ROUND_SHAPES:
         return max(0.0, segment_point_distance((o.position[0], o.position[1]), a, b)
-                   - _radius(o))
+                   - object_radius(o))
     hx, hy = o.size[0] / 2.0, o.size[1] / 2.0
     la, lb = o.local_xy(*a), o.local_xy(*b)
     # Liang-Barsky: does the segment (in the object's frame) enter the rectangle?
@@ -168,7 +177,7 @@ def footprint_gap(o: SceneObject, a: tuple[float, float], b: tuple[float, float]
 def clearance_at(x: float, y: float, radius: float, others: Iterable[SceneObject]) -> float:
     """Smallest gap (m) between a footprint circle at (x, y) and the others' (negative:
     overlap); +inf when there are none."""
-    gaps = [math.hypot(x - o.position[0], y - o.position[1]) - radius - _radius(o)
+    gaps = [math.hypot(x - o.position[0], y - o.position[1]) - radius - object_radius(o)
             for o in others]
     return min(gaps, default=math.inf)
 
@@ -184,25 +193,32 @@ def spot_beside(relation: str, ref: SceneObject, held_size: Sequence[float],
                 gap: float = DEFAULT_GAP, region: Region | None = None) -> Spot:
     """A free table spot on the ``relation`` side of ``ref`` for an object of ``held_size``.
 
-    First choice: straight out from ref's centre, ``gap`` between the footprints; then further
-    out (up to 10 cm more) and a little sideways (inside the relation's cone), the nearest free
-    candidate first. Raises NoFreeSpot with the reason."""
+    First choice: straight out from ref's centre, ``gap`` between the footprints; then the
+    other candidates nearest first: further out and sideways inside the relation's cone, while
+    the footprints stay within REL_MAX_GAP - PLACE_GAP_MARGIN of each other (or ``gap`` when
+    asked for more), so the placed object still holds the relation when seen again. Raises
+    NoFreeSpot with the reason."""
     region = region or Region()
     if relation not in DIRECTIONS:
         raise ValueError(f"unknown relation {relation!r}; known: {', '.join(DIRECTIONS)}")
     ux, uy = DIRECTIONS[relation]
     r_held = footprint_radius(held_size)
     others = obstacles(objects, exclude=(held_id, ref.object_id))
-    base = _radius(ref) + r_held + gap
+    radii = object_radius(ref) + r_held
+    base = radii + gap
+    max_gap = max(gap, REL_MAX_GAP - PLACE_GAP_MARGIN)
     cands = []
-    for extra in (0.0, 0.02, 0.04, 0.06, 0.08, 0.10):
-        for side in (0.0, 0.02, -0.02, 0.04, -0.04):
-            d = base + extra
-            if abs(side) > d:
+    for i in range(0, 11):
+        d = base + 0.01 * i
+        for j in range(-8, 9):
+            side = 0.01 * j
+            # inside the cone with a margin; the footprints no further apart than max_gap
+            if abs(side) > 0.75 * d or \
+                    math.hypot(d, side) - radii > max_gap + 1e-9:
                 continue
             x = ref.position[0] + ux * d - uy * side
             y = ref.position[1] + uy * d + ux * side
-            cands.append((extra + abs(side), x, y))
+            cands.append((math.hypot(d - base, side), x, y))
     reasons = set()
     for _cost, x, y in sorted(cands, key=lambda c: c[0]):
         if not region.contains(x, y, r_held * 0.5):
@@ -215,8 +231,9 @@ def spot_beside(relation: str, ref: SceneObject, held_size: Sequence[float],
             continue
         return Spot(x, y, f"{relation.replace('_', ' ')} {ref.object_id} at "
                           f"({x:.3f}, {y:.3f}) m")
-    raise NoFreeSpot(f"no free spot {relation.replace('_', ' ')} {ref.object_id}: every "
-                     f"candidate is {' or '.join(sorted(reasons)) or 'too close'}")
+    raise NoFreeSpot(f"no free spot {relation.replace('_', ' ')} {ref.object_id} within "
+                     f"{max_gap * 100:.0f} cm of it: every candidate is "
+                     f"{' or '.join(sorted(reasons)) or 'too close'}")
 
 
 def spot_between(b: SceneObject, c: SceneObject, held_size: Sequence[float],

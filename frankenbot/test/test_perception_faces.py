@@ -9,7 +9,8 @@ import numpy as np
 from frankenbot.perception.colour import SEG_NAMES, name_colour, rgb_to_hsv, unclip_red_hue
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.geometry import measure
-from frankenbot.perception.segmentation import Cluster, _join_rim_pieces, _merge_lit_faces
+from frankenbot.perception.segmentation import (ACHROMATIC_GROUP, Cluster, _cluster as cluster_points,
+                                               _join_rim_pieces, _merge_lit_faces)
 
 CONFIG = PerceptionConfig()
 GROUP = {n: i for i, n in enumerate(SEG_NAMES)}
@@ -72,6 +73,20 @@ def test_the_two_arcs_of_a_broken_rim_are_one_container_and_two_blocks_are_not()
     assert len(_join_rim_pieces([a, b])) == 2
 
 
+def test_a_bowl_split_into_two_thick_halves_is_one_bowl():
+    """Under realistic noise a bowl's sides, seen edge-on, can drop out while much of its floor
+    stays: the two pieces are half discs, half as wide as long (a red bowl in full view had
+    been lost this way: two 14 x 7 cm pieces, each measured as an unknown)."""
+    ring = (0.4, 0.15, 0.0, 0.075)
+    near = _cluster((np.pi / 2 + 0.15, 3 * np.pi / 2 - 0.15), None, 0.01, 0.05, "red", 2.0,
+                    0.6, n=300, ring=ring)
+    far = _cluster((-np.pi / 2 + 0.15, np.pi / 2 - 0.15), None, 0.01, 0.05, "red", 2.0, 0.6,
+                   n=300, ring=ring)
+    joined = _join_rim_pieces([near, far])
+    assert len(joined) == 1
+    assert np.hypot(*(joined[0].points[:, :2].mean(axis=0) - (0.4, 0.15))) < 0.01
+
+
 def test_a_ring_whose_lower_walls_sank_into_noise_is_a_bowl_not_a_raised_plate():
     ring = _cluster((0.0, 2 * np.pi), None, 0.025, 0.05, "blue", 225.0, 0.6, n=600,
                     ring=(0.5, 0.1, 0.062, 0.075))
@@ -126,3 +141,33 @@ def test_a_plate_fragment_grows_with_its_colour_in_the_noise_band_a_patch_does_n
             d = measure(out)
             assert d.shape == "plate", d
             assert np.hypot(d.position[0] - 0.5, d.position[1] - 0.1) < 0.015, d.position
+
+
+def test_low_fingertips_beside_a_plate_do_not_join_it_through_the_arm_above():
+    """The arm above a white plate shares one top-down component with the plate and with the
+    gripper's dark fingertips (achromatic too) lowered beside it; cut by height, each band is
+    cut again into what it connects on its own, so the plate keeps its own outline (the plate
+    had grown 15 cm towards the gripper, and a block placed "next to" it landed too far)."""
+    n_plate, n_arm, n_tip = 900, 900, 60
+    a = rng.uniform(0, 2 * np.pi, n_plate)
+    r = 0.09 * np.sqrt(rng.uniform(0, 1, n_plate))
+    plate = np.column_stack([0.48 + r * np.cos(a), -0.05 + r * np.sin(a),
+                             rng.uniform(0.008, 0.013, n_plate)])
+    # the forearm from above the plate to above the gripper, 25 cm up
+    t = rng.uniform(0, 1, n_arm)
+    arm = np.column_stack([0.48 + 0.12 * t + rng.uniform(-0.03, 0.03, n_arm),
+                           -0.02 + 0.2 * t + rng.uniform(-0.03, 0.03, n_arm),
+                           rng.uniform(0.22, 0.28, n_arm)])
+    tip = np.column_stack([rng.uniform(0.59, 0.61, n_tip), rng.uniform(0.16, 0.19, n_tip),
+                           rng.uniform(0.01, 0.04, n_tip)])
+    pts = np.vstack([plate, arm, tip])
+    heights = pts[:, 2].copy()
+    hsv = np.vstack([np.tile([0.0, 0.0, 1.0], (n_plate + n_arm, 1)),
+                     np.tile([120.0, 0.1, 0.2], (n_tip, 1))]).astype(np.float32)
+    groups = np.full(len(pts), ACHROMATIC_GROUP)
+    clusters = cluster_points(pts, heights, hsv, np.zeros((len(pts), 2), int), groups, CONFIG)
+    low = [c for c in clusters if np.median(c.heights) < 0.05]
+    spans = sorted(float(np.ptp(c.points[:, 1])) for c in low)
+    assert spans[-1] < 0.19  # the plate alone (18 cm), not plate + fingertips (24 cm)
+    assert not any((c.points[:, 1] > 0.1).any() and (c.points[:, 1] < 0.0).any() for c in low)
+    assert any(float(np.median(c.heights)) > 0.2 for c in clusters)  # the arm, its own

@@ -73,9 +73,14 @@ def test_relations_follow_the_documented_convention() -> None:
     # outside the 90-degree cone: neither left nor behind
     s = snap(block("red_block", 0.6, 0.1), ref)
     assert evaluate_predicate(P("left_of", "red_block", "green_block"), s)  # on the diagonal
-    s = snap(block("red_block", 0.7, 0.1), ref)
+    s = snap(block("red_block", 0.62, 0.05), ref)
     assert not evaluate_predicate(P("left_of", "red_block", "green_block"), s)
     assert evaluate_predicate(P("behind", "red_block", "green_block"), s)
+    # in the cone but far: footprints more than REL_MAX_GAP apart hold no relation
+    far = 0.5 + 2 * 0.0283 + spatial.REL_MAX_GAP + 0.01
+    s = snap(block("red_block", far, 0.0), ref)
+    assert not evaluate_predicate(P("behind", "red_block", "green_block"), s)
+    assert spatial.relation_holds("behind", (far, 0.0), (0.5, 0.0))  # without footprints
     s = snap(block("red_block", 0.5, 0.0), block("a_block", 0.4, -0.1), block("b_block", 0.6, 0.1))
     assert evaluate_predicate(P("between", "red_block", "a_block", "b_block"), s)
     s = snap(block("red_block", 0.5, 0.1), block("a_block", 0.4, -0.1), block("b_block", 0.6, 0.1))
@@ -103,6 +108,32 @@ def test_spots_keep_clear_of_other_objects_and_the_region() -> None:
     crowd = [ref] + [block(f"b{i}_block", x, y) for i, (x, y) in enumerate(grid)]
     assert not evaluate_predicate(P("free_spot_near", "green_bowl"), snap(*crowd))
     assert evaluate_predicate(P("free_spot_near", "green_bowl"), snap(ref))
+
+
+def test_a_crowded_side_gives_a_close_spot_or_none_never_a_far_one() -> None:
+    """Blocks on the near candidates push the spot out and sideways, but never past
+    REL_MAX_GAP - PLACE_GAP_MARGIN between the footprints (the relation would not hold once
+    placed): then it is NoFreeSpot, and nothing moves."""
+    ref = block("blue_block", 0.5, 0.0)
+    held = (0.04, 0.04, 0.04)
+    limit = spatial.REL_MAX_GAP - spatial.PLACE_GAP_MARGIN
+    r = spatial.footprint_radius(held)
+    # a block on the first choice, 10 cm right of the reference: the spot goes sideways
+    wall = [block("w_block", 0.5, -0.1)]
+    spot = spatial.spot_beside("right_of", ref, held, [ref, *wall])
+    reach = math.hypot(spot.x - 0.5, spot.y) - 2 * r
+    assert spatial.DEFAULT_GAP - 1e-6 <= reach <= limit + 1e-6
+    for w in wall:
+        assert spatial.clearance_at(spot.x, spot.y, r, [w]) >= spatial.SPOT_CLEARANCE
+    # every candidate within the limit is taken: no spot, even though the table further out
+    # is free (the old search went 10 cm further and claimed a relation that did not hold)
+    ring = [block(f"r{i}_block", 0.5 + dx, -dy) for i, (dx, dy) in enumerate(
+        (dx, dy) for dx in np.arange(-0.09, 0.091, 0.045) for dy in (0.075, 0.12))]
+    with pytest.raises(spatial.NoFreeSpot, match="within 7 cm"):
+        spatial.spot_beside("right_of", ref, held, [ref, *ring])
+    # asked for a wider gap, the search starts there
+    wide = spatial.spot_beside("right_of", ref, held, [ref], gap=0.09)
+    assert math.hypot(wide.x - 0.5, wide.y) - 2 * r == pytest.approx(0.09, abs=1e-6)
 
 
 def _table_depth(resolver: DepthPixelResolver, table_z: float = 0.0) -> np.ndarray:

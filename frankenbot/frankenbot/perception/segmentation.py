@@ -484,18 +484,12 @@ def _cluster(points: np.ndarray, heights: np.ndarray, hsv: np.ndarray, pixels: n
         sel = np.flatnonzero(groups == g)
         if sel.size < min_count:
             continue
-        lab, n = _grid_components(ij[sel], shape, closing)
-        if n == 0:
-            continue
-        order = np.argsort(lab, kind="stable")
-        lab_sorted = lab[order]
-        bounds = np.searchsorted(lab_sorted, np.arange(1, n + 2))
-        for k in range(n):
-            if bounds[k + 1] - bounds[k] < min_count:
+        for members in _components(sel, ij, shape, closing):
+            if members.size < min_count:
                 continue  # too few points for any part of it to count (_split_parts); a
                 # piece under min_points may still be a face of an object (_merge_lit_faces)
-            members = sel[order[bounds[k]:bounds[k + 1]]]
-            for part in _split_parts(members, points, heights, config, min_count):
+            for part in _split_parts(members, points, heights, config, min_count,
+                                     (ij, shape)):
                 if np.max(np.ptp(points[part, :2], axis=0)) < config.min_extent:
                     continue
                 clusters.append(Cluster(points[part], heights[part], hsv[part], pixels[part],
@@ -576,7 +570,7 @@ def _merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[
     return out
 
 
-RIM_PIECE_ASPECT = 0.5  # minor / major spread below which a piece is an arc of a rim
+RIM_PIECE_ASPECT = 0.65  # minor / major spread below which a piece is an arc of a rim
 RIM_ROUND = 0.3  # the arcs' union spans across within this share of their length (round)
 RIM_HEIGHT_DIFF = 0.015  # m: arcs of one rim stand about as high
 
@@ -595,7 +589,8 @@ def _join_rim_pieces(clusters: list[Cluster]) -> list[Cluster]:
 
     Under strong depth noise a bowl's floor sinks below the noise floor and the rim's thin
     sides, seen nearly edge-on, drop out (holes at depth edges), so the rim falls apart into a
-    near and a far arc: two flat, elongated clusters of one colour that measured as two plates.
+    near and a far arc: two flat, elongated clusters of one colour that measured as two plates
+    (with much of the floor left on each side, two half discs: half as wide as long).
     Two such pieces of one colour group, lying side by side (parallel, offset across their
     long axes, together about as wide as they are long: ``RIM_ROUND``) and about as high,
     are one container. Two blocks are not elongated; a row of things lies along its axis."""
@@ -696,11 +691,33 @@ def _fill_holes(grid: np.ndarray) -> np.ndarray:
     return grid | ~outside[lab]
 
 
+def _components(sel: np.ndarray, ij: np.ndarray, shape: tuple[int, ...], closing: int
+                ) -> list[np.ndarray]:
+    """The points ``sel`` (indices into ``ij``'s rows) as their top-down connected
+    components (see _grid_components), each an index array."""
+    lab, n = _grid_components(ij[sel], shape, closing)
+    if n == 0:
+        return []
+    order = np.argsort(lab, kind="stable")
+    bounds = np.searchsorted(lab[order], np.arange(1, n + 2))
+    return [sel[order[bounds[k]:bounds[k + 1]]] for k in range(n)]
+
+
 def _split_parts(members: np.ndarray, points: np.ndarray, heights: np.ndarray,
-                 config: PerceptionConfig, min_count: int) -> list[np.ndarray]:
-    """One colour component as its objects: split by height gaps, then bowls from contents."""
+                 config: PerceptionConfig, min_count: int,
+                 grid: tuple[np.ndarray, tuple[int, ...]] | None = None) -> list[np.ndarray]:
+    """One colour component as its objects: split by height gaps, then bowls from contents.
+
+    With ``grid`` (every point's cell and the grid's shape), a component cut by height is cut
+    again into what each band connects on its own: the arm above a plate shares its
+    footprint with the plate and with the gripper's dark fingertips beside it, and the
+    fingertips, as low as the plate, must not join it across the arm's shadow in the grid."""
+    bands = _split_by_height(members, heights, config.height_gap)
+    if grid is not None and len(bands) > 1:
+        bands = [c for band in bands if band.size >= min_count
+                 for c in _components(band, grid[0], grid[1], config.grid_closing)]
     parts = []
-    for part in _split_by_height(members, heights, config.height_gap):
+    for part in bands:
         if part.size >= min_count:
             parts += split_round_container(part, points, heights, config)
     return [p for p in parts if p.size >= min_count]

@@ -145,7 +145,9 @@ def _relation(name: str) -> Callable[..., bool]:
     def judge(snap: WorldSnapshot, objs: Mapping[str, SceneObject], a: str, b: str) -> bool:
         oa, ob = objs.get(a), objs.get(b)
         return (oa is not None and ob is not None and a != b
-                and spatial.relation_holds(name, oa.position[:2], ob.position[:2]))
+                and spatial.relation_holds(name, oa.position[:2], ob.position[:2],
+                                           radii=spatial.object_radius(oa)
+                                           + spatial.object_radius(ob)))
     judge.__name__ = name
     return judge
 
