@@ -31,6 +31,12 @@ class BrainOptions:
     noise: str = "none"  # sim camera sensor model: none | realistic | harsh
     review: str = "never"  # safety review of each plan: auto | always | never
     review_config: Any = None  # planner.review.ReviewConfig (None: config/review.yaml)
+    # seconds without a processed frame before the scene counts as stale (perception and the
+    # executor, both on the sim's clock): the mix benchmark's value (eval/mix.py). In one
+    # process the perception thread shares the GIL with the physics, render and monitor
+    # threads on a 2-core machine and lags by over a second under load, which a deployment
+    # (perception in its own process) does not; a dead camera is still caught after this long
+    scene_stale_after_s: float = 3.0
 
 
 class InProcessBrain:
@@ -43,7 +49,8 @@ class InProcessBrain:
         self.options = options
         self.stack = SimStack(scene="perceived", realtime_factor=options.realtime_factor,
                               camera_rate=options.camera_rate,
-                              perception_rate=options.perception_rate, noise=options.noise)
+                              perception_rate=options.perception_rate, noise=options.noise,
+                              stale_timeout_s=options.scene_stale_after_s)
         self.world, self.robot = self.stack.world, self.stack.robot
         self.planner = Planner(client=_vlm_client() if options.planner == "vlm" else None)
         self.planner_kind = options.planner
@@ -99,7 +106,11 @@ class InProcessBrain:
             from frankenbot.memory.experience import experience_prior
 
             experience = experience_prior(self.memory)
-        self.executor = self.stack.executor(self.planner, experience=experience, **hooks)
+        from frankenbot.execution.executor import ExecutorParams
+
+        params = ExecutorParams(scene_stale_after_s=self.options.scene_stale_after_s)
+        self.executor = self.stack.executor(self.planner, experience=experience, params=params,
+                                            **hooks)
         try:
             with self.stack.running(
                     on_joint_state=recording.on_joint_state if recording else None,

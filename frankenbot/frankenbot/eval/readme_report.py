@@ -290,8 +290,15 @@ ROWS: tuple[Row, ...] = (
                   f"{len(r['meta']['conditions']['seeds'])} seeds "
                   f"{_seed_range(r['meta']['conditions']['seeds'])}, "
                   f"{r['meta']['conditions'].get('scene', '')}, noise "
-                  f"{r['meta']['conditions'].get('sensor_noise', 'none')}"),
+                  f"{r['meta']['conditions'].get('sensor_noise', 'none')}"
+                  + _stale(r['meta']['conditions'])),
 )
+
+
+def _stale(cond: dict[str, Any]) -> str:
+    """The scene-staleness threshold of an in-process run, when its file records one."""
+    stale = cond.get("scene_stale_after_s")
+    return "" if stale is None else f", scene stale after {stale:g} s without a frame"
 
 
 def _soak(s: dict[str, Any]) -> str:
@@ -444,7 +451,8 @@ def suite_section(folder: Path) -> str:
                    f"{meta.get('machine', {}).get('cpus', '?')} CPUs (load "
                    f"{meta.get('machine', {}).get('load_avg_1min_at_start', '?')} at start); "
                    f"seeds {cond.get('seeds', [])}; scene: {cond.get('scene', '?')}; sensor "
-                   f"noise: {cond.get('sensor_noise', '?')}; planner: {cond.get('planner', '?')}; "
+                   f"noise: {cond.get('sensor_noise', '?')}{_stale(cond)}; planner: "
+                   f"{cond.get('planner', '?')}; "
                    f"success judged by the {cond.get('judge', 'sim oracle')}; file "
                    f"`docs/results/{path.name}`.\n")
         failures = [f for s in data["summary"] for f in s.get("failures", [])]
