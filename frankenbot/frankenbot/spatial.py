@@ -32,6 +32,7 @@ from frankenbot.state import SceneObject
 REL_MIN_OFFSET = 0.03  # m: a must be at least this far along the direction from b
 BETWEEN_RANGE = (0.15, 0.85)  # fraction of the b->c segment a's projection must fall in
 BETWEEN_MAX_OFFSET = 0.05  # m: a's centre at most this far off the b-c line
+BETWEEN_SPOT_OFFSET = 0.03  # m: a chosen spot between two objects at most this far off it
 FLAT_HEIGHT = 0.005  # m: objects thinner than this (zones, markings) are not obstacles
 SPOT_CLEARANCE = 0.012  # m between footprints of the placed object and any other object
 DEFAULT_GAP = 0.03  # m between the placed object's footprint and the reference's
@@ -239,14 +240,26 @@ def spot_beside(relation: str, ref: SceneObject, held_size: Sequence[float],
 def spot_between(b: SceneObject, c: SceneObject, held_size: Sequence[float],
                  objects: Iterable[SceneObject], *, held_id: str = "",
                  region: Region | None = None) -> Spot:
-    """A free spot on the segment between ``b`` and ``c`` (the midpoint first, then along the
-    segment within the between-range). Raises NoFreeSpot."""
+    """A free spot between ``b`` and ``c``: the midpoint first, then the nearest free candidate
+    along the segment (within the between-range) and off it by up to BETWEEN_SPOT_OFFSET (the
+    relation allows BETWEEN_MAX_OFFSET; the rest absorbs perception and release error), e.g.
+    beside a third object lying near the line. Raises NoFreeSpot."""
     region = region or Region()
     r_held = footprint_radius(held_size)
     others = obstacles(objects, exclude=(held_id,))
     bx, by, cx, cy = b.position[0], b.position[1], c.position[0], c.position[1]
+    length = math.hypot(cx - bx, cy - by)
+    if length < 1e-6:
+        raise NoFreeSpot(f"no spot between {b.object_id} and {c.object_id}: they coincide")
+    nx, ny = -(cy - by) / length, (cx - bx) / length  # unit normal of the segment
+    cands = []
     for t in (0.5, 0.45, 0.55, 0.4, 0.6, 0.35, 0.65, 0.3, 0.7):
-        x, y = bx + t * (cx - bx), by + t * (cy - by)
+        for off in (0.0, 0.01, -0.01, 0.02, -0.02, 0.03, -0.03):
+            if abs(off) > BETWEEN_SPOT_OFFSET + 1e-9:
+                continue
+            cands.append((math.hypot((t - 0.5) * length, off), t, off))
+    for _cost, t, off in sorted(cands, key=lambda k: k[0]):
+        x, y = bx + t * (cx - bx) + off * nx, by + t * (cy - by) + off * ny
         if is_free(x, y, r_held, others, region):
             return Spot(x, y, f"between {b.object_id} and {c.object_id} at ({x:.3f}, {y:.3f}) m")
     raise NoFreeSpot(f"no free spot between {b.object_id} and {c.object_id}: the gap is too "

@@ -136,6 +136,25 @@ def test_a_crowded_side_gives_a_close_spot_or_none_never_a_far_one() -> None:
     assert math.hypot(wide.x - 0.5, wide.y) - 2 * r == pytest.approx(0.09, abs=1e-6)
 
 
+def test_a_third_object_near_the_line_moves_the_between_spot_off_it_not_away():
+    """A block lying beside the segment, near its middle, takes every spot on the line; a spot
+    up to BETWEEN_SPOT_OFFSET off the line on the other side is free, and the relation holds
+    there (it allows BETWEEN_MAX_OFFSET)."""
+    a, c = bowl("green_bowl", 0.477, -0.056), block("purple_block", 0.344, 0.148)
+    near_line = block("orange_block", 0.415, 0.105)  # 3.6 cm off the line, at t ~ 0.69
+    held = (0.04, 0.04, 0.04)
+    spot = spatial.spot_between(a, c, held, [a, c, near_line])
+    r = spatial.footprint_radius(held)
+    assert spatial.clearance_at(spot.x, spot.y, r, [near_line]) >= spatial.SPOT_CLEARANCE
+    assert spatial.clearance_at(spot.x, spot.y, r, [a, c]) >= spatial.SPOT_CLEARANCE
+    assert spatial.relation_holds("between", (spot.x, spot.y), a.position[:2], c.position[:2])
+    off = spatial.segment_point_distance((spot.x, spot.y), a.position[:2], c.position[:2])
+    assert 0.0 < off <= spatial.BETWEEN_SPOT_OFFSET + 1e-9
+    # a clear line still gets the midpoint
+    mid = spatial.spot_between(a, c, held, [a, c])
+    assert (mid.x, mid.y) == pytest.approx(((0.477 + 0.344) / 2, (-0.056 + 0.148) / 2))
+
+
 def _table_depth(resolver: DepthPixelResolver, table_z: float = 0.0) -> np.ndarray:
     """Depth (m) of a plane z = table_z seen by the camera: the synthetic frame."""
     cam = resolver.camera
