@@ -411,3 +411,63 @@ def test_an_interpreter_runs_once_and_rejects_non_programs():
     with pytest.raises(TypeError):
         Interpreter("task", default_catalog(), FakeExecutor(World()),
                     snapshot=World().snapshot)
+
+
+class _Camera:
+    """A streaming scene over World: a thread takes a frame every ``period`` s; the scene is
+    the newest frame (up to a period old), stamped when it was taken."""
+
+    def __init__(self, world: World, period: float = 0.05) -> None:
+        self.world, self.period = world, period
+        self._frame = (0.0, dict(world.objects))
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        k = 0
+        while not self._stop.wait(self.period):
+            k += 1
+            self._frame = (k * self.period, dict(self.world.objects))
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def snapshot(self) -> WorldSnapshot:
+        stamp, objects = self._frame
+        width = 0.04 if self.world.held else 0.085
+        return WorldSnapshot(RobotSnapshot(gripper_width=width, held_object=self.world.held),
+                             Scene.of(objects.values(), stamp=stamp))
+
+
+class _SlowExecutor(FakeExecutor):
+    """Each primitive takes ``seconds``; its effect shows in the world at its end."""
+
+    def __init__(self, world: World, seconds: float) -> None:
+        super().__init__(world)
+        self.seconds = seconds
+
+    def execute(self, name, args, cancel: CancelToken) -> PrimitiveResult:
+        threading.Event().wait(self.seconds)
+        return super().execute(name, args, cancel)
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+def test_a_condition_after_a_primitive_judges_a_newer_frame(streaming):
+    """``place_in`` then ``if not in(x, bowl)``: the newest frame when the place returned was
+    taken before it and still shows the block on the table; the check waits for the next
+    frame of a streaming scene instead of judging the place failed. A scene whose stamp never
+    moves is judged at once, as it is."""
+    text = task("pick(obj=red_block) place_in(obj=red_block, container=green_bowl) "
+                "if not in(red_block, green_bowl) { exit failure \"not in\" } exit success")
+    world = World()
+    ex = _SlowExecutor(world, 0.12)
+    camera = _Camera(world, period=0.05)
+    snapshot = camera.snapshot if streaming else world.snapshot
+    interp = Interpreter(parse_program(text).program, default_catalog(), ex, snapshot=snapshot)
+    try:
+        result = interp.run()
+    finally:
+        camera.close()
+    assert (result.status, result.reason) == (ExitStatus.SUCCESS, "exit success")

@@ -59,6 +59,7 @@ from frankenbot.state import WorldSnapshot
 DEFAULT_STEP_BUDGET = 500
 DEFAULT_MAX_HANDLER_RUNS = 3  # per monitor per run; then the monitor escalates
 DEFAULT_MAX_ESCALATIONS = 10  # per run; then the run ends ESCALATED
+FRESH_VIEW_WAIT_S = 0.5  # wall s a condition after a primitive waits for a newer frame
 MAX_SKILL_DEPTH = 8
 TRACE_TAIL = 20  # entries given to the escalator
 
@@ -154,6 +155,11 @@ class Interpreter:
         self._cond_cache: dict[tuple[int, tuple[tuple[str, str], ...]], Callable] = {}
         self._main: _Frame | None = None
         self._started = False
+        # the scene's stamp when the last primitive returned (a condition waits for a newer
+        # frame), and whether the scene is a live stream here (its stamp has moved)
+        self._acted_stamp: float | None = None
+        self._seen_stamp: float | None = None
+        self._live_scene = False
         # shared with other threads
         self._lock = threading.Lock()  # guards the fields below
         self._pending: list[MonitorEvent] = []
@@ -346,7 +352,37 @@ class Interpreter:
         if check is None:
             check = compile_condition(cond, dict(bindings))
             self._cond_cache[key] = check
-        return bool(check(self._snapshot()))
+        return bool(check(self._after_action_snapshot()))
+
+    def _scene_stamp(self, snap: WorldSnapshot | None = None) -> float:
+        """The scene's stamp now (noting whether the scene streams: its stamp has moved)."""
+        stamp = float((snap or self._snapshot()).scene.stamp)
+        if self._seen_stamp is not None and stamp != self._seen_stamp:
+            self._live_scene = True
+        self._seen_stamp = stamp
+        return stamp
+
+    def _after_action_snapshot(self) -> WorldSnapshot:
+        """The snapshot a condition judges: after a primitive, one whose scene comes from a
+        frame newer than the one current when the primitive returned. A check right after a
+        place (``if not in(x, bowl)``) must not judge the frame that still showed x in the
+        gripper: a sort program had judged a good place failed 13 ms after it, picked again
+        and lifted the bowl with the block in it. Only for a streaming scene, at most
+        FRESH_VIEW_WAIT_S of wall time; a stale scene is judged as it is (the stale monitor
+        handles it)."""
+        snap = self._snapshot()
+        acted, self._acted_stamp = self._acted_stamp, None
+        if acted is None:
+            return snap
+        deadline = time.monotonic() + FRESH_VIEW_WAIT_S
+        while not (self._scene_stamp(snap) > acted or not self._live_scene
+                   or snap.scene.stale or time.monotonic() >= deadline):
+            with self._lock:
+                if self._cancel_reason is not None:
+                    break
+            time.sleep(0.01)
+            snap = self._snapshot()
+        return snap
 
     def _goto(self, g: Goto, path: str, frame: _Frame) -> None:
         if g.label not in frame.labels:
@@ -397,6 +433,7 @@ class Interpreter:
             token.cancel("event pending")
         line = call.span.line
         self._emit(path, call, line, "enter", NodeStatus.RUNNING)
+        self._scene_stamp()  # (a streaming scene has moved on by the call's end)
         try:
             result = self._executor.execute(call.name, values, token)
             if not isinstance(result, PrimitiveResult):
@@ -405,6 +442,7 @@ class Interpreter:
         except Exception as e:  # an executor must not raise; contain it
             result = PrimitiveResult.failure(FailureCode.ABORTED,
                                              f"executor raised {type(e).__name__}: {e}")
+        self._acted_stamp = self._scene_stamp()
         with self._lock:
             self._token = None
             self._call_names = self._call_names[:-1]
