@@ -13,9 +13,9 @@ the table. So
 A directional relation holds when a's centre is at least REL_MIN_OFFSET along the direction and
 no further sideways than along it (a 90-degree cone), and their footprints are at most
 REL_MAX_GAP apart: a block at the far end of the table is not "behind the plate" to a person
-asking for it there (the sim oracle's place_relative check uses the same bound). The camera's own left and right do not
-matter: the sim camera looks back at the robot from the far corner, so its image is mirrored
-with respect to this convention, and the prompt says so.
+asking for it there (the sim oracle's place_relative check uses the same bound). The camera's
+own left and right do not matter: the sim camera looks back at the robot from the far corner,
+so its image is mirrored with respect to this convention, and the prompt says so.
 
 Everything here is pure geometry on ``SceneObject``s (centres, footprints as circles), cheap
 enough for 200 Hz monitors.

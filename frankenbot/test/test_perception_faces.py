@@ -9,8 +9,13 @@ import numpy as np
 from frankenbot.perception.colour import SEG_NAMES, name_colour, rgb_to_hsv, unclip_red_hue
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.geometry import measure
-from frankenbot.perception.segmentation import (ACHROMATIC_GROUP, Cluster, _cluster as cluster_points,
-                                               _join_rim_pieces, _merge_lit_faces)
+from frankenbot.perception.segmentation import (
+    ACHROMATIC_GROUP,
+    Cluster,
+    _join_rim_pieces,
+    _merge_lit_faces,
+)
+from frankenbot.perception.segmentation import _cluster as cluster_points
 
 CONFIG = PerceptionConfig()
 GROUP = {n: i for i, n in enumerate(SEG_NAMES)}

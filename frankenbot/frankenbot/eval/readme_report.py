@@ -121,15 +121,22 @@ def _tier2_replay(r: dict[str, Any]) -> str:
 def _scene_rate(r: dict[str, Any]) -> str:
     w = r["idle"]
     lat = w["stamp_to_scene"]
-    return (f"{w['scene_hz']:.1f} Hz for a {w['camera_hz']:.1f} Hz camera; latency "
-            f"{lat['median_ms']:.0f} / {lat['p95_ms']:.0f} ms median / p95; largest gap "
-            f"{w['max_gap_s']:.2f} s")
+    out = (f"{w['scene_hz']:.1f} Hz for a {w['camera_hz']:.1f} Hz camera; latency "
+           f"{lat['median_ms']:.0f} / {lat['p95_ms']:.0f} ms median / p95; largest gap "
+           f"{w['max_gap_s']:.2f} s")
+    t = r.get("task")
+    if t:  # the window with a task running, when the run had one
+        out += (f"; during a task ({t['duration_s']:.0f} s) {t['scene_hz']:.1f} Hz, latency "
+                f"{t['stamp_to_scene']['median_ms']:.0f} ms median, largest gap "
+                f"{t['max_gap_s']:.2f} s")
+    return out
 
 
 def _scene_rate_conditions(r: dict[str, Any]) -> str:
     w = r["idle"]
     load = w.get("loadavg_1m_start_end", ["?", "?"])
-    return (f"sim + 4 nodes as processes over DDS, arm idle, {r.get('window_s', '?'):.0f} s, "
+    return (f"sim + 4 nodes as processes over DDS, arm idle, {r.get('window_s', '?'):.0f} s "
+            "(then one task), "
             f"noise {r.get('noise', '?')}; latency = frame stamp -> scene arrival; load "
             f"{load[0]}-{load[1]}")
 
