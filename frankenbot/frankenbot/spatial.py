@@ -214,8 +214,7 @@ def spot_beside(relation: str, ref: SceneObject, held_size: Sequence[float],
         for j in range(-8, 9):
             side = 0.01 * j
             # inside the cone with a margin; the footprints no further apart than max_gap
-            if abs(side) > 0.75 * d or \
-                    math.hypot(d, side) - radii > max_gap + 1e-9:
+            if abs(side) > 0.75 * d or math.hypot(d, side) - radii > max_gap + 1e-9:
                 continue
             x = ref.position[0] + ux * d - uy * side
             y = ref.position[1] + uy * d + ux * side
@@ -253,10 +252,11 @@ def spot_between(b: SceneObject, c: SceneObject, held_size: Sequence[float],
         raise NoFreeSpot(f"no spot between {b.object_id} and {c.object_id}: they coincide")
     nx, ny = -(cy - by) / length, (cx - bx) / length  # unit normal of the segment
     cands = []
+    # on the line, then 1 cm steps out on either side (+ first: ties keep that order)
+    steps = round(BETWEEN_SPOT_OFFSET / 0.01)
+    offsets = [0.0] + [sign * 0.01 * k for k in range(1, steps + 1) for sign in (1, -1)]
     for t in (0.5, 0.45, 0.55, 0.4, 0.6, 0.35, 0.65, 0.3, 0.7):
-        for off in (0.0, 0.01, -0.01, 0.02, -0.02, 0.03, -0.03):
-            if abs(off) > BETWEEN_SPOT_OFFSET + 1e-9:
-                continue
+        for off in offsets:
             cands.append((math.hypot((t - 0.5) * length, off), t, off))
     for _cost, t, off in sorted(cands, key=lambda k: k[0]):
         x, y = bx + t * (cx - bx) + off * nx, by + t * (cy - by) + off * ny

@@ -705,15 +705,15 @@ def _components(sel: np.ndarray, ij: np.ndarray, shape: tuple[int, ...], closing
 
 def _split_parts(members: np.ndarray, points: np.ndarray, heights: np.ndarray,
                  config: PerceptionConfig, min_count: int,
-                 grid: tuple[np.ndarray, tuple[int, ...]] | None = None) -> list[np.ndarray]:
+                 grid: tuple[np.ndarray, tuple[int, ...]]) -> list[np.ndarray]:
     """One colour component as its objects: split by height gaps, then bowls from contents.
 
-    With ``grid`` (every point's cell and the grid's shape), a component cut by height is cut
+    ``grid``: every point's cell and the grid's shape. A component cut by height is cut
     again into what each band connects on its own: the arm above a plate shares its
     footprint with the plate and with the gripper's dark fingertips beside it, and the
     fingertips, as low as the plate, must not join it across the arm's shadow in the grid."""
     bands = _split_by_height(members, heights, config.height_gap)
-    if grid is not None and len(bands) > 1:
+    if len(bands) > 1:
         bands = [c for band in bands if band.size >= min_count
                  for c in _components(band, grid[0], grid[1], config.grid_closing)]
     parts = []
