@@ -13,8 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-# Shape classes perception may assign. Programs and the catalog refer to these names.
-SHAPES = ("block", "bowl", "plate", "bin", "drawer", "handle", "zone", "unknown")
+from frankenbot.shapes import SHAPES  # noqa: F401 - what perception may name (shapes.py)
 
 # Colour names perception may assign (closest named colour in HSV).
 COLOURS = ("red", "green", "blue", "yellow", "orange", "purple", "white", "black", "gray",
@@ -44,6 +43,11 @@ class SceneObject:
     # Remembered but not seen lately: hidden under a block stacked on it, by the gripper or the
     # arm. It keeps its last pose (so on(a, b) still holds); visible() is false for it.
     occluded: bool = False
+    # A fixture part's state as the camera measured it: how far a drawer or sliding door is
+    # open (m), a hinged door, knob or switch turned (rad); None where it does not apply or
+    # was not measured. ``on``: a lamp or burner lit (None: not a light, or not seen).
+    opening: float | None = None
+    on: bool | None = None
 
     @property
     def top_z(self) -> float:

@@ -54,6 +54,9 @@ def object_to_msg(obj: SceneObject) -> Any:
     msg.is_fixture = bool(obj.is_fixture)
     msg.last_seen = time_to_msg(obj.last_seen)
     msg.occluded = bool(obj.occluded)
+    msg.has_opening = obj.opening is not None
+    msg.opening = 0.0 if obj.opening is None else float(obj.opening)
+    msg.on_state = -1 if obj.on is None else int(bool(obj.on))
     return msg
 
 
@@ -90,7 +93,20 @@ def object_from_msg(msg: Any) -> SceneObject:
                        yaw=quaternion_to_yaw(o.x, o.y, o.z, o.w),
                        confidence=float(msg.confidence), is_fixture=bool(msg.is_fixture),
                        last_seen=time_from_msg(msg.last_seen),
-                       occluded=bool(getattr(msg, "occluded", False)))
+                       occluded=bool(getattr(msg, "occluded", False)),
+                       opening=_opening(msg), on=_on_state(msg))
+
+
+def _opening(msg: Any) -> float | None:
+    if not getattr(msg, "has_opening", False):
+        return None
+    value = float(msg.opening)
+    return value if math.isfinite(value) else None
+
+
+def _on_state(msg: Any) -> bool | None:
+    value = int(getattr(msg, "on_state", -1))
+    return None if value < 0 else bool(value)
 
 
 def scene_to_msg(scene: Scene, latency_s: float = 0.0) -> Any:

@@ -388,9 +388,7 @@ def _topple(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], targe
 
 def _stuck(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target: str) -> str:
     duration = float(params.get("duration", 5.0))
-    q = world.drawer_opening()
-    world.model.jnt_range[world._drawer_jnt] = (q, q + 1e-4)  # a hard stop where it is now
-    world._drawer_stuck_until = world.time + duration
+    world.stick_part("drawer", duration)  # a hard stop where it is now
     return f"drawer stuck for {duration:.1f} s"
 
 

@@ -20,7 +20,10 @@ import mujoco
 import numpy as np
 
 from frankenbot.errors import SimError
-from frankenbot.sim import layout
+from frankenbot.sim import fixtures, layout, objects
+from frankenbot.sim.objects import fmt as _fmt
+from frankenbot.sim.objects import geom as _geom
+from frankenbot.sim.objects import sub as _sub
 
 JOINT_NAMES: tuple[str, ...] = (
     "shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint",
@@ -48,17 +51,12 @@ CAMERA_POSITION = (1.15, -0.62, 0.78)
 CAMERA_TARGET = (0.50, 0.0, 0.0)
 
 ARM_CONTYPE, ARM_CONAFFINITY = 2, 1  # the arm collides with the world, not with itself
-WORLD_CONTYPE, WORLD_CONAFFINITY = 1, 3
 
 
 @dataclass(frozen=True)
 class BuiltModel:
     model: mujoco.MjModel
     xml: str
-
-
-def _fmt(values) -> str:
-    return " ".join(f"{float(v):.6g}" for v in values)
 
 
 def _urdf_path() -> Path:
@@ -98,16 +96,6 @@ def optical_pose(position, target) -> np.ndarray:
 def camera_fovy_deg(width: int = CAMERA_WIDTH, height: int = CAMERA_HEIGHT) -> float:
     fx = (width / 2) / math.tan(math.radians(CAMERA_HFOV_DEG) / 2)
     return math.degrees(2 * math.atan((height / 2) / fx))
-
-
-def _sub(parent: ET.Element, tag: str, **attrs) -> ET.Element:
-    return ET.SubElement(parent, tag, {k: str(v) for k, v in attrs.items()})
-
-
-def _geom(body: ET.Element, **attrs) -> ET.Element:
-    attrs.setdefault("contype", WORLD_CONTYPE)
-    attrs.setdefault("conaffinity", WORLD_CONAFFINITY)
-    return _sub(body, "geom", **attrs)
 
 
 def _add_gripper(tool0: ET.Element) -> None:
@@ -169,86 +157,22 @@ def _add_table(world: ET.Element) -> None:
           rgba=_fmt(zone.rgba))
 
 
-def _add_object(world: ET.Element, spec: layout.ObjectSpec, index: int) -> None:
-    px, py = layout.parking_position(index)
-    body = _sub(world, "body", name=spec.name, pos=f"{px} {py} {layout.PARKING_Z + 0.2}")
-    _sub(body, "freejoint", name=f"{spec.name}_free")
-    rgba = _fmt(spec.rgba)
-    sx, sy, sz = spec.size
-    if spec.shape == "block":
-        _geom(body, name=f"{spec.name}_geom", type="box", size=_fmt((sx / 2, sy / 2, sz / 2)),
-              rgba=rgba, mass=spec.mass, friction="1.0 0.01 0.001", condim=4)
-    elif spec.shape == "bowl":
-        t = 0.006
-        _geom(body, type="cylinder", size=f"{layout.BOWL_INNER_RADIUS + t} {t / 2}",
-              pos=f"0 0 {-sz / 2 + t / 2}", rgba=rgba, mass=spec.mass * 0.4)
-        n = 12
-        r = (layout.BOWL_RADIUS + layout.BOWL_INNER_RADIUS) / 2
-        half_w = math.pi * r / n * 1.05
-        for k in range(n):
-            a = 2 * math.pi * k / n
-            # walls stand on the bottom disc, 1 mm clear of the table (fewer contacts)
-            _geom(body, type="box", size=_fmt((t, half_w, sz / 2 - t / 2 - 0.0005)), rgba=rgba,
-                  pos=_fmt((r * math.cos(a), r * math.sin(a), t / 2 + 0.0005)),
-                  euler=f"0 0 {a:.6f}", mass=spec.mass * 0.6 / n)
-    elif spec.shape == "plate":
-        _geom(body, type="cylinder", size=f"{sx / 2} {sz / 2}", rgba=rgba, mass=spec.mass)
-    elif spec.shape == "bin":
-        w = layout.BIN_WALL
-        _geom(body, type="box", size=_fmt((sx / 2, sy / 2, w / 2)), pos=f"0 0 {-sz / 2 + w / 2}",
-              rgba=rgba, mass=spec.mass * 0.4)
-        hz = sz / 2 - w / 2 - 0.0005  # walls stand on the floor plate, clear of the table
-        for sgn in (-1, 1):
-            _geom(body, type="box", size=_fmt((w / 2, sy / 2, hz)),
-                  pos=_fmt((sgn * (sx / 2 - w / 2), 0, w / 2 + 0.0005)), rgba=rgba,
-                  mass=spec.mass * 0.15)
-            _geom(body, type="box", size=_fmt((sx / 2 - w, w / 2, hz)),
-                  pos=_fmt((0, sgn * (sy / 2 - w / 2), w / 2 + 0.0005)), rgba=rgba,
-                  mass=spec.mass * 0.15)
-    else:  # pragma: no cover - layout and builder are edited together
-        raise SimError(f"no geometry for shape {spec.shape!r}")
+def _add_objects(world: ET.Element) -> None:
+    for index, spec in enumerate(layout.OBJECTS):
+        px, py = layout.parking_position(index)
+        objects.build_object(world, spec, (px, py, layout.PARKING_Z + 0.2))
 
 
-def _add_drawer(world: ET.Element) -> None:
-    d = layout.DRAWER
-    cy = d.body_centre[1]
-    sx, sy, sz = d.body_size
-    w = d.wall
-    wood = "0.60 0.40 0.22 1"
-    cab = _sub(world, "body", name="drawer_cabinet", pos=_fmt(d.body_centre))
-    # cabinet: top, back, two sides (the bottom is the table); open towards -x
-    _geom(cab, type="box", size=_fmt((sx / 2, sy / 2, w / 2)), pos=f"0 0 {sz / 2 - w / 2}",
-          rgba=wood)
-    _geom(cab, type="box", size=_fmt((w / 2, sy / 2, sz / 2)), pos=f"{sx / 2 - w / 2} 0 0",
-          rgba=wood)
-    for sgn in (-1, 1):
-        _geom(cab, type="box", size=_fmt((sx / 2, w / 2, sz / 2)),
-              pos=_fmt((0, sgn * (sy / 2 - w / 2), 0)), rgba=wood)
-    # the drawer box slides along -x; at joint 0 it is fully closed
-    ix, iy, iz = d.cavity_size
-    box_x = d.box_length
-    drawer = _sub(world, "body", name="drawer", pos=f"{d.box_centre_x(0.0)} {cy} 0")
-    _sub(drawer, "joint", name="drawer_slide", type="slide", axis=_fmt(d.pull_axis),
-         range=f"0 {d.stroke}", damping=5, frictionloss=0.5)
-    inner = "0.68 0.48 0.28 1"
-    _geom(drawer, type="box", size=_fmt((box_x / 2, iy / 2 + w, w / 2)), pos=f"0 0 {1.5 * w}",
-          rgba=inner, mass=0.2)
-    _geom(drawer, type="box", size=_fmt((w / 2, iy / 2 + w, (iz + w) / 2)),
-          pos=_fmt((-box_x / 2 + w / 2, 0, w + (iz + w) / 2)), rgba=wood, mass=0.1)  # front
-    _geom(drawer, type="box", size=_fmt((w / 2, iy / 2 + w, iz / 2)),
-          pos=_fmt((box_x / 2 - w / 2, 0, 2 * w + iz / 2)), rgba=inner, mass=0.05)  # back
-    for sgn in (-1, 1):
-        _geom(drawer, type="box", size=_fmt((box_x / 2 - w, w / 2, iz / 2)),
-              pos=_fmt((0, sgn * (iy / 2 + w / 2), 2 * w + iz / 2)), rgba=inner, mass=0.05)
-    hx = -box_x / 2 - d.handle_offset
-    dark = "0.1 0.1 0.1 1"
-    _geom(drawer, name="drawer_handle", type="capsule", size=f"{d.handle_radius} "
-          f"{d.handle_length / 2}", pos=_fmt((hx, 0, d.handle_z)), euler="1.5708 0 0",
-          rgba=dark, mass=0.02, friction="1.5 0.02 0.001", condim=4)
-    for sgn in (-1, 1):
-        _geom(drawer, type="box", size=_fmt((d.handle_offset / 2, 0.005, 0.005)),
-              pos=_fmt((-box_x / 2 - d.handle_offset / 2, sgn * (d.handle_length / 2 - 0.005),
-                        d.handle_z)), rgba=dark, mass=0.01)
+def fixture_parking(index: int) -> tuple[float, float, float]:
+    """Where fixture ``index`` waits when a scene has none of its kind: under the floor, above
+    the objects' shelf, far apart."""
+    return (-3.0 + 1.2 * index, 3.0, layout.PARKING_Z + 1.0)
+
+
+def _add_fixtures(root: ET.Element, world: ET.Element) -> None:
+    fixtures.add_assets(root)
+    for index, inst in enumerate(fixtures.INSTANCES):
+        fixtures.build_fixture(world, inst, fixture_parking(index))
 
 
 def _add_camera(world: ET.Element) -> None:
@@ -283,9 +207,8 @@ def build_model() -> BuiltModel:
     world = root.find("worldbody")
     assert world is not None
     _add_table(world)
-    for index, spec in enumerate(layout.OBJECTS):
-        _add_object(world, spec, index)
-    _add_drawer(world)
+    _add_objects(world)
+    _add_fixtures(root, world)
     _add_camera(world)
     actuator = _sub(root, "actuator")
     for name, kp, kv, frc in zip(JOINT_NAMES, ARM_KP, ARM_KV, ARM_FORCE, strict=True):
@@ -297,6 +220,8 @@ def build_model() -> BuiltModel:
     # the two arm bodies that meet at the base never need contact checks with the table
     contact = _sub(root, "contact")
     _sub(contact, "exclude", body1="shoulder_link", body2="world")
+    for inst in fixtures.INSTANCES:  # pinned fixture bodies standing on (or 1 mm over) the table
+        _sub(contact, "exclude", body1=inst.fid, body2="world")
     xml = ET.tostring(root, encoding="unicode")
     try:
         model = mujoco.MjModel.from_xml_string(xml)

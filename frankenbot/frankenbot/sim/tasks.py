@@ -41,6 +41,21 @@ class Placement:
 
 
 @dataclass(frozen=True)
+class FixturePlacement:
+    """Where a fixture stands in a scene: its id (sim/fixtures.py INSTANCES), the centre of its
+    footprint on the table and the yaw of its front (0: the front faces the robot, -x)."""
+
+    fid: str
+    x: float
+    y: float
+    yaw: float = 0.0
+
+
+# the first waves' cell: the one-drawer unit at the back left, facing the robot
+DEFAULT_FIXTURES: tuple[FixturePlacement, ...] = (FixturePlacement("drawer", 0.72, 0.38, 0.0),)
+
+
+@dataclass(frozen=True)
 class ObjectState:
     """Ground truth of one object (oracle and perception scoring only)."""
 
@@ -59,7 +74,10 @@ class OracleView:
     """Everything a predicate may look at."""
 
     objects: Mapping[str, ObjectState]
-    drawer_opening: float  # m, 0 = closed
+    drawer_opening: float  # m, 0 = closed (the one-drawer unit)
+    # every part of the scene's fixtures: drawer/sliding door opening (m), hinged door, knob
+    # or switch angle (rad), button travel (m); lights and burners 1.0 on, 0.0 off
+    fixtures: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -67,6 +85,9 @@ class SampledScene:
     task: TaskInstance
     placements: tuple[Placement, ...]
     drawer_opening: float = 0.0
+    fixtures: tuple[FixturePlacement, ...] = DEFAULT_FIXTURES
+    # initial part states (part id -> joint value, or 1.0/0.0 for a light); others start closed
+    fixture_states: Mapping[str, float] = field(default_factory=dict)
 
 
 TEMPLATES: dict[str, tuple[str, ...]] = {

@@ -20,6 +20,7 @@ import numpy as np
 from frankenbot import robotiq
 from frankenbot.common import AnomalyClass
 from frankenbot.errors import SimError
+from frankenbot.sim import fixtures as fixtures_mod
 from frankenbot.sim import layout, tasks
 from frankenbot.sim import model as model_mod
 from frankenbot.sim.anomalies import AnomalyEngine, InjectedAnomaly
@@ -35,6 +36,7 @@ from frankenbot.sim.controller import (
     TrajectoryPoint,
     TrajectoryStatus,
 )
+from frankenbot.sim.fixture_rig import FixtureRig
 from frankenbot.sim.kinematics import HOME
 from frankenbot.sim.sensor import SensorModel, SensorSpec
 from frankenbot.sim.tasks import ObjectState, OracleView, TaskInstance
@@ -119,8 +121,8 @@ class SimWorld:
         self._finger_qadr = np.array([m.joint(n).qposadr[0] for n in model_mod.FINGER_JOINTS])
         self._drawer_qadr = int(m.joint("drawer_slide").qposadr[0])
         self._drawer_dof = int(m.joint("drawer_slide").dofadr[0])
-        self._drawer_jnt = int(m.joint("drawer_slide").id)
-        self._drawer_range = m.jnt_range[self._drawer_jnt].copy()
+        self._fixtures = FixtureRig(m, (model_mod.fixture_parking(i)
+                                        for i in range(len(fixtures_mod.INSTANCES))))
         self._pads = {m.geom("left_pad").id, m.geom("right_pad").id}
         self._tcp_site = m.site("tcp").id
         self._bodies = {o.name: m.body(o.name).id for o in layout.OBJECTS}
@@ -137,7 +139,7 @@ class SimWorld:
         self._ctrl = JointTrajectoryController(self.JOINT_NAMES, lower, upper)
         self._gripper_cmd = 0.0
         self._gripper_open_until = -1.0  # anomaly: fingers forced open until this sim time
-        self._drawer_stuck_until = -1.0
+        self._stuck_until: dict[str, float] = {}  # fixture part -> sim time it frees again
         self._camera_frozen_until = -1.0
         self._active: list[str] = []
         self._task = TaskInstance("", "scene-0", "", {})
@@ -167,9 +169,10 @@ class SimWorld:
             d.ctrl[6:8] = 0.0
             self._ctrl.reset(HOME)
             self._gripper_cmd = 0.0
-            self._gripper_open_until = self._drawer_stuck_until = self._camera_frozen_until = -1.0
-            m.jnt_range[self._drawer_jnt] = self._drawer_range
-            d.qpos[self._drawer_qadr] = sampled.drawer_opening
+            self._gripper_open_until = self._camera_frozen_until = -1.0
+            self._stuck_until = {}
+            states = {"drawer": sampled.drawer_opening, **sampled.fixture_states}
+            self._fixtures.place(d, sampled.fixtures, states)
             for name in self._bodies:
                 self._park(name)
             self._active = []
@@ -307,12 +310,14 @@ class SimWorld:
                 c = float(d.ctrl[k])
                 d.ctrl[k] = min(max(target, c - delta), c + delta)
             mujoco.mj_step(m, d)
+            self._fixtures.pin(d)
             self._ctrl.supervise(d.time, d.qpos[:6])
             self._steps += 1
             if check and self._steps % POLL_EVERY == 0:
                 if not self._stable():
                     return
                 self._expire_timed_effects()
+                self._fixtures.poll(d)
                 self._anomalies.poll(self)
 
     def _bad_count(self) -> int:
@@ -341,9 +346,25 @@ class SimWorld:
         return False
 
     def _expire_timed_effects(self) -> None:
-        if 0 <= self._drawer_stuck_until <= self.data.time:
-            self.model.jnt_range[self._drawer_jnt] = self._drawer_range
-            self._drawer_stuck_until = -1.0
+        for part, until in list(self._stuck_until.items()):
+            if until <= self.data.time:
+                self._fixtures.release(part)
+                del self._stuck_until[part]
+
+    def stick_part(self, part_id: str, duration: float) -> None:
+        """Freeze a fixture part where it is for ``duration`` s (a drawer that sticks)."""
+        with self._lock:
+            value = self.fixture_states().get(part_id)
+            if value is None:
+                raise SimError(f"no fixture part {part_id!r} in this scene")
+            self._fixtures.stick(part_id, value)
+            self._stuck_until[part_id] = self.time + duration
+
+    def set_fixture_state(self, part_id: str, value: float) -> None:
+        """Move a fixture part (drawer opening m, door/knob angle rad, light 1/0) at once."""
+        with self._lock:
+            self._fixtures.set_state(self.data, part_id, value)
+            mujoco.mj_forward(self.model, self.data)
 
     # ------------------------------------------------------------------ arm
     def joint_positions(self) -> np.ndarray:
@@ -523,11 +544,26 @@ class SimWorld:
     # ------------------------------------------------------------------ ground truth / oracle
     def object_names(self) -> tuple[str, ...]:
         with self._lock:
-            return tuple(self._active) + ("drawer", "zone")
+            parts = tuple(p for p, j in self._fixtures.parts.items()
+                          if j.fixture in self._fixtures.present and p not in
+                          self._fixtures.present)
+            return tuple(self._active) + tuple(self._fixtures.present) + parts + ("zone",)
 
     def drawer_opening(self) -> float:
         with self._lock:
             return float(self.data.qpos[self._drawer_qadr])
+
+    def fixture_states(self) -> dict[str, float]:
+        """Every part of the scene's fixtures: opening (m), angle (rad), lit 1/0 (oracle and
+        perception scoring ONLY)."""
+        with self._lock:
+            return self._fixtures.states(self.data)
+
+    def fixture_placements(self) -> tuple[tasks.FixturePlacement, ...]:
+        """The scene's fixtures and where they stand: the installation's map (what a robot cell
+        is configured with), not their state."""
+        with self._lock:
+            return tuple(self._fixtures.present.values())
 
     def object_states(self) -> dict[str, ObjectState]:
         """Ground truth of the active movable objects (oracle and perception scoring ONLY)."""
@@ -560,7 +596,8 @@ class SimWorld:
             samples = max(1, int(round(window / 0.05)))
             ok_all, lines = True, []
             for i in range(samples + 1):
-                view = OracleView(self.object_states(), self.drawer_opening())
+                view = OracleView(self.object_states(), self.drawer_opening(),
+                                  self._fixtures.states(self.data))
                 ok, lines = tasks.check(task, view)
                 if not ok:
                     ok_all = False
