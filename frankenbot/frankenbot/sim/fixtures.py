@@ -381,10 +381,10 @@ def _build_light_panel(root: ET.Element, inst: FixtureInstance) -> None:
     geom(root, type="sphere", size=f"{LAMP_R}", pos=fmt((lx, ly, z0 + lz)),
          rgba="0.3 0.3 0.28 1")
     glow = sub(root, "body", name=inst.part_id("light") + "_glow",
-               pos=fmt((lx, ly, z0 + lz)))
+               pos=fmt((lx, ly, z0 + lz)), gravcomp=1)
     sub(glow, "joint", name=inst.joint(light), type="slide", axis="0 0 1",
         range=f"{-LIT_DROP} 0")
-    geom(glow, type="sphere", size=f"{LAMP_R + 0.002}", rgba="1.0 0.95 0.55 1",
+    geom(glow, type="sphere", size=f"{LAMP_R + 0.002}", rgba="1.0 0.82 0.15 1",
          contype=0, conaffinity=0, mass=0.001, material="glow")
 
 
@@ -396,7 +396,7 @@ def _build_stove(root: ET.Element, inst: FixtureInstance) -> None:
     geom(root, type="cylinder", size=f"{burner.size[0] / 2} 0.002",
          pos=fmt((bx, by, z0 + ST_H + 0.002)), rgba="0.28 0.28 0.30 1")
     glow = sub(root, "body", name=inst.part_id("stove_burner") + "_glow",
-               pos=fmt((bx, by, z0 + ST_H + 0.0025)))
+               pos=fmt((bx, by, z0 + ST_H + 0.0025)), gravcomp=1)
     sub(glow, "joint", name=inst.joint(burner), type="slide", axis="0 0 1",
         range=f"{-LIT_DROP} 0")
     geom(glow, type="cylinder", size=f"{burner.size[0] / 2 - 0.01} 0.002",

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
 from frankenbot.common import quaternion_yaw
 from frankenbot.errors import SimError
-from frankenbot.sim import layout
+from frankenbot.sim import families, layout
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,7 @@ class OracleView:
     # every part of the scene's fixtures: drawer/sliding door opening (m), hinged door, knob
     # or switch angle (rad), button travel (m); lights and burners 1.0 on, 0.0 off
     fixtures: Mapping[str, float] = field(default_factory=dict)
+    fixture_map: Any = None  # frankenbot.fixture_map.FixtureMap of the scene (its geometry)
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,8 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
                        "put the {obj_text} between the {target_text} and the {target2_text}",
                        "move the {obj_text} next to the {target_text}"),
 }
+FIRST_WAVE_FAMILIES: tuple[str, ...] = tuple(TEMPLATES)
+TEMPLATES.update(families.TEMPLATES)
 # place_relative templates: index -> relation (the oracle's convention, see relative_ok)
 RELATIVE_RELATIONS = ("left_of", "right_of", "in_front_of", "behind", "between", "near")
 # conditional templates: index -> variant
@@ -151,6 +154,8 @@ def _text(name: str) -> str:
 
 
 GAP = 0.03  # m between footprints: room for an open finger beside every object
+# everyday objects laid at any yaw (round ones gain nothing; first-wave containers stay square)
+_TURNED = ("mug", "bottle", "box", "carton", "basket", "tray", "lemon", "marker", "spatula")
 
 
 class _Sampler:
@@ -162,6 +167,8 @@ class _Sampler:
         self.gap = gap
         self.placed: list[tuple[float, float, float]] = []  # x, y, radius
         self.out: list[Placement] = []
+        # fixtures' footprints and swept space: (x, y, r) -> True where a disc may not stand
+        self.keepouts: list = []
 
     def place(self, name: str, region: tuple[tuple[float, float], tuple[float, float]] | None
               = None, z: float | None = None) -> Placement:
@@ -171,11 +178,14 @@ class _Sampler:
         for _ in range(self.tries):
             x = float(self.rng.uniform(x0 + r, x1 - r)) if x1 - x0 > 2 * r else (x0 + x1) / 2
             y = float(self.rng.uniform(y0 + r, y1 - r)) if y1 - y0 > 2 * r else (y0 + y1) / 2
-            if all(math.hypot(x - px, y - py) > r + pr + self.gap for px, py, pr in self.placed):
+            if all(math.hypot(x - px, y - py) > r + pr + self.gap
+                   for px, py, pr in self.placed) and not any(k(x, y, r) for k in self.keepouts):
                 break
         else:
             raise SimError(f"could not place {name} without overlap (scene too crowded)")
-        yaw = float(self.rng.uniform(-math.pi / 4, math.pi / 4)) if spec.shape == "block" else 0.0
+        yaw = (float(self.rng.uniform(-math.pi / 4, math.pi / 4)) if spec.shape == "block"
+               else float(self.rng.uniform(-math.pi, math.pi)) if spec.shape in _TURNED
+               else 0.0)
         self.placed.append((x, y, r))
         p = Placement(name, x, y, yaw, z)
         self.out.append(p)
@@ -203,7 +213,8 @@ def sample_task(family: str, seed: int) -> SampledScene:
             sampled = _sample_once(family, seed, np.random.default_rng(key))
         except SimError:
             continue
-        if not hidden_from_camera(sampled.placements):
+        new_world = family not in FIRST_WAVE_FAMILIES
+        if not hidden_from_camera(sampled.placements, sampled.fixtures, every_object=new_world):
             return sampled
     raise SimError(f"could not lay out {family} for seed {seed}")  # pragma: no cover
 
@@ -241,21 +252,24 @@ def _segment_hits_box(a: np.ndarray, b: np.ndarray, centre, half, yaw: float) ->
     return True
 
 
-def hidden_from_camera(placements: tuple[Placement, ...] | list[Placement]) -> list[str]:
-    """Blocks of a layout that the sim camera cannot see (fewer than 4 of 5 top-face points in
-    line of sight past the other objects, the cabinet and the arm at HOME); objects stacked on
-    or held inside another are not counted."""
+def hidden_from_camera(placements: tuple[Placement, ...] | list[Placement],
+                       fixture_placements: tuple[FixturePlacement, ...] = DEFAULT_FIXTURES,
+                       every_object: bool = False) -> list[str]:
+    """Blocks (``every_object``: every object) of a layout that the sim camera cannot see
+    (fewer than 4 of 5 top-face points in line of sight past the other objects, the fixtures
+    and the arm at HOME); objects stacked on or held inside another are not counted."""
     from frankenbot.sim.model import CAMERA_POSITION, arm_home_boxes
 
     eye = np.asarray(CAMERA_POSITION, dtype=float)
-    d = layout.DRAWER
     boxes = [(p.name, *_box_of(p)) for p in placements]
-    boxes.append(("drawer", d.body_centre, tuple(v / 2 for v in d.body_size), 0.0))
+    for f in families.fixture_map(fixture_placements).fixtures:
+        if f.kind != "zone":
+            boxes.append((f.fixture_id, f.position, tuple(v / 2 for v in f.size), f.yaw))
     boxes += [(f"arm{i}", c, h, 0.0) for i, (c, h) in enumerate(arm_home_boxes())]
     hidden = []
     for p in placements:
         spec = layout.OBJECT_BY_NAME[p.name]
-        if spec.shape != "block":
+        if spec.shape != "block" and not every_object:
             continue
         (x, y, z), half, _ = _box_of(p)
         blockers = []
@@ -361,6 +375,12 @@ def _sample_once(family: str, seed: int, rng: np.random.Generator) -> SampledSce
             params["resolved_target"] = "white_plate" if occupied else bowl
     elif family == "place_relative":
         _sample_relative(rng, s, k, params, fmt)
+    elif family in families.FAMILIES:
+        placed, states = families.sample(family, rng, k, s, fmt, params)
+        instruction = templates[k].format(**fmt)
+        task = TaskInstance(family, f"{family}-{int(seed)}", instruction, params)
+        return SampledScene(task, tuple(s.out), states.get("drawer", 0.0), placed or (),
+                            states)
     else:  # pragma: no cover - TEMPLATES and this function are edited together
         raise SimError(f"task family {family!r} has no sampler")
     if "object" in params:
@@ -431,25 +451,42 @@ def _yaw(q: tuple[float, float, float, float]) -> float:
     return quaternion_yaw(*q)  # MuJoCo order (w, x, y, z)
 
 
+def half_height(o: ObjectState) -> float:
+    """Half the object's extent along world z, its box turned by its orientation (a bottle that
+    fell over is as low as it is wide)."""
+    w, x, y, z = o.quaternion
+    # third row of the rotation matrix of (w, x, y, z)
+    r20, r21, r22 = 2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)
+    return 0.5 * (abs(r20) * o.size[0] + abs(r21) * o.size[1] + abs(r22) * o.size[2])
+
+
+def bottom_z(o: ObjectState) -> float:
+    return o.position[2] - half_height(o)
+
+
 def inside(obj: ObjectState, container: ObjectState) -> tuple[bool, str]:
-    """``obj`` rests inside ``container`` (bowl or bin), on ``plate``, not held."""
+    """``obj`` rests inside ``container`` (a bowl, bin, basket or tray), on a plate, not
+    held."""
     if obj.held:
         return False, f"{obj.name} is still held"
-    bottom = obj.position[2] - obj.size[2] / 2
+    bottom = bottom_z(obj)
     c_bottom = container.position[2] - container.size[2] / 2
     c_top = container.position[2] + container.size[2] / 2
+    spec = layout.OBJECT_BY_NAME.get(container.name)
     if container.shape == "bowl":
-        ok_xy = _xy(obj, container) < layout.BOWL_INNER_RADIUS
-    elif container.shape == "bin":
+        inner = spec.dim("inner") if spec is not None else layout.BOWL_INNER_RADIUS
+        ok_xy = _xy(obj, container) < inner
+    elif container.shape in ("bin", "basket", "tray"):
+        wall = spec.dim("wall") if spec is not None else layout.BIN_WALL
         yaw = _yaw(container.quaternion)
         dx = obj.position[0] - container.position[0]
         dy = obj.position[1] - container.position[1]
         lx = math.cos(yaw) * dx + math.sin(yaw) * dy
         ly = -math.sin(yaw) * dx + math.cos(yaw) * dy
-        ok_xy = (abs(lx) < container.size[0] / 2 - layout.BIN_WALL
-                 and abs(ly) < container.size[1] / 2 - layout.BIN_WALL)
+        ok_xy = (abs(lx) < container.size[0] / 2 - wall
+                 and abs(ly) < container.size[1] / 2 - wall)
     elif container.shape == "plate":
-        ok_xy = _xy(obj, container) < layout.PLATE_RADIUS
+        ok_xy = _xy(obj, container) < container.size[0] / 2
         ok_z = abs(bottom - c_top) < 0.012
         return ok_xy and ok_z, (f"{obj.name} on {container.name}: xy {_xy(obj, container):.3f} m,"
                                 f" gap {bottom - c_top:+.3f} m")
@@ -542,6 +579,8 @@ def _check(family: str, p: Mapping[str, object], view: OracleView, lines: list[s
         return inz and on_table and not o.held
     if family == "place_relative":
         return relative_ok(p, view, lines)
+    if family in families.FAMILIES:
+        return families.check(family, p, view, lines)
     raise SimError(f"no oracle for family {family!r}")  # pragma: no cover
 
 
@@ -587,8 +626,9 @@ _DIR = {"left_of": (0.0, 1.0), "right_of": (0.0, -1.0), "behind": (1.0, 0.0),
 
 
 def _footprint(o: ObjectState) -> float:
-    if o.shape in ("bowl", "plate"):
-        return o.size[0] / 2
+    spec = layout.OBJECT_BY_NAME.get(o.name)
+    if spec is not None:
+        return spec.radius
     return 0.5 * math.hypot(o.size[0], o.size[1])
 
 
@@ -597,7 +637,7 @@ def relative_ok(p: Mapping[str, object], view: OracleView, lines: list[str]) -> 
     o = _get(view, str(p["object"]))
     refs = [_get(view, str(n)) for n in p["refs"]]  # type: ignore[union-attr]
     relation = str(p["relation"])
-    on_table = abs(o.position[2] - o.size[2] / 2 - layout.TABLE_TOP_Z) < 0.01 and not o.held
+    on_table = abs(bottom_z(o) - layout.TABLE_TOP_Z) < 0.01 and not o.held
     ok = on_table
     lines.append(f"{'OK' if on_table else 'NO'} {o.name} on the table, released")
     for ref, start in zip(refs, p["ref_start"], strict=True):  # type: ignore[arg-type]

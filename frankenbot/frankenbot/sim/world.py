@@ -20,8 +20,8 @@ import numpy as np
 from frankenbot import robotiq
 from frankenbot.common import AnomalyClass
 from frankenbot.errors import SimError
+from frankenbot.sim import families, layout, tasks
 from frankenbot.sim import fixtures as fixtures_mod
-from frankenbot.sim import layout, tasks
 from frankenbot.sim import model as model_mod
 from frankenbot.sim.anomalies import AnomalyEngine, InjectedAnomaly
 from frankenbot.sim.camera import (
@@ -173,6 +173,7 @@ class SimWorld:
             self._stuck_until = {}
             states = {"drawer": sampled.drawer_opening, **sampled.fixture_states}
             self._fixtures.place(d, sampled.fixtures, states)
+            self._fixture_map = families.fixture_map(sampled.fixtures)
             for name in self._bodies:
                 self._park(name)
             self._active = []
@@ -597,7 +598,7 @@ class SimWorld:
             ok_all, lines = True, []
             for i in range(samples + 1):
                 view = OracleView(self.object_states(), self.drawer_opening(),
-                                  self._fixtures.states(self.data))
+                                  self._fixtures.states(self.data), self._fixture_map)
                 ok, lines = tasks.check(task, view)
                 if not ok:
                     ok_all = False
