@@ -15,6 +15,8 @@ from typing import Iterable, Mapping
 
 from frankenbot.shapes import SHAPES  # noqa: F401 - what perception may name (shapes.py)
 
+MAX_POINTS = 256  # of SceneObject.points
+
 # Colour names perception may assign (closest named colour in HSV).
 COLOURS = ("red", "green", "blue", "yellow", "orange", "purple", "white", "black", "gray",
            "pink", "brown", "cyan")
@@ -48,6 +50,9 @@ class SceneObject:
     # was not measured. ``on``: a lamp or burner lit (None: not a light, or not seen).
     opening: float | None = None
     on: bool | None = None
+    # A sample of the object's segmented surface points (base_link, at most MAX_POINTS), what
+    # grasp synthesis works from; empty when not measured (fixtures, ground-truth scenes).
+    points: tuple[tuple[float, float, float], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def top_z(self) -> float:

@@ -14,6 +14,9 @@ Publishes
   /camera/camera/color/camera_info (sensor_msgs/CameraInfo, frame camera_color_optical_frame)
   ~/scene_reset (std_msgs/Header, latched): after every ~/reset, stamped with the sim time of
       the new scene, frame_id = its task id; perception forgets its tracks on it
+  ~/fixture_map (std_msgs/String, latched): the scene's fixture map as JSON (the
+      ``frankenbot.fixture_map`` format: where each fixture and part stands, not its state),
+      published before ~/scene_reset: a robot cell's config/scene_fixtures.yaml, per scene
 Subscribes
   /scaled_joint_trajectory_controller/joint_trajectory (trajectory_msgs/JointTrajectory);
       starts on receipt (header.stamp is not used), replaces the running one; an empty one is
@@ -47,7 +50,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
-from std_msgs.msg import Float64, Float64MultiArray, Header
+from std_msgs.msg import Float64, Float64MultiArray, Header, String
 from trajectory_msgs.msg import JointTrajectory
 
 from frankenbot import robotiq, ur_driver
@@ -155,6 +158,8 @@ class SimNode(Node):
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.reset_pub = self.create_publisher(Header, "~/scene_reset", latched)
+        self.fixture_pub = self.create_publisher(String, "~/fixture_map", latched)
+        self._publish_fixture_map()
         commands = MutuallyExclusiveCallbackGroup()
         services = MutuallyExclusiveCallbackGroup()
         self.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self.trajectory_callback, 10,
@@ -276,10 +281,14 @@ class SimNode(Node):
         response.instruction = task.instruction
         response.task_id = task.task_id
         response.object_names = list(self.world.object_names())
+        self._publish_fixture_map()
         # Frames stamped from now on show the new scene; perception forgets the old one.
         self.reset_pub.publish(Header(stamp=to_time(self.world.time), frame_id=task.task_id))
         self.get_logger().info(f"reset to {task.task_id}: {task.instruction!r}")
         return response
+
+    def _publish_fixture_map(self) -> None:
+        self.fixture_pub.publish(String(data=json.dumps(self.world.fixture_map_data())))
 
     def inject_callback(self, request: Any, response: Any) -> Any:
         try:

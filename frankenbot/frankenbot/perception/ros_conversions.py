@@ -15,7 +15,7 @@ import numpy as np
 from frankenbot.common import quaternion_yaw
 from frankenbot.errors import PerceptionError
 from frankenbot.perception.camera import Intrinsics
-from frankenbot.state import Scene, SceneObject
+from frankenbot.state import MAX_POINTS, Scene, SceneObject
 
 
 def time_to_msg(seconds: float) -> Any:
@@ -57,6 +57,7 @@ def object_to_msg(obj: SceneObject) -> Any:
     msg.has_opening = obj.opening is not None
     msg.opening = 0.0 if obj.opening is None else float(obj.opening)
     msg.on_state = -1 if obj.on is None else int(bool(obj.on))
+    msg.points = [float(c) for p in obj.points[:MAX_POINTS] for c in p]
     return msg
 
 
@@ -94,7 +95,7 @@ def object_from_msg(msg: Any) -> SceneObject:
                        confidence=float(msg.confidence), is_fixture=bool(msg.is_fixture),
                        last_seen=time_from_msg(msg.last_seen),
                        occluded=bool(getattr(msg, "occluded", False)),
-                       opening=_opening(msg), on=_on_state(msg))
+                       opening=_opening(msg), on=_on_state(msg), points=_points(msg))
 
 
 def _opening(msg: Any) -> float | None:
@@ -102,6 +103,14 @@ def _opening(msg: Any) -> float | None:
         return None
     value = float(msg.opening)
     return value if math.isfinite(value) else None
+
+
+def _points(msg: Any) -> tuple[tuple[float, float, float], ...]:
+    flat = list(getattr(msg, "points", ()))[:3 * MAX_POINTS]
+    if len(flat) % 3 or not all(math.isfinite(v) for v in flat):
+        raise PerceptionError(f"scene rejected: object {msg.id!r}: points must be finite "
+                              "x, y, z triples")
+    return tuple((flat[i], flat[i + 1], flat[i + 2]) for i in range(0, len(flat), 3))
 
 
 def _on_state(msg: Any) -> bool | None:

@@ -560,6 +560,13 @@ class SimWorld:
         with self._lock:
             return self._fixtures.states(self.data)
 
+    def fixture_map_data(self) -> dict[str, Any]:
+        """The scene's fixture map (``frankenbot.fixture_map`` YAML data): what the brain is
+        told about the fixtures, as a robot cell's ``config/scene_fixtures.yaml`` would."""
+        from frankenbot.sim.config_files import fixtures_config
+
+        return fixtures_config(self.fixture_placements())
+
     def fixture_placements(self) -> tuple[tasks.FixturePlacement, ...]:
         """The scene's fixtures and where they stand: the installation's map (what a robot cell
         is configured with), not their state."""
