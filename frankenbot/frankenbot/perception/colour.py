@@ -44,7 +44,14 @@ class ColourThresholds:
     white_value: float = 0.75  # achromatic brighter than this: white
     black_value: float = 0.22  # achromatic darker than this: black
     brown_value: float = 0.45  # orange/red-ish hue darker than this: brown
-    brown_saturation: float = 0.6  # warm hue less saturated than this: brown (wood)
+    brown_saturation: float = 0.6  # warm hue less saturated than this: its own segmentation
+    # group (wood); named brown below brown_name_saturation (a lit brown box reads 0.71,
+    # an orange one 0.94 or more)
+    brown_name_saturation: float = 0.83
+    # achromatic: white when the top face is at least this bright relative to the table's
+    # (white tops measured 1.02-1.13, gray ones 0.71-0.91 under the D435-like model; an
+    # object's shaded sides say little, a white mug's are darker than a gray tray's top)
+    white_top_ratio: float = 0.96
 
 
 def rgb_to_hsv(rgb: np.ndarray) -> np.ndarray:
@@ -114,12 +121,14 @@ UNCLIPPED_SHARE = 0.25  # of an object's pixels: enough unclipped ones to name i
 
 
 def name_colour(hsv_pixels: np.ndarray, clipped: np.ndarray | None = None,
-                th: ColourThresholds = ColourThresholds()) -> str:
+                th: ColourThresholds = ColourThresholds(),
+                top_ratio: float | None = None) -> str:
     """Name the dominant colour of an object's pixels (N, 3 HSV).
 
     ``clipped`` (N bools) marks pixels with a channel at the clip level: their hue moved (away
     from the clipped channel's primary), so when at least ``UNCLIPPED_SHARE`` of the pixels
-    did not clip, only those name the colour."""
+    did not clip, only those name the colour. ``top_ratio``: the brightness of the object's
+    top face over the table's (when measured): it tells white from gray."""
     px = np.asarray(hsv_pixels, dtype=np.float32).reshape(-1, 3)
     if px.shape[0] == 0:
         return ""
@@ -132,10 +141,12 @@ def name_colour(hsv_pixels: np.ndarray, clipped: np.ndarray | None = None,
         # Median brightness: a gray bin's lit rims reach white levels but most of it is darker,
         # while a white object stays bright on nearly every face the camera sees.
         value = float(np.median(px[achrom, 2]))
-        if value >= th.white_value:
-            return "white"
         if value <= th.black_value:
             return "black"
+        if top_ratio is not None:
+            return "white" if top_ratio >= th.white_top_ratio else "gray"
+        if value >= th.white_value:
+            return "white"
         return "gray"
     chrom = px[~achrom]
     # Circular mean of hue, weighted by saturation (highlights carry less hue information).
@@ -146,7 +157,7 @@ def name_colour(hsv_pixels: np.ndarray, clipped: np.ndarray | None = None,
     value = float(np.median(chrom[:, 2]))
     sat = float(np.median(chrom[:, 1]))
     if BROWN_HUE[0] <= hue <= BROWN_HUE[1] and (value < th.brown_value
-                                               or sat < th.brown_saturation):
+                                               or sat < th.brown_name_saturation):
         return "brown"
     return name
 

@@ -29,7 +29,7 @@ class PerceptionConfig:
     ransac_iterations: int = 150
     # Points between these heights above the table are candidate object points.
     min_height: float = 0.004
-    max_height: float = 0.30
+    max_height: float = 0.30  # over a fixture's top (a cabinet): over that top
     # Pixel stride when back-projecting (1 = every pixel; 2 = a quarter of the pixels).
     stride: int = 2
     # Top-down grid cell for connected components, and the closing radius in cells.
@@ -73,7 +73,9 @@ class PerceptionConfig:
     rim_gone_share: float = 0.7  # of the rim samples that show the rim or past it
     rim_gone_frames: int = 3  # consecutive frames the rim must be seen through
     stale_timeout_s: float = 1.0  # scene_at(now) is stale when the last frame is older
-    keep_unknown: int = 0  # 1: also report clusters whose shape is "unknown" (obstacles)
+    # without an object catalogue (the first waves' size rules): 1 also reports clusters whose
+    # shape is "unknown"; with one, unknown objects are always reported (recognition.py)
+    keep_unknown: int = 0
     base_keepout_radius: float = 0.15  # m around base_link's z axis: the robot's own base
     robot_radius: float = 0.09  # self filter: achromatic clusters this close to the arm are it
 

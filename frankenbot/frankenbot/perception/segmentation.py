@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
+from typing import Callable
 
 import numpy as np
 import open3d as o3d
@@ -157,6 +158,22 @@ class Foreground:
     table_group: int = -1  # colour group of the table itself (-1: unknown)
     clipped: np.ndarray | None = None  # (N,) bool: a colour channel at the sensor's clip level
     flat: np.ndarray | None = None  # (N,) bool: in the table's noise band, kept for its colour
+    # every sampled point inside the workspace and its height (table included): what a
+    # fixture's presence is judged on (perception/fixture_state.py)
+    all_points: np.ndarray | None = None
+    all_heights: np.ndarray | None = None
+    table_value: float = -1.0  # the table's HSV value in the colour space of ``hsv``
+
+    def without(self, drop: np.ndarray) -> "Foreground":
+        """The samples not flagged in ``drop`` (points on a fixture)."""
+        keep = ~drop
+
+        def cut(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[keep]
+
+        return replace(self, points=self.points[keep], heights=self.heights[keep],
+                       hsv=self.hsv[keep], pixels=self.pixels[keep], groups=self.groups[keep],
+                       ranges=cut(self.ranges), clipped=cut(self.clipped), flat=cut(self.flat))
 
 
 def noise_coefficient(heights: np.ndarray, ranges: np.ndarray) -> float:
@@ -196,14 +213,17 @@ def _strided_depth(depth_mm: np.ndarray, stride: int, flying_filter: bool) -> np
 
 
 def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: PerceptionConfig,
-               rng: np.random.Generator | None = None, table_value_ref: float = -1.0
+               rng: np.random.Generator | None = None, table_value_ref: float = -1.0,
+               ceiling: Callable[[np.ndarray], np.ndarray] | None = None
                ) -> tuple[TablePlane, Foreground]:
     """Validate the frame, fit the table and keep the samples between min and max height.
 
     Exposure compensation: with ``table_value_ref`` (the table's brightness under the lighting
     colours were named in) the kept samples' brightness is scaled by reference / the table's
     brightness in this frame, so a sudden change of light does not rename black, gray and
-    white. The returned plane carries this frame's table brightness."""
+    white. The returned plane carries this frame's table brightness. ``ceiling``: for points
+    above ``max_height``, the height up to which they may still be objects (over a cabinet's
+    top things stand higher than on the table)."""
     check_frame(rgb, depth, camera)
     depth_mm = depth_to_mm(depth)
     if not np.any(depth_mm):
@@ -232,6 +252,10 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
     # 1.2 m a D435's table is a few millimetres thick in noise.
     floor = np.maximum(config.min_height, config.noise_point_sigmas * noise_a * ranges ** 2)
     fg = (h > floor) & (h < config.max_height)
+    if ceiling is not None:
+        high = np.flatnonzero(h >= config.max_height)
+        if high.size:
+            fg[high] = h[high] < ceiling(p_in[high])
     seen = table_colour(rgb, idx, h, cols_n, s)  # once a frame: three uses below
     gains = _white_balance(seen, config)
     flat = np.zeros(idx.size, bool)
@@ -260,12 +284,16 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
         unclip_red_hue(hsv, raw)
     # Without a calibrated table colour (no white-balance gains), compensate exposure from the
     # table's brightness against the first frame's (a dimmed light otherwise darkens every hue).
+    table_value = plane.value
+    if gains is not None:  # white-balanced: the table looks as at calibration
+        table_value = float(max(config.table_rgb)) / 255.0
     if gains is None and idx.size and table_value_ref > 0 and plane.value > MIN_TABLE_VALUE:
         gain = min(MAX_GAIN, max(1.0 / MAX_GAIN, table_value_ref / plane.value))
         hsv[:, 2] = np.clip(hsv[:, 2] * gain, 0.0, 1.0)
+        table_value = plane.value * gain
     groups = segmentation_groups(hsv) if idx.size else np.zeros(0, np.int16)
     return plane, Foreground(p_fg, h_fg, hsv, np.stack([rows, cols], axis=1), groups, r_fg,
-                             noise_a, table_group, clipped, flat)
+                             noise_a, table_group, clipped, flat, p_in, h, table_value)
 
 
 FLAT_NOISE_BAND = 0.008  # m: a noise band thicker than this (at the median range) hides plates
@@ -380,8 +408,14 @@ def segment(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: Per
             ) -> tuple[TablePlane, list[Cluster]]:
     """Find the table and the point clusters standing on it (or held above it)."""
     plane, fg = foreground(rgb, depth, camera, config, rng, table_value_ref)
+    return plane, cluster_foreground(fg, camera, config)
+
+
+def cluster_foreground(fg: Foreground, camera: CameraModel, config: PerceptionConfig
+                       ) -> list[Cluster]:
+    """The point clusters of ``fg`` (samples above the table, fixtures taken out)."""
     if fg.points.shape[0] == 0:
-        return plane, []
+        return []
     solid = np.flatnonzero(~fg.flat) if fg.flat is not None else np.arange(fg.points.shape[0])
     clusters = _join_rim_pieces(_merge_lit_faces(
         _cluster(fg.points[solid], fg.heights[solid], fg.hsv[solid], fg.pixels[solid],
@@ -391,8 +425,8 @@ def segment(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: Per
         clusters = _grow_flat(clusters, fg, np.flatnonzero(fg.flat), config)
     clusters = _enough_points(clusters, camera, config)
     if fg.noise_a <= 0 or fg.ranges is None:
-        return plane, clusters
-    return plane, _stand_out(clusters, fg.noise_a, camera, config, fg.table_group)
+        return clusters
+    return _stand_out(clusters, fg.noise_a, camera, config, fg.table_group)
 
 
 def _enough_points(clusters: list[Cluster], camera: CameraModel, config: PerceptionConfig
@@ -740,4 +774,5 @@ def _split_by_height(members: np.ndarray, heights: np.ndarray, gap: float) -> li
 
 
 __all__ = ["ACHROMATIC_GROUP", "Cluster", "Foreground", "TablePlane", "backproject",
-           "check_frame", "cluster_in_box", "depth_to_mm", "fit_table", "foreground", "segment"]
+           "check_frame", "cluster_foreground", "cluster_in_box", "depth_to_mm", "fit_table",
+           "foreground", "segment"]

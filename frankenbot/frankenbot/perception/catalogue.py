@@ -1,0 +1,226 @@
+"""The catalogue of known objects: per category, the shape signatures measured when each
+object was enrolled, and what a newly perceived object is matched against.
+
+Why prototypes rather than hand-set ranges: an object seen by one oblique depth camera
+measures shorter than it is (its far side is hidden), a sphere's width depends on how much of
+its equator shows, a mug's length on whether its handle faces the camera. So each category
+is described by what the camera actually measured of real instances, each instance enrolled
+from several views (``frankenbot objects enroll``): the mean and spread of every signature
+feature (``perception/signature.py``). A category may have several prototypes (bowls of three
+sizes, an upright and a lying bottle). The shipped ``config/objects.yaml`` was enrolled the
+same way from the sim's objects.
+
+Matching: every feature of a perceived object must lie within the prototype's tolerance
+(``TOLERANCE_SIGMAS`` spreads, never tighter than a floor per feature, lengths also relative
+to their size); of the prototypes that accept it, the nearest (root mean square of the
+normalised deviations) names it. An object no prototype accepts is ``unknown``: it is
+reported with its size and colour, never forced onto the nearest known category. A category
+may also restrict colours (a blue sphere is not an apple).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from frankenbot.errors import ConfigError
+from frankenbot.perception.signature import Signature
+from frankenbot.shapes import UNKNOWN
+
+TOLERANCE_SIGMAS = 4.0
+OUTLIER_SCALES = 4.0  # an enrolment view this many robust spreads off is left out
+# the tightest tolerance per feature: (absolute, share of the mean); lengths in metres
+FLOORS: dict[str, tuple[float, float]] = {
+    "length": (0.005, 0.03), "width": (0.005, 0.03), "height": (0.004, 0.03),
+    "fill": (0.06, 0.0), "top_share": (0.12, 0.0), "mid_drop": (0.25, 0.0),
+    "end_ratio": (0.25, 0.0),
+}
+NAME_RE = r"^[a-z][a-z0-9_]{0,39}$"  # category and prototype names: ids in programs
+
+
+@dataclass(frozen=True)
+class Prototype:
+    """One enrolled object: its category, its own name, its colour and what was measured."""
+
+    category: str
+    name: str
+    colour: str
+    mean: Signature
+    spread: Signature
+    views: int
+    source: str = ""
+
+    def tolerances(self) -> np.ndarray:
+        mean = np.asarray(self.mean.values())
+        spread = np.asarray(self.spread.values())
+        floors = np.array([FLOORS[n][0] + FLOORS[n][1] * abs(m)
+                           for n, m in zip(Signature.names(), mean, strict=True)])
+        return np.maximum(TOLERANCE_SIGMAS * spread, floors)
+
+    def deviations(self, sig: Signature) -> np.ndarray:
+        """Each feature's deviation from the mean, in tolerances (<= 1 accepts)."""
+        return np.abs(np.asarray(sig.values()) - np.asarray(self.mean.values())) / (
+            self.tolerances())
+
+
+@dataclass(frozen=True)
+class Match:
+    """What the catalogue makes of one signature."""
+
+    category: str  # shapes.UNKNOWN when no prototype accepted it
+    prototype: str = ""
+    distance: float = math.inf  # RMS deviation (tolerances) from the accepting prototype
+    nearest: str = ""  # the nearest prototype overall (also when unknown): for logs
+
+
+@dataclass(frozen=True)
+class ObjectCatalogue:
+    """Prototypes by category, and per-category colour restrictions."""
+
+    prototypes: tuple[Prototype, ...] = ()
+    colours: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    path: Path | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        names = [p.name for p in self.prototypes]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ConfigError(f"object catalogue: prototype names used twice: {dup}")
+        # the deviations of every prototype at once: tolerance matrix and means
+        object.__setattr__(self, "_means", np.array([p.mean.values() for p in self.prototypes])
+                           if self.prototypes else np.zeros((0, len(Signature.names()))))
+        object.__setattr__(self, "_tols", np.array([p.tolerances() for p in self.prototypes])
+                           if self.prototypes else np.zeros((0, len(Signature.names()))))
+
+    def categories(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(p.category for p in self.prototypes))
+
+    def match(self, sig: Signature | None, colour: str = "") -> Match:
+        """The category of an object with signature ``sig`` and colour ``colour``."""
+        if sig is None or not self.prototypes:
+            return Match(UNKNOWN)
+        dev = np.abs(np.asarray(sig.values())[None, :] - self._means) / self._tols  # type: ignore[attr-defined]
+        worst = dev.max(axis=1)
+        rms = np.sqrt(np.mean(dev ** 2, axis=1))
+        allowed = np.array([self._colour_ok(p.category, colour) for p in self.prototypes])
+        nearest = self.prototypes[int(np.argmin(np.where(allowed, rms, np.inf)))].name if (
+            allowed.any()) else ""
+        ok = (worst <= 1.0) & allowed
+        if not ok.any():
+            return Match(UNKNOWN, nearest=nearest)
+        k = int(np.argmin(np.where(ok, rms, np.inf)))
+        p = self.prototypes[k]
+        return Match(p.category, p.name, float(rms[k]), nearest)
+
+    def _colour_ok(self, category: str, colour: str) -> bool:
+        allowed = self.colours.get(category)
+        return not allowed or not colour or colour in allowed
+
+    def without(self, categories: Iterable[str]) -> "ObjectCatalogue":
+        """The catalogue with ``categories`` left out (scoring what an unknown looks like)."""
+        drop = set(categories)
+        return replace(self, prototypes=tuple(p for p in self.prototypes
+                                              if p.category not in drop))
+
+    def with_prototype(self, proto: Prototype) -> "ObjectCatalogue":
+        """The catalogue with ``proto`` added (replacing one of the same name)."""
+        rest = tuple(p for p in self.prototypes if p.name != proto.name)
+        return replace(self, prototypes=(*rest, proto))
+
+    # ------------------------------------------------------------------ files
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "categories": {c: {"colours": list(v)} for c, v in sorted(self.colours.items())},
+            "prototypes": [{"category": p.category, "name": p.name, "colour": p.colour,
+                            "views": p.views, "source": p.source, "mean": p.mean.as_dict(),
+                            "spread": p.spread.as_dict()} for p in self.prototypes],
+        }
+
+    @classmethod
+    def from_data(cls, data: Any, path: Path | None = None) -> "ObjectCatalogue":
+        if data is None:
+            return cls(path=path)
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"object catalogue must be a mapping, got {type(data).__name__}")
+        colours: dict[str, tuple[str, ...]] = {}
+        for cat, entry in (data.get("categories") or {}).items():
+            if not isinstance(entry, Mapping):
+                raise ConfigError(f"object catalogue: category {cat!r} must be a mapping")
+            colours[str(cat)] = tuple(str(c) for c in entry.get("colours") or ())
+        protos = []
+        for i, entry in enumerate(data.get("prototypes") or ()):
+            if not isinstance(entry, Mapping):
+                raise ConfigError(f"object catalogue: prototype {i} must be a mapping")
+            try:
+                protos.append(Prototype(
+                    category=check_name(str(entry["category"])),
+                    name=check_name(str(entry["name"])), colour=str(entry.get("colour", "")),
+                    mean=Signature.from_mapping(entry["mean"]),
+                    spread=Signature.from_mapping(entry["spread"]),
+                    views=int(entry.get("views", 1)), source=str(entry.get("source", ""))))
+            except (KeyError, TypeError, ValueError) as e:
+                raise ConfigError(f"object catalogue: prototype {i} ({entry.get('name')!r}): "
+                                  f"{e!r}; expected category, name, mean and spread of "
+                                  f"{', '.join(Signature.names())}") from e
+        return cls(tuple(protos), colours, path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "ObjectCatalogue":
+        import yaml
+
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"object catalogue not found: {p}")
+        try:
+            return cls.from_data(yaml.safe_load(p.read_text()), p)
+        except yaml.YAMLError as e:
+            raise ConfigError(f"cannot read object catalogue {p}: {e}") from e
+
+    def save(self, path: str | Path, header: str = "") -> None:
+        import yaml
+
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        text = header or ("# The object catalogue (`frankenbot objects enroll` writes it): per "
+                          "enrolled object its\n# category, colour and the mean and spread of "
+                          "its shape signature over its views.\n")
+        p.write_text(text + yaml.safe_dump(self.to_data(), sort_keys=False))
+
+
+def check_name(name: str) -> str:
+    import re
+
+    if not re.match(NAME_RE, name) or name == UNKNOWN:
+        raise ConfigError(f"object name {name!r}: use lower-case letters, digits and _ "
+                          f"(a letter first, at most 40; not {UNKNOWN!r})")
+    return name
+
+
+def enrol(category: str, name: str, colour: str, views: Sequence[Signature],
+          source: str = "") -> Prototype:
+    """A prototype from the signatures of an object's views (at least 3)."""
+    check_name(category)
+    check_name(name)
+    if len(views) < 3:
+        raise ConfigError(f"enrolling {name}: {len(views)} usable views, at least 3 needed "
+                          "(is the object alone on the table and in view?)")
+    arr = np.array([v.values() for v in views])
+    med = np.median(arr, axis=0)
+    # views that measured the object far off in any feature (cut by the image edge, hidden
+    # behind the arm) are left out: robust scales (MAD, never under half a floor), then the
+    # spread of the rest
+    floor = np.array([FLOORS[n][0] + FLOORS[n][1] * abs(m)
+                      for n, m in zip(Signature.names(), med, strict=True)])
+    scale = np.maximum(1.4826 * np.median(np.abs(arr - med), axis=0), 0.5 * floor)
+    keep = np.all(np.abs(arr - med) <= OUTLIER_SCALES * scale, axis=1)
+    if np.count_nonzero(keep) < 3:
+        keep[:] = True
+    inliers = arr[keep]
+    mean = Signature(*(float(x) for x in np.median(inliers, axis=0)))
+    spread = Signature(*(float(x) for x in inliers.std(axis=0, ddof=1)))
+    return Prototype(category, name, colour, mean, spread, int(np.count_nonzero(keep)), source)
