@@ -15,6 +15,8 @@ import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
 from frankenbot.perception.colour import name_colour
+from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.containers import fit_outline_circle
 from frankenbot.perception.segmentation import Cluster
 from frankenbot.perception.signature import Signature, measure_signature
 
@@ -92,6 +94,9 @@ def min_area_rect(xy: np.ndarray, hull: np.ndarray | None = None
     return centre, e0, e1, yaw
 
 
+ROUND_MIN_DIAMETER = 0.09  # m: footprints this long or longer may be completed to a circle
+ROUND_COMPLETION = 0.006  # m: ... when the circle is this much wider than the rectangle
+ROUND_MAX_GROWTH = 1.25  # ... and never more than this times the visible length
 TOP_COLOUR_BAND = 0.006  # m under the top: the top face's pixels (white or gray)
 OUTLINE_SLACK = 0.006  # m beyond the 1st/99th percentile an outline point may still lie
 
@@ -152,7 +157,8 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
             viewpoint: tuple[float, float] | None = None,
             eye: tuple[float, float, float] | None = None,
             sample_angle: float = 0.0, support: float | None = None,
-            complete_blocks: bool = True, table_value: float | None = None) -> Detection:
+            complete_blocks: bool = True, table_value: float | None = None,
+            circle_config: PerceptionConfig | None = None) -> Detection:
     """Turn one cluster into a Detection (shape, colour, centre, size, yaw, confidence) with
     its shape signature (``perception/signature.py``).
 
@@ -162,6 +168,7 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
     ``complete_blocks``: finish a block seen by one face only (below); off when a catalogue
     names the object afterwards (a lemon is not a block seen edge-on). ``table_value``: the
     table's brightness in the cluster's colour space, to tell a white top from a gray one.
+    ``circle_config``: complete a round footprint seen in part (its outline's circle).
 
     ``viewpoint`` (camera x, y in base) lets a block seen only by one face be completed: its
     hidden depth lies away from the camera. ``eye`` (camera position) and ``sample_angle``
@@ -177,6 +184,13 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
     sigma = float(getattr(cluster, "sigma", 0.0))
     if xy.shape[0] >= 50:
         centre, length, width = _robust_rect(xy, yaw)
+    if circle_config is not None and length >= ROUND_MIN_DIAMETER:
+        # a round footprint partly hidden (an object in front, the arm) measures short across
+        # it; the circle its visible outline lies on gives its true centre and diameter
+        circle = fit_outline_circle(xy, circle_config)
+        if circle is not None and 2 * circle.radius > width + ROUND_COMPLETION:
+            d = min(2 * circle.radius, ROUND_MAX_GROWTH * length)
+            centre, length, width = np.asarray(circle.centre, float), max(length, d), d
     h = cluster.heights
     top = float(np.percentile(h, 98))
     if sigma > 0:
@@ -194,7 +208,11 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
     height = max(top - rest, 0.005)
     fill = area / rect_area
     concave = _concave(cluster, centre, width, top, height) if length > 0.05 else False
-    signature = measure_signature(cluster.points, h, centre, yaw, length, width, top, rest,
+    # the signature's top: where few samples lie on a small top face (far away, or partly
+    # hidden by the gripper) the band's median sinks towards the sides; the 99th percentile
+    # less its noise does not
+    sig_top = max(top, float(np.percentile(h, 99)) - 2.0 * sigma) if sigma > 0 else top
+    signature = measure_signature(cluster.points, h, centre, yaw, length, width, sig_top, rest,
                                   area, sigma)
     if concave and rest > 0.0 and length >= rules.plate_min_footprint and support is None:
         # A wide ring whose lower part is missing is a container standing on the table whose

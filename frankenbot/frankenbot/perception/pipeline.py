@@ -46,9 +46,11 @@ from frankenbot.perception.segmentation import (
     cluster_in_box,
     depth_to_mm,
     foreground,
+    hue_neighbours,
+    joined,
 )
 from frankenbot.perception.self_filter import arm_segments, distance_to_segments, is_robot
-from frankenbot.perception.tracker import Track, Tracker
+from frankenbot.perception.tracker import PERMANENT_HITS, Track, Tracker
 from frankenbot.state import MAX_POINTS, SHAPES, Scene
 
 DEFAULT_QUERIES = ("block", "bowl", "plate", "bin")
@@ -58,6 +60,8 @@ FRAGMENT_MARGIN = 0.01  # m: an unknown piece this close to a known object is a 
 MIN_UNKNOWN_EXTENT = 0.02  # m: an unknown thing narrower than this is noise, not an object
 MIN_UNKNOWN_HEIGHT = 0.008
 OPEN_FOR_SINK = 0.03  # m: a drawer open this far has a floor an object may have dropped to
+PIECE_GAP = 0.02  # m between the footprints of two pieces of one object
+LIFTED = 0.04  # m: an object at the gripper whose lowest seen point is this high is held
 
 
 @dataclass(frozen=True)
@@ -167,13 +171,18 @@ class PerceptionPipeline:
         supports = self._supports([c for c, _ in kept], fixture_shapes, segments)
         rules = self.shape_rules
         catalogue = self.catalogue
-        measured = [d for (c, n), sup in zip(kept, supports, strict=True)
-                    for d in recognise(_with_points(_named(
-                        measure(c, rules, viewpoint, eye, sample_angle, sup,
-                                complete_blocks=catalogue is None,
-                                table_value=fg.table_value), n), c, self._rng),
-                        catalogue, rules, viewpoint)]
-        measured = _without_fragments(measured)
+
+        def named(c: Cluster, n: str, sup: float | None) -> list[Detection]:
+            return recognise(_with_points(_named(
+                measure(c, rules, viewpoint, eye, sample_angle, sup,
+                        complete_blocks=catalogue is None, table_value=fg.table_value,
+                        circle_config=self.config if catalogue is not None else None), n),
+                c, self._rng), catalogue, rules, viewpoint)
+
+        per_cluster = [named(c, n, sup) for (c, n), sup in zip(kept, supports, strict=True)]
+        if catalogue is not None:
+            per_cluster = _join_pieces(kept, supports, per_cluster, named)
+        measured = _without_fragments([d for ds in per_cluster for d in ds])
         with self._scene_lock:
             bins = [(d.colour, d.position, d.size, d.yaw) for d in measured if d.shape == "bin"]
             for o in self._scene.objects:  # remembered a while after they vanish: a bin lost
@@ -188,6 +197,10 @@ class PerceptionPipeline:
                                and not _piece_of_bin(d, bins))
             vacated = self._seen_through(self.tracker.tracks, depth, segments, stamp)
             live = self.tracker.update(list(detections), stamp, vacated)
+            pieces = _young_pieces(live)
+            if pieces:  # an unknown piece of an object its next frames showed whole
+                self.tracker.forget(pieces)
+                live = [t for t in live if t.object_id not in pieces]
             if segments is not None:
                 self._note_at_arm(live, segments, stamp)
             if self._settle:
@@ -250,7 +263,7 @@ class PerceptionPipeline:
                 and abs(tops[j] - lows[i]) <= STACK_CONTACT and tops[j] < tops[i]
                 for j in range(len(clusters)))
             top_point = np.array([[centres[i][0], centres[i][1], plane_z[i] + tops[i]]])
-            held = (segments is not None and lows[i] > 0.015 and float(
+            held = (segments is not None and lows[i] > LIFTED and float(
                 distance_to_segments(top_point, segments)[0]) < self.config.robot_radius + 0.05)
             if on_other or held:
                 out.append(None)
@@ -285,7 +298,7 @@ class PerceptionPipeline:
         wall)."""
         return np.array([self.config.robot_radius + (
             max(t.detection.size[0], t.detection.size[1]) / 2
-            if t.detection.shape in shapes.HOLLOW else 0.0) for t in tracks])
+            if _hollow(t.detection) else 0.0) for t in tracks])
 
     def _note_at_arm(self, tracks: Sequence[Track], segments: np.ndarray, stamp: float) -> None:
         """Remember which tracks seen in this frame were at the arm (a held block)."""
@@ -331,7 +344,7 @@ class PerceptionPipeline:
         settle: dict[str, float] = {}
         votes: dict[str, int] = {}
         for t in unseen:
-            hollow = t.detection.shape in shapes.HOLLOW
+            hollow = _hollow(t.detection)
             samples = _rim_points(t.detection, self.config) if hollow else np.array(
                 [(*t.detection.position[:2],
                   t.detection.position[2] + 0.3 * t.detection.size[2])])
@@ -470,9 +483,29 @@ def _piece_of_bin(det: Detection, bins: list[tuple[str, Any, Any, float]]) -> bo
     return False
 
 
+HOLLOW_MID_DROP = 0.5  # an unknown object whose middle lies this far under its top is hollow
+
+
+def _hollow(det: Detection) -> bool:
+    """An open container (the camera sees down into it: its rim, not its top centre, tells
+    whether it is still there), known or not."""
+    if det.shape in shapes.HOLLOW:
+        return True
+    return (det.shape == shapes.UNKNOWN and det.signature is not None
+            and det.signature.mid_drop > HOLLOW_MID_DROP)
+
+
 def _overlaps(a: Detection, b: Detection, margin: float) -> bool:
-    """Do the footprints of ``a`` and ``b`` (oriented rectangles) come within ``margin``?
-    (separating axes of the two rectangles)"""
+    """Do ``a`` and ``b`` touch: their point samples (top-down) within ``margin`` of each
+    other, or, without samples, their footprint rectangles (separating axes)?"""
+    if a.points is not None and b.points is not None and len(a.points) and len(b.points):
+        pa, pb = a.points[:, :2], b.points[:, :2]
+        lo, hi = np.maximum(pa.min(axis=0), pb.min(axis=0)), np.minimum(pa.max(axis=0),
+                                                                        pb.max(axis=0))
+        if np.any(lo > hi + margin):
+            return False
+        d2 = ((pa[:, None, :] - pb[None, :, :]) ** 2).sum(axis=2)
+        return bool(d2.min() <= margin * margin)
     def corners(d: Detection) -> np.ndarray:
         c, s = math.cos(d.yaw), math.sin(d.yaw)
         hx, hy = d.size[0] / 2 + margin / 2, d.size[1] / 2 + margin / 2
@@ -487,6 +520,52 @@ def _overlaps(a: Detection, b: Detection, margin: float) -> bool:
             if pa.max() < pb.min() or pb.max() < pa.min():
                 return False
     return True
+
+
+def _join_pieces(kept: list[tuple[Cluster, str]], supports: list[float | None],
+                 per_cluster: list[list[Detection]], named: Any) -> list[list[Detection]]:
+    """Two unknown clusters of one colour, next to each other, whose union the catalogue
+    knows are one object: a mug's thin rim drops out at its sides under depth noise and its
+    near and far walls fall apart into two arcs that match nothing alone."""
+    unknown = [i for i, ds in enumerate(per_cluster)
+               if len(ds) == 1 and ds[0].shape == shapes.UNKNOWN and not ds[0].name]
+    if len(unknown) < 2:
+        return per_cluster
+    lo = {i: kept[i][0].points[:, :2].min(axis=0) for i in unknown}
+    hi = {i: kept[i][0].points[:, :2].max(axis=0) for i in unknown}
+    out = list(per_cluster)
+    used: set[int] = set()
+    for a in unknown:
+        for b in unknown:
+            if b <= a or a in used or b in used:
+                continue
+            ca, cb = kept[a][0], kept[b][0]
+            same = ca.group == cb.group and per_cluster[a][0].colour == per_cluster[b][0].colour
+            if not (same or hue_neighbours(ca.group, cb.group)):
+                continue  # (a lit face that clipped into the next hue is one of its faces)
+            if np.any(lo[a] > hi[b] + PIECE_GAP) or np.any(lo[b] > hi[a] + PIECE_GAP):
+                continue
+            sup = supports[a] if supports[a] == supports[b] else None
+            if not same:  # the darker piece names the colour (segmentation._merge_lit_faces)
+                dark_a = float(np.median(ca.hsv[:, 2])) <= float(np.median(cb.hsv[:, 2]))
+                ca = replace(ca, colour_mask=np.full(ca.points.shape[0], dark_a))
+                cb = replace(cb, group=ca.group, colour_mask=np.full(cb.points.shape[0],
+                                                                     not dark_a))
+            union = named(joined(ca, cb), kept[a][1], sup)
+            if len(union) == 1 and union[0].shape != shapes.UNKNOWN:
+                out[a], out[b] = union, []
+                used |= {a, b}
+    return out
+
+
+def _young_pieces(tracks: Sequence[Track]) -> set[str]:
+    """Ids of young unknown tracks (seen in fewer than three frames) that touch a known
+    object: the piece a noisy first frame cut off it."""
+    known = [t.detection for t in tracks if t.detection.shape != shapes.UNKNOWN]
+    return {t.object_id for t in tracks
+            if t.detection.shape == shapes.UNKNOWN and t.hits < PERMANENT_HITS
+            and not t.detection.name
+            and any(_overlaps(t.detection, k, FRAGMENT_MARGIN) for k in known)}
 
 
 def _without_fragments(dets: list[Detection]) -> list[Detection]:

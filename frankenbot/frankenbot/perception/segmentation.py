@@ -31,6 +31,8 @@ from frankenbot.perception.colour import (
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.containers import split_round_container
 
+VIVID = 0.6  # median saturation of a vivid cluster (the table is a dull beige)
+VIVID_SIGMAS = 2.0  # noise sigmas a vivid cluster's median height must clear
 TABLE_COLOURED_MIN = 0.015  # m: median height a cluster of the table's colour must reach
 FLYING_STEP_MM = 12  # a pixel this far from both its nearest and farthest neighbour is flying
 MIN_TABLE_VALUE = 0.02  # a table darker than this gives no usable exposure reading
@@ -367,7 +369,7 @@ def _grow_flat(clusters: list[Cluster], fg: Foreground, flat_idx: np.ndarray,
                         clipped=None if fg.clipped is None else fg.clipped[sel],
                         flat=np.ones(sel.size, bool))
         base = replace(c, flat=np.zeros(c.points.shape[0], bool))
-        out.append(_joined(base, grown))
+        out.append(joined(base, grown))
     return out
 
 
@@ -458,7 +460,12 @@ def _stand_out(clusters: list[Cluster], noise_a: float, camera: CameraModel,
         rng_m = float((np.median(c.points, axis=0) - t[:3, 3]) @ t[:3, 2])
         sigma = noise_a * rng_m ** 2
         sigmas = config.noise_cluster_sigmas
-        if c.points.shape[0] < config.min_points:  # a small (far or half-hidden) cluster
+        if (c.group != table_group and c.group != ACHROMATIC_GROUP
+                and float(np.median(c.hsv[:, 1])) >= VIVID):
+            # a vivid colour the table does not have is no patch of lifted table noise: a
+            # marker or a spatula lying flat at the back of the table counts at 2 sigma
+            sigmas = min(sigmas, VIVID_SIGMAS)
+        elif c.points.shape[0] < config.min_points:  # a small (far or half-hidden) cluster
             sigmas *= SMALL_CLUSTER_EVIDENCE  # must stand out further to count
         floor = max(config.min_height, sigmas * sigma)
         if c.group == table_group:
@@ -536,7 +543,7 @@ LIT_FACE_UNION = 1.3  # merged faces span at most this times the smaller one's f
 LIT_FACE_HEIGHT_MARGIN = 0.008  # m beyond the other's height band a face may lie
 
 
-def _hue_neighbours(a: int, b: int) -> bool:
+def hue_neighbours(a: int, b: int) -> bool:
     """Two chromatic segmentation groups next to each other on the hue circle."""
     n = len(HUE_CENTRES)
     return a != b and a < n and b < n and (abs(a - b) == 1 or abs(a - b) == n - 1)
@@ -555,17 +562,17 @@ def _merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[
     height band (a block stacked on another does not). The darker cluster names the colour.
     """
     pairs = [(i, j) for i in range(len(clusters)) for j in range(i + 1, len(clusters))
-             if _hue_neighbours(clusters[i].group, clusters[j].group)]
+             if hue_neighbours(clusters[i].group, clusters[j].group)]
     if not pairs:
         return clusters
     lo = [c.points[:, :2].min(axis=0) for c in clusters]
     hi = [c.points[:, :2].max(axis=0) for c in clusters]
     stats: dict[int, tuple[np.ndarray, float]] = {}
 
-    def band_mid(k: int) -> tuple[np.ndarray, float]:  # height band (p5, p95) and median
-        if k not in stats:
-            p5, p50, p95 = np.percentile(clusters[k].heights, (5, 50, 95))
-            stats[k] = (np.array([p5, p95]), float(p50))
+    def band_mid(k: int) -> tuple[np.ndarray, float]:  # height band (p5, p99) and median
+        if k not in stats:  # (p99: a tall object's lit top lies at the top of its sides)
+            p5, p50, p99 = np.percentile(clusters[k].heights, (5, 50, 99))
+            stats[k] = (np.array([p5, p99]), float(p50))
         return stats[k]
     parent = list(range(len(clusters)))
 
@@ -600,7 +607,7 @@ def _merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[
         parts = [replace(clusters[k], group=clusters[darkest].group,
                          colour_mask=np.full(clusters[k].points.shape[0], k == darkest))
                  for k in idx]
-        out.append(functools.reduce(_joined, parts))
+        out.append(functools.reduce(joined, parts))
     return out
 
 
@@ -655,7 +662,7 @@ def _join_rim_pieces(clusters: list[Cluster]) -> list[Cluster]:
                     or abs(across + (wi + wj) / 2 - length) > RIM_ROUND * length
                     or abs(mid[i] - mid[j]) > RIM_HEIGHT_DIFF):
                 continue
-            a = _joined(a, b)
+            a = joined(a, b)
             used.add(j)
             break
         out.append(a)
@@ -667,7 +674,7 @@ def _cat(arrays: list[np.ndarray | None]) -> np.ndarray | None:
     return None if any(a is None for a in arrays) else np.concatenate(arrays)
 
 
-def _joined(a: Cluster, b: Cluster) -> Cluster:
+def joined(a: Cluster, b: Cluster) -> Cluster:
     """One cluster of the points of ``a`` and ``b`` (``a``'s colour group)."""
     def mask(c: Cluster) -> np.ndarray:
         return np.ones(c.points.shape[0], bool) if c.colour_mask is None else c.colour_mask
@@ -775,4 +782,4 @@ def _split_by_height(members: np.ndarray, heights: np.ndarray, gap: float) -> li
 
 __all__ = ["ACHROMATIC_GROUP", "Cluster", "Foreground", "TablePlane", "backproject",
            "check_frame", "cluster_foreground", "cluster_in_box", "depth_to_mm", "fit_table",
-           "foreground", "segment"]
+           "foreground", "hue_neighbours", "joined", "segment"]

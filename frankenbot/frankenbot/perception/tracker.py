@@ -91,8 +91,7 @@ class Track:
         support = min(1.0, self.hits / PERMANENT_HITS)
         label = (unknown_label(d.colour, d.size) if d.shape == shapes.UNKNOWN and not d.name
                  else f"{d.colour} {d.name or d.shape}".strip())
-        points = () if d.points is None else tuple(
-            (float(p[0]), float(p[1]), float(p[2])) for p in np.round(d.points, 4))
+        points = () if d.points is None else tuple(map(tuple, np.round(d.points, 4).tolist()))
         return SceneObject(object_id=self.object_id, label=label, shape=d.shape, colour=d.colour,
                            position=d.position, size=d.size, yaw=d.yaw,
                            confidence=round(d.confidence * fade * support, 3),
@@ -200,6 +199,10 @@ class Tracker:
     def reset(self) -> None:
         self._tracks = []
         self._first_frame = -math.inf
+
+    def forget(self, ids: set[str]) -> None:
+        """Drop the tracks ``ids`` (pieces of another object, not objects)."""
+        self._tracks = [t for t in self._tracks if t.object_id not in ids]
 
     def settle(self, heights: Mapping[str, float]) -> None:
         """Move remembered objects down to the given centre heights (a block let go into an
