@@ -54,4 +54,4 @@ def test_refuses_without_a_box_fixture(world):
     world.set_sensor(SensorModel(sensor_params("none"), 0))
     world.reset("stack", 1)
     with pytest.raises(PerceptionError, match="box fixture"):
-        calibrate_camera(_frames(world, 1), camera_of_world(world), [])
+        calibrate_camera(_frames(world, 1), camera_of_world(world), FixtureMap())

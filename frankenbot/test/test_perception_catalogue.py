@@ -145,3 +145,28 @@ def test_fixture_points_are_masked_but_what_lies_in_an_open_drawer_or_on_top_is_
     assert math.isclose(support_height(opened, 0.3, 0.5, floor + 0.001), floor)
     assert math.isclose(support_height(closed, 0.4, 0.5, 0.361), 0.36)
     assert support_height(closed, 0.8, 0.0, 0.0) == 0.0
+
+
+def test_views_in_two_clear_modes_make_two_prototypes_of_one_object():
+    """A lying bottle whose body hides its neck from some sides measures 4 cm shorter then."""
+    from frankenbot.perception.catalogue import enrol_views
+
+    rng = np.random.default_rng(2)
+    whole = _noisy(_sig(0.162, 0.053, 0.056, 0.84, 0.7, 0.0, 0.45), rng, 16)
+    short = _noisy(_sig(0.123, 0.057, 0.057, 0.85, 0.8, 0.0, 0.9), rng, 7)
+    protos = enrol_views("bottle", "purple_bottle", "purple", whole + short)
+    assert [p.name for p in protos] == ["purple_bottle", "purple_bottle_view2"]
+    assert [p.views for p in protos] == [16, 7]
+    cat = ObjectCatalogue().with_object(protos)
+    assert cat.match(_sig(0.125, 0.056, 0.057, 0.85, 0.8, 0.0, 0.9)).category == "bottle"
+    # enrolled again as one mode, the stale second prototype goes
+    one = enrol_views("bottle", "purple_bottle", "purple", whole)
+    assert [p.name for p in cat.with_object(one).prototypes] == ["purple_bottle"]
+
+
+def test_a_partly_hidden_object_may_measure_short_but_never_long(catalogue):
+    short_can = _sig(0.066, 0.040, 0.1, 0.8)  # its far half hidden
+    assert catalogue.match(short_can).category == "unknown"
+    assert catalogue.match(short_can, partial=True).category == "can"
+    long_can = _sig(0.066, 0.090, 0.1, 0.8)
+    assert catalogue.match(long_can, partial=True).category == "unknown"

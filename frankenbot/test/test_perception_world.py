@@ -114,17 +114,22 @@ def test_objects_in_an_open_drawer_and_on_the_cabinet_are_objects_its_parts_are_
     drawer = fmap.part("top_drawer")
     cx, cy, cz = drawer.cavity_at(0.15)
     floor = cz - drawer.cavity_size[2] / 2
-    world.add_object("red_block", (cx, cy, floor + 0.021), 0.2)
+    world.add_object("green_can", (cx, cy, floor + 0.051), 0.2)
     cab = fmap.fixture("cabinet")
     top = cab.position[2] + cab.size[2] / 2
-    world.add_object("yellow_box", (cab.position[0], cab.position[1], top + 0.016), 0.4)
+    world.add_object("blue_mug", (cab.position[0], cab.position[1], top + 0.044), 0.4)
     world.advance(0.5)
     scene, _ = _perceive(world, catalogue, fmap)
-    objs = {o.object_id: o for o in _objects(scene)}
-    assert set(objs) == {"red_block", "yellow_box"}, objs
+    objs = _objects(scene)
     states = world.object_states()
-    for name, o in objs.items():
+    assert len(objs) == 2, [(o.object_id, o.position) for o in objs]
+    for o in objs:
+        name = min(states, key=lambda n: math.dist(o.position[:2], states[n].position[:2]))
         assert math.dist(o.position[:2], states[name].position[:2]) < 0.02
+        # on the cabinet the mug is a mug (its height over the cabinet's top); in the drawer
+        # the walls hide the can's lower half: an object, maybe not a known one
+        assert o.shape == ("mug" if name == "blue_mug" else o.shape), (name, o.shape)
+        assert o.shape in ("mug", "can", "unknown")
     assert abs(scene.get("top_drawer").opening - 0.15) < 0.015
     assert scene.get("top_drawer_handle") is not None
 
@@ -158,7 +163,7 @@ def test_a_fixture_the_map_names_but_the_table_lacks_is_dropped(world, catalogue
 
     world.reset("pick_up", 3)
     data, phantoms = phantom_map(world)
-    assert {"stove", "light_panel", "cabinet"} <= set(phantoms)
+    assert {"stove", "light_panel"} <= set(phantoms)
     scene, _ = _perceive(world, catalogue, FixtureMap.from_data(data), frames=2)
     ids = set(scene.ids())
     assert not ids & {*phantoms, "stove_burner", "stove_knob", "light", "button", "switch",
@@ -195,3 +200,27 @@ def test_the_in_process_stack_hands_each_scenes_map_to_perception():
         assert stack._pipeline.fixture_map.fixture("drawer") is not None
     finally:
         stack.world.close()
+
+
+@pytest.mark.slow
+def test_an_object_enrolled_with_the_command_is_recognised_afterwards(world, catalogue,
+                                                                       tmp_path, capsys):
+    """`frankenbot objects enroll lemon --sim --object yellow_lemon` into a catalogue that
+    did not know lemons: before, a lemon alone on the table is an unknown object; after, a
+    lemon (somewhere else, turned)."""
+    from frankenbot.cli import main
+    from frankenbot.perception.catalogue import ObjectCatalogue
+
+    path = tmp_path / "objects.yaml"
+    catalogue.without(["lemon"]).save(path)
+    _alone(world, "yellow_lemon")
+    before, _ = _perceive(world, ObjectCatalogue.load(path))
+    assert [o.shape for o in _objects(before)] == ["unknown"]
+    assert main(["objects", "enroll", "lemon", "--sim", "--object", "yellow_lemon",
+                 "--views", "9", "--catalogue", str(path)]) == 0
+    assert "enrolled yellow_lemon as lemon" in capsys.readouterr().out
+    assert main(["objects", "list", "--catalogue", str(path)]) == 0
+    assert "lemon" in capsys.readouterr().out
+    _alone(world, "yellow_lemon", x=0.45, y=0.12, yaw=-1.1)
+    after, _ = _perceive(world, ObjectCatalogue.load(path))
+    assert [o.shape for o in _objects(after)] == ["lemon"]

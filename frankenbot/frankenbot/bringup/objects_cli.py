@@ -102,12 +102,12 @@ def run_enroll(args: argparse.Namespace) -> int:
                 raise FrankenbotError("--sim needs --object (the sim object to show)")
             from frankenbot.eval.sim_enrolment import enrol_in_sim
 
-            proto = enrol_in_sim(args.name, args.instance or args.object, views=args.views,
-                                 noise=args.noise, seed=args.seed, log=log)
+            protos = list(enrol_in_sim(args.name, args.instance or args.object,
+                                       views=args.views, noise=args.noise, seed=args.seed,
+                                       log=log))
         else:
-            proto = _enrol_robot(args, log)
-        catalogue = catalogue.with_prototype(proto)
-        protos = [proto]
+            protos = list(_enrol_robot(args, log))
+        catalogue = catalogue.with_object(protos)
     catalogue.save(path)
     report = {"catalogue": str(path),
               "enrolled": [{"category": p.category, "name": p.name, "colour": p.colour,
@@ -137,13 +137,13 @@ def _enrol_all_sim(catalogue: Any, args: argparse.Namespace, log: Any) -> tuple[
     with SimWorld() as world:
         for spec in objects.OBJECTS:
             log(f"enrolling {spec.name} as {spec.shape} ...")
-            proto = enrol_in_sim(spec.shape, spec.name, views=args.views, noise=args.noise,
+            found = enrol_in_sim(spec.shape, spec.name, views=args.views, noise=args.noise,
                                  seed=args.seed, world=world, cameras=cameras)
-            if proto.colour != spec.colour:
-                log(f"  {spec.name} was seen {proto.colour}; enrolled as {spec.colour}")
-                proto = replace(proto, colour=spec.colour)
-            catalogue = catalogue.with_prototype(proto)
-            protos.append(proto)
+            if found[0].colour != spec.colour:
+                log(f"  {spec.name} was seen {found[0].colour}; enrolled as {spec.colour}")
+            found = tuple(replace(p, colour=spec.colour) for p in found)
+            catalogue = catalogue.with_object(found)
+            protos += found
     # fruit is known by its colour too (a blue sphere is not an apple)
     colours = dict(catalogue.colours)
     colours.setdefault("apple", APPLE_COLOURS)
@@ -152,7 +152,7 @@ def _enrol_all_sim(catalogue: Any, args: argparse.Namespace, log: Any) -> tuple[
     return replace(catalogue, colours=colours), protos
 
 
-def _enrol_robot(args: argparse.Namespace, log: Any) -> Any:
+def _enrol_robot(args: argparse.Namespace, log: Any) -> tuple[Any, ...]:
     """Views from the RealSense topics over ROS (written against rclpy; the sim node speaks
     the same topics)."""
     import rclpy
@@ -164,7 +164,7 @@ def _enrol_robot(args: argparse.Namespace, log: Any) -> Any:
     from frankenbot.errors import PerceptionError
     from frankenbot.fixture_map import FixtureMap
     from frankenbot.perception.camera import load_camera
-    from frankenbot.perception.catalogue import ObjectCatalogue, enrol
+    from frankenbot.perception.catalogue import ObjectCatalogue, enrol_views
     from frankenbot.perception.pipeline import PerceptionPipeline
     from frankenbot.perception.ros_conversions import (
         depth_from_image_msg,
@@ -228,7 +228,7 @@ def _enrol_robot(args: argparse.Namespace, log: Any) -> Any:
         rclpy.shutdown()
     colour = Counter(colours).most_common(1)[0][0] if colours else ""
     name = args.instance or (f"{colour}_{args.name}" if colour else args.name)
-    return enrol(args.name, name, colour, sigs, source=f"camera, {len(sigs)} views")
+    return enrol_views(args.name, name, colour, sigs, source=f"camera, {len(sigs)} views")
 
 
 def run_list(args: argparse.Namespace) -> int:

@@ -134,6 +134,11 @@ def format_report(report: dict[str, Any]) -> str:
             lines.append(f"    {name:<44} {c['objects']:>7} {_p(c['recall']):>7} "
                          f"{_p(c['precision']):>7} {_p(c['accuracy']):>7} "
                          f"{c['reported_unknown']:>7}")
+    if report.get("full_view_objects"):
+        lines.append(f"  objects seen (nearly) whole (>= 90% in view, "
+                     f"{report['full_view_objects']}): per category recall >= "
+                     f"{_p(report['full_view_recall_min'])}, accuracy >= "
+                     f"{_p(report['full_view_accuracy_min'])}")
     held = report.get("held_out") or {}
     if held:
         rm = report.get("rematch") or {}

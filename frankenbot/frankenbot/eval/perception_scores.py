@@ -37,6 +37,7 @@ DEFAULT_MATCH_RADIUS = 0.05  # metres
 LARGE_SHARE = 0.25  # large objects: matched within this share of their longest side
 VISIBLE_SHARE = 0.25  # an object with less of its top outline in view counts as occluded
 IN_VIEW_SHARE = 0.5  # per-category scores count objects at least this visible
+FULL_VIEW_SHARE = 0.9  # ... and again over the objects the camera sees (nearly) whole
 DRAWER_TOL = 0.015  # m: a drawer's or sliding door's opening
 DOOR_TOL = 0.1  # rad: a hinged door's angle
 UNKNOWN = "unknown"
@@ -109,6 +110,8 @@ class EvalTotals:
     wrong_category: list[str] = field(default_factory=list)
     categories: dict[str, CategoryCounts] = field(
         default_factory=lambda: defaultdict(CategoryCounts))
+    full_view: dict[str, CategoryCounts] = field(
+        default_factory=lambda: defaultdict(CategoryCounts))
     # unknown objects: (held-out objects in view, reported unknown, mislabelled, missed)
     held_out: Counter = field(default_factory=Counter)
     mislabels: list[str] = field(default_factory=list)
@@ -141,6 +144,8 @@ class EvalTotals:
         for t in truth:
             if t.visible >= IN_VIEW_SHARE:
                 self.categories[t.shape].in_view += 1
+            if t.visible >= FULL_VIEW_SHARE:
+                self.full_view[t.shape].in_view += 1
         for d in dets:
             if d.shape != UNKNOWN:
                 self.categories[d.shape].predicted += 1
@@ -156,11 +161,13 @@ class EvalTotals:
                 self.categories[t.shape].true_predicted += 1
             else:
                 self.wrong_category.append(f"{tag}: {t.name} seen as {d.shape}")
-            if t.visible >= IN_VIEW_SHARE:
-                c = self.categories[t.shape]
-                c.found += 1
-                c.correct += int(d.shape == t.shape)
-                c.reported_unknown += int(d.shape == UNKNOWN)
+            for share, table in ((IN_VIEW_SHARE, self.categories),
+                                 (FULL_VIEW_SHARE, self.full_view)):
+                if t.visible >= share:
+                    c = table[t.shape]
+                    c.found += 1
+                    c.correct += int(d.shape == t.shape)
+                    c.reported_unknown += int(d.shape == UNKNOWN)
         self.misses += [f"{tag}: {t.name} ({100 * t.visible:.0f}% visible)"
                         for j, t in enumerate(truth) if j not in used_t]
         self.false_positives += [f"{tag}: {d.object_id} at {tuple(round(v, 3) for v in d.position)}"
@@ -245,9 +252,11 @@ class EvalTotals:
         cats = {k: v.summary() for k, v in sorted(self.categories.items())}
         per = [c for c in cats.values() if c["objects"]]
 
-        def worst(key: str) -> float | None:
-            vals = [c[key] for c in per if c[key] is not None]
+        def worst(key: str, table: list[dict[str, Any]] = per) -> float | None:
+            vals = [c[key] for c in table if c[key] is not None]
             return min(vals) if vals else None
+
+        full = [v.summary() for v in self.full_view.values() if v.in_view]
 
         return {
             "frames": len(self.latencies_s),
@@ -269,6 +278,9 @@ class EvalTotals:
             "category_recall_min": worst("recall"),
             "category_precision_min": worst("precision"),
             "category_accuracy_min": worst("accuracy"),
+            "full_view_recall_min": worst("recall", full),
+            "full_view_accuracy_min": worst("accuracy", full),
+            "full_view_objects": sum(c["objects"] for c in full),
             "held_out": dict(self.held_out),
             "rematch": dict(self.rematch),
             "unknown_mislabelled": (self.held_out.get("mislabelled", 0)

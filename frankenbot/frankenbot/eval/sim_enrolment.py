@@ -20,7 +20,7 @@ import numpy as np
 
 from frankenbot.errors import ConfigError
 from frankenbot.fixture_map import FixtureMap
-from frankenbot.perception.catalogue import ObjectCatalogue, Prototype, enrol
+from frankenbot.perception.catalogue import ObjectCatalogue, Prototype, enrol_views
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.pipeline import PerceptionPipeline
 from frankenbot.perception.signature import Signature
@@ -94,8 +94,9 @@ def calibrated_camera(world: Any, seed: int) -> tuple[Any, PerceptionConfig]:
 def enrol_in_sim(category: str, name: str, *, views: int = 24, noise: str = "realistic",
                  installs: int = 3, seed: int = 0, world: Any = None,
                  cameras: dict[int, tuple[Any, PerceptionConfig]] | None = None,
-                 log: Callable[[str], None] | None = None) -> Prototype:
-    """A prototype of sim object ``name`` as category ``category`` from ``views`` views spread
+                 log: Callable[[str], None] | None = None) -> tuple[Prototype, ...]:
+    """The prototypes of sim object ``name`` as category ``category`` (``enrol_views``: one,
+    or two when its views fall into two modes) from ``views`` views spread
     over ``installs`` camera installations (sensor seeds 1..installs, each calibrated first):
     what varies between cells (the calibration, the lights) is part of what it measures.
     ``cameras``: calibrations already made, by sensor seed (filled in)."""
@@ -129,5 +130,5 @@ def enrol_in_sim(category: str, name: str, *, views: int = 24, noise: str = "rea
         if own:
             world.close()
     colour = Counter(colours).most_common(1)[0][0] if colours else ""
-    return enrol(category, name, colour, sigs,
-                 source=f"sim, noise {noise}, {installs} installations, seed {seed}")
+    return enrol_views(category, name, colour, sigs,
+                       source=f"sim, noise {noise}, {installs} installations, seed {seed}")

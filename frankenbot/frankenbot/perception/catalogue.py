@@ -40,6 +40,8 @@ FLOORS: dict[str, tuple[float, float]] = {
     "end_ratio": (0.25, 0.0),
 }
 NAME_RE = r"^[a-z][a-z0-9_]{0,39}$"  # category and prototype names: ids in programs
+# features a partly hidden object measures at most as large as it is
+_LOWER_BOUNDS = [Signature.names().index(n) for n in ("length", "width", "end_ratio")]
 
 
 @dataclass(frozen=True)
@@ -99,11 +101,16 @@ class ObjectCatalogue:
     def categories(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(p.category for p in self.prototypes))
 
-    def match(self, sig: Signature | None, colour: str = "") -> Match:
-        """The category of an object with signature ``sig`` and colour ``colour``."""
+    def match(self, sig: Signature | None, colour: str = "", partial: bool = False) -> Match:
+        """The category of an object with signature ``sig`` and colour ``colour``.
+        ``partial``: the camera sees the object only in part (something nearer borders it):
+        its length, width and narrower end may be short of the prototype's, not longer."""
         if sig is None or not self.prototypes:
             return Match(UNKNOWN)
-        dev = np.abs(np.asarray(sig.values())[None, :] - self._means) / self._tols  # type: ignore[attr-defined]
+        diff = np.asarray(sig.values())[None, :] - self._means  # type: ignore[attr-defined]
+        if partial:
+            diff[:, _LOWER_BOUNDS] = np.maximum(diff[:, _LOWER_BOUNDS], 0.0)
+        dev = np.abs(diff) / self._tols  # type: ignore[attr-defined]
         worst = dev.max(axis=1)
         rms = np.sqrt(np.mean(dev ** 2, axis=1))
         allowed = np.array([self._colour_ok(p.category, colour) for p in self.prototypes])
@@ -130,6 +137,13 @@ class ObjectCatalogue:
         """The catalogue with ``proto`` added (replacing one of the same name)."""
         rest = tuple(p for p in self.prototypes if p.name != proto.name)
         return replace(self, prototypes=(*rest, proto))
+
+    def with_object(self, protos: Sequence[Prototype]) -> "ObjectCatalogue":
+        """The catalogue with an object's prototypes (``enrol_views``) replacing those it had
+        (its own name and its second view's)."""
+        names = {p.name for p in protos} | {p.name + MODE_SUFFIX for p in protos}
+        rest = tuple(p for p in self.prototypes if p.name not in names)
+        return replace(self, prototypes=(*rest, *protos))
 
     # ------------------------------------------------------------------ files
     def to_data(self) -> dict[str, Any]:
@@ -199,6 +213,55 @@ def check_name(name: str) -> str:
         raise ConfigError(f"object name {name!r}: use lower-case letters, digits and _ "
                           f"(a letter first, at most 40; not {UNKNOWN!r})")
     return name
+
+
+def enrol_views(category: str, name: str, colour: str, views: Sequence[Signature],
+                source: str = "") -> tuple[Prototype, ...]:
+    """The prototypes of an object from the signatures of its views: one, or two when the
+    views fall into two clearly separate modes (a lying bottle whose neck the body hides from
+    some sides measures 4 cm shorter from those sides): ``name`` and ``name`` + ``_view2``."""
+    check_name(name)
+    if len(views) < 3:
+        raise ConfigError(f"enrolling {name}: {len(views)} usable views, at least 3 needed "
+                          "(is the object alone on the table and in view?)")
+    arr = np.array([v.values() for v in views])
+    split = _modes(arr)
+    if split is None:
+        return (enrol(category, name, colour, views, source),)
+    first, second = split
+    if np.count_nonzero(first) < np.count_nonzero(second):
+        first, second = second, first
+    return (enrol(category, name, colour,
+                  [v for v, k in zip(views, first, strict=True) if k], source),
+            enrol(category, f"{name}{MODE_SUFFIX}", colour,
+                  [v for v, k in zip(views, second, strict=True) if k], source))
+
+
+MODE_SUFFIX = "_view2"
+MODE_GAP = 2.5  # floors between the two groups of a feature's values: two modes
+MODE_MIN_SHARE = 0.2  # ... each holding at least this share of the views (and 4 of them)
+
+
+def _modes(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The widest gap (in floors) in any one feature's sorted values, splitting the views in
+    two groups big enough: the two masks, or None (one mode)."""
+    n = arr.shape[0]
+    need = max(4, int(np.ceil(MODE_MIN_SHARE * n)))
+    best: tuple[float, int, float] | None = None
+    for k, feature in enumerate(Signature.names()):
+        a, b = FLOORS[feature]
+        vals = np.sort(arr[:, k])
+        floor = a + b * abs(float(np.median(vals)))
+        gaps = np.diff(vals)[need - 1:n - need] / floor if n >= 2 * need else np.zeros(0)
+        if gaps.size:
+            i = int(np.argmax(gaps))
+            if gaps[i] >= MODE_GAP and (best is None or gaps[i] > best[0]):
+                cut = float((vals[need - 1 + i] + vals[need + i]) / 2)
+                best = (float(gaps[i]), k, cut)
+    if best is None:
+        return None
+    low = arr[:, best[1]] <= best[2]
+    return low, ~low
 
 
 def enrol(category: str, name: str, colour: str, views: Sequence[Signature],

@@ -33,6 +33,7 @@ SEG_NAMES: tuple[str, ...] = tuple(HUE_CENTRES) + ("brown", "achromatic")
 BROWN_GROUP = len(SEG_NAMES) - 2
 ACHROMATIC_GROUP = len(SEG_NAMES) - 1
 BROWN_HUE = (10.0, 50.0)
+PINK_HUE = (295.0, 345.0)  # degrees: the hues a pale object may be pink at
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,10 @@ class ColourThresholds:
     # (white tops measured 1.02-1.13, gray ones 0.71-0.91 under the D435-like model; an
     # object's shaded sides say little, a white mug's are darker than a gray tray's top)
     white_top_ratio: float = 0.96
+    # pink: a pale magenta (the pink plate measured saturation 0.22-0.46 at hue 300-320; the
+    # purple block and bottle 0.74-0.80 at 282-293)
+    pink_max_saturation: float = 0.6
+    pink_min_saturation: float = 0.18
 
 
 def rgb_to_hsv(rgb: np.ndarray) -> np.ndarray:
@@ -137,6 +142,8 @@ def name_colour(hsv_pixels: np.ndarray, clipped: np.ndarray | None = None,
         if np.count_nonzero(keep) >= max(1.0, UNCLIPPED_SHARE * px.shape[0]):
             px = px[keep]
     achrom = (px[:, 1] < th.min_saturation) | (px[:, 2] < th.min_value_chromatic)
+    if np.count_nonzero(achrom) * 2 > px.shape[0] and _pale_pink(px, th):
+        return "pink"  # a pastel pink lit from above reads nearly white (the pink plate)
     if np.count_nonzero(achrom) * 2 > px.shape[0]:
         # Median brightness: a gray bin's lit rims reach white levels but most of it is darker,
         # while a white object stays bright on nearly every face the camera sees.
@@ -159,7 +166,20 @@ def name_colour(hsv_pixels: np.ndarray, clipped: np.ndarray | None = None,
     if BROWN_HUE[0] <= hue <= BROWN_HUE[1] and (value < th.brown_value
                                                or sat < th.brown_name_saturation):
         return "brown"
+    if name in ("purple", "pink"):  # pink is a pale magenta, purple a deep violet
+        return "pink" if sat < th.pink_max_saturation or hue >= PINK_HUE[0] + 10 else "purple"
     return name
+
+
+def _pale_pink(px: np.ndarray, th: ColourThresholds) -> bool:
+    """Mostly pale pixels of one magenta hue: a pink object, not a white or gray one."""
+    sat = px[:, 1]
+    if float(np.median(sat)) < th.pink_min_saturation:
+        return False
+    ang = np.deg2rad(px[:, 0])
+    hue = float(np.rad2deg(np.arctan2(np.sum(sat * np.sin(ang)),
+                                      np.sum(sat * np.cos(ang)))) % 360.0)
+    return PINK_HUE[0] <= hue <= PINK_HUE[1]
 
 
 assert all(n in COLOURS for n in (*HUE_CENTRES, *ACHROMATIC, "brown"))

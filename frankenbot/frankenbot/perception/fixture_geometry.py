@@ -136,20 +136,23 @@ class FixtureShape:
         p = points[near]
         body = self.body.local(p)
         open_above = ~np.all(np.abs(body[:, :2]) <= self.body.half[:2], axis=1)
-        in_cavity = []
+        closed, opened = [], []
         for c in self.cavities:
             loc = c.local(p)
-            # within the cavity's walls and above its floor; under its top too, unless out of
-            # the body (a drawer pulled out is open above: what it holds sticks up)
-            in_cavity.append(np.all(np.abs(loc[:, :2]) <= c.half[:2] - CAVITY_MARGIN, axis=1)
-                             & (loc[:, 2] >= -c.half[2] + CAVITY_MARGIN)
-                             & ((loc[:, 2] <= c.half[2] - CAVITY_MARGIN) | open_above))
+            # within the cavity's walls, above its floor and under its top; a drawer pulled
+            # out of the body is open above (what it holds sticks up past its walls)
+            inner = (np.all(np.abs(loc[:, :2]) <= c.half[:2] - CAVITY_MARGIN, axis=1)
+                     & (loc[:, 2] >= -c.half[2] + CAVITY_MARGIN))
+            closed.append(inner & (loc[:, 2] <= c.half[2] - CAVITY_MARGIN))
+            opened.append(closed[-1] | (inner & open_above))
         hit = np.zeros(p.shape[0], bool)
         for b, owner in zip(self.solids, self.solid_owner, strict=True):
             on = b.contains(p, margin)
-            for cav, cav_owner in zip(in_cavity, self.cavity_owner, strict=True):
-                if owner in ("", cav_owner):
-                    on &= ~cav
+            for k, cav_owner in enumerate(self.cavity_owner):
+                if owner == cav_owner:  # a drawer's own box: open above once pulled out
+                    on &= ~opened[k]
+                elif owner == "":  # the body: only what is inside a cavity
+                    on &= ~closed[k]
             hit |= on
         inside[near] = hit
         return inside
@@ -239,6 +242,9 @@ def support_height(shapes: tuple[FixtureShape, ...], x: float, y: float, low: fl
 
 
 def ceiling_regions(shapes: tuple[FixtureShape, ...]) -> tuple[tuple[Box, float], ...]:
-    """(body, top height) of the fixtures things may stand on (the cabinet's top, the
-    stove): above them, objects stand higher than above the table."""
-    return tuple((s.body, s.body.top_z()) for s in shapes if s.fixture.top)
+    """(region, surface height) where things stand higher than on the table: the bodies of
+    fixtures with a top (the cabinet, the stove) and the cavities (an open drawer's floor,
+    high in the cabinet)."""
+    out = [(s.body, s.body.top_z()) for s in shapes if s.fixture.top]
+    out += [(c, float(c.centre[2] - c.half[2])) for s in shapes for c in s.cavities]
+    return tuple(out)

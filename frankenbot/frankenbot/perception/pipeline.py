@@ -37,6 +37,7 @@ from frankenbot.perception.fixture_geometry import (
 )
 from frankenbot.perception.fixture_state import FixtureObserver
 from frankenbot.perception.geometry import Detection, ShapeRules, measure
+from frankenbot.perception.occlusion import occluded_shares
 from frankenbot.perception.recognition import recognise
 from frankenbot.perception.segmentation import (
     Cluster,
@@ -62,6 +63,7 @@ MIN_UNKNOWN_HEIGHT = 0.008
 OPEN_FOR_SINK = 0.03  # m: a drawer open this far has a floor an object may have dropped to
 PIECE_GAP = 0.02  # m between the footprints of two pieces of one object
 LIFTED = 0.04  # m: an object at the gripper whose lowest seen point is this high is held
+PARTIAL_SHARE = 0.1  # of its outline bounded by nearer things: the object is seen in part
 
 
 @dataclass(frozen=True)
@@ -172,16 +174,21 @@ class PerceptionPipeline:
         rules = self.shape_rules
         catalogue = self.catalogue
 
-        def named(c: Cluster, n: str, sup: float | None) -> list[Detection]:
+        hidden = ([s >= PARTIAL_SHARE for s in occluded_shares(
+            [c for c, _ in kept], depth_to_mm(depth), self.config.stride)]
+            if catalogue is not None else [False] * len(kept))
+
+        def named(c: Cluster, n: str, sup: float | None, partial: bool) -> list[Detection]:
             return recognise(_with_points(_named(
                 measure(c, rules, viewpoint, eye, sample_angle, sup,
                         complete_blocks=catalogue is None, table_value=fg.table_value,
                         circle_config=self.config if catalogue is not None else None), n),
-                c, self._rng), catalogue, rules, viewpoint)
+                c, self._rng), catalogue, rules, viewpoint, partial)
 
-        per_cluster = [named(c, n, sup) for (c, n), sup in zip(kept, supports, strict=True)]
+        per_cluster = [named(c, n, sup, part) for (c, n), sup, part
+                       in zip(kept, supports, hidden, strict=True)]
         if catalogue is not None:
-            per_cluster = _join_pieces(kept, supports, per_cluster, named)
+            per_cluster = _join_pieces(kept, supports, hidden, per_cluster, named)
         measured = _without_fragments([d for ds in per_cluster for d in ds])
         with self._scene_lock:
             bins = [(d.colour, d.position, d.size, d.yaw) for d in measured if d.shape == "bin"]
@@ -523,7 +530,8 @@ def _overlaps(a: Detection, b: Detection, margin: float) -> bool:
 
 
 def _join_pieces(kept: list[tuple[Cluster, str]], supports: list[float | None],
-                 per_cluster: list[list[Detection]], named: Any) -> list[list[Detection]]:
+                 hidden: list[bool], per_cluster: list[list[Detection]], named: Any
+                 ) -> list[list[Detection]]:
     """Two unknown clusters of one colour, next to each other, whose union the catalogue
     knows are one object: a mug's thin rim drops out at its sides under depth noise and its
     near and far walls fall apart into two arcs that match nothing alone."""
@@ -551,7 +559,7 @@ def _join_pieces(kept: list[tuple[Cluster, str]], supports: list[float | None],
                 ca = replace(ca, colour_mask=np.full(ca.points.shape[0], dark_a))
                 cb = replace(cb, group=ca.group, colour_mask=np.full(cb.points.shape[0],
                                                                      not dark_a))
-            union = named(joined(ca, cb), kept[a][1], sup)
+            union = named(joined(ca, cb), kept[a][1], sup, hidden[a] or hidden[b])
             if len(union) == 1 and union[0].shape != shapes.UNKNOWN:
                 out[a], out[b] = union, []
                 used |= {a, b}

@@ -24,11 +24,12 @@ LARGE_OBJECT = 0.16  # ... and from here on "large"
 
 
 def recognise(det: Detection, catalogue: ObjectCatalogue | None, rules: ShapeRules,
-              viewpoint: tuple[float, float] | None) -> list[Detection]:
-    """``det`` named by the catalogue (one detection, or the blocks of a tower)."""
+              viewpoint: tuple[float, float] | None, partial: bool = False) -> list[Detection]:
+    """``det`` named by the catalogue (one detection, or the blocks of a tower); ``partial``:
+    the camera sees it only in part (``perception/occlusion.py``)."""
     if catalogue is None or det.name:
         return split_stack(det, min_edge=rules.stack_min_edge)
-    m = catalogue.match(det.signature, det.colour)
+    m = catalogue.match(det.signature, det.colour, partial)
     if m.category != UNKNOWN:
         named = replace(det, shape=m.category)
         if m.category == "block" and viewpoint is not None:
