@@ -87,7 +87,10 @@ def test_a_category_is_what_most_frames_voted_and_a_young_track_takes_its_name()
 
 def test_unknown_objects_are_numbered_and_labelled_by_size_and_colour():
     tr = Tracker()
-    tr.update([det("unknown", "gray", (0.4, 0.0, 0.02), (0.05, 0.04, 0.03)),
-               det("unknown", "red", (0.6, 0.1, 0.04), (0.12, 0.06, 0.08))], 1.0)
-    objs = {o.object_id: o.label for o in tr.scene_objects(1.0)}
+    frame = [det("unknown", "gray", (0.4, 0.0, 0.02), (0.05, 0.04, 0.03)),
+             det("unknown", "red", (0.6, 0.1, 0.04), (0.12, 0.06, 0.08))]
+    tr.update(frame, 1.0)
+    assert tr.scene_objects(1.0) == []  # an unknown object waits for a second frame
+    tr.update(frame, 1.1)
+    objs = {o.object_id: o.label for o in tr.scene_objects(1.1)}
     assert objs == {"unknown": "small gray object", "unknown_2": "medium red object"}

@@ -224,3 +224,13 @@ def test_an_object_enrolled_with_the_command_is_recognised_afterwards(world, cat
     _alone(world, "yellow_lemon", x=0.45, y=0.12, yaw=-1.1)
     after, _ = _perceive(world, ObjectCatalogue.load(path))
     assert [o.shape for o in _objects(after)] == ["lemon"]
+
+
+@pytest.mark.parametrize("block", ["green_block", "red_block"])
+def test_a_block_in_a_bowl_is_a_block_whatever_the_bowls_colour(world, catalogue, block):
+    _alone(world, "green_bowl", x=0.5, y=-0.05)
+    world.add_object(block, (0.5, -0.05, 0.006 + 0.021), 0.3)
+    world.advance(0.5)
+    scene, _ = _perceive(world, catalogue)
+    assert {o.object_id: o.shape for o in _objects(scene)} == {"green_bowl": "bowl",
+                                                               block: "block"}

@@ -128,17 +128,20 @@ def run_enroll(args: argparse.Namespace) -> int:
 def _enrol_all_sim(catalogue: Any, args: argparse.Namespace, log: Any) -> tuple[Any, list]:
     from dataclasses import replace
 
+    import numpy as np
+
     from frankenbot.eval.sim_enrolment import enrol_in_sim
     from frankenbot.sim import objects
     from frankenbot.sim.world import SimWorld
 
     protos = []
     cameras: dict = {}
+    noise: list[float] = []
     with SimWorld() as world:
         for spec in objects.OBJECTS:
             log(f"enrolling {spec.name} as {spec.shape} ...")
             found = enrol_in_sim(spec.shape, spec.name, views=args.views, noise=args.noise,
-                                 seed=args.seed, world=world, cameras=cameras)
+                                 seed=args.seed, world=world, cameras=cameras, sigmas=noise)
             if found[0].colour != spec.colour:
                 log(f"  {spec.name} was seen {found[0].colour}; enrolled as {spec.colour}")
             found = tuple(replace(p, colour=spec.colour) for p in found)
@@ -149,7 +152,8 @@ def _enrol_all_sim(catalogue: Any, args: argparse.Namespace, log: Any) -> tuple[
     colours.setdefault("apple", APPLE_COLOURS)
     colours.setdefault("lemon", LEMON_COLOURS)
     colours.setdefault("ball", BALL_COLOURS)
-    return replace(catalogue, colours=colours), protos
+    level = float(np.median(noise)) if noise else catalogue.noise
+    return replace(catalogue, colours=colours, noise=level), protos
 
 
 def _enrol_robot(args: argparse.Namespace, log: Any) -> tuple[Any, ...]:

@@ -14,7 +14,7 @@ import math
 import zlib
 from collections import Counter
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -30,10 +30,13 @@ SETTLE_S = 0.4  # s the object settles (a ball rolls to rest) before a view
 
 
 def view_signatures(world: Any, name: str, views: int, seed: int, camera: Any,
-                    config: PerceptionConfig, log: Callable[[str], None] | None = None
+                    config: PerceptionConfig, log: Callable[[str], None] | None = None,
+                    noise: list[float] | None = None, yaws: Sequence[float] | None = None
                     ) -> tuple[list[Signature], list[str]]:
     """Signatures and colours of ``views`` views of sim object ``name`` alone on the table,
-    each at a new place and yaw (drawn from ``seed``)."""
+    each at a new place and yaw (drawn from ``seed``; ``yaws``: these yaws instead);
+    ``noise`` gets each view's depth noise (m, RMS)."""
+    noise = noise if noise is not None else []
     from frankenbot.sim import objects
 
     spec = objects.OBJECT_BY_NAME.get(name)
@@ -48,12 +51,15 @@ def view_signatures(world: Any, name: str, views: int, seed: int, camera: Any,
     (x0, x1), (y0, y1) = ENROL_REGION
     sigs: list[Signature] = []
     colours: list[str] = []
+    noise.clear()
+    if yaws is not None and len(yaws) != views:
+        raise ConfigError(f"{views} views need {views} yaws, got {len(yaws)}")
     for k in range(views):
         if name in world.object_states():
             world.remove_object(name)
         x, y = float(rng.uniform(x0, x1)), float(rng.uniform(y0, y1))
-        world.add_object(name, (x, y, spec.size[2] / 2 + 0.001),
-                         float(rng.uniform(-math.pi, math.pi)))
+        yaw = float(rng.uniform(-math.pi, math.pi)) if yaws is None else float(yaws[k])
+        world.add_object(name, (x, y, spec.size[2] / 2 + 0.001), yaw)
         world.advance(SETTLE_S)
         rgb, depth = world.render_rgbd()
         pipeline.reset()
@@ -66,6 +72,7 @@ def view_signatures(world: Any, name: str, views: int, seed: int, camera: Any,
         d = max(dets, key=lambda d: d.n_points)  # alone on the table: the biggest is it
         sigs.append(d.signature)  # type: ignore[arg-type]
         colours.append(d.colour)
+        noise.append(d.sigma)
     world.remove_object(name)
     return sigs, colours
 
@@ -91,15 +98,27 @@ def calibrated_camera(world: Any, seed: int) -> tuple[Any, PerceptionConfig]:
     return calib.camera, config
 
 
+def spread_yaws(views: int, installs: int, seed: int) -> list[list[float]]:
+    """The yaws of ``views`` views, per installation: evenly spread over the full turn from
+    a phase drawn from ``seed``, the installations interleaved. Drawn at random, nine views
+    of a lemon were all seen from the side and its prototype knew no end-on view."""
+    phase = float(np.random.default_rng([abs(int(seed)), 7]).uniform(0.0, 2 * math.pi))
+    turn = [(phase + 2 * math.pi * g / views + math.pi) % (2 * math.pi) - math.pi
+            for g in range(views)]
+    return [turn[k::installs] for k in range(installs)]
+
+
 def enrol_in_sim(category: str, name: str, *, views: int = 24, noise: str = "realistic",
                  installs: int = 3, seed: int = 0, world: Any = None,
                  cameras: dict[int, tuple[Any, PerceptionConfig]] | None = None,
-                 log: Callable[[str], None] | None = None) -> tuple[Prototype, ...]:
+                 log: Callable[[str], None] | None = None,
+                 sigmas: list[float] | None = None) -> tuple[Prototype, ...]:
     """The prototypes of sim object ``name`` as category ``category`` (``enrol_views``: one,
     or two when its views fall into two modes) from ``views`` views spread
     over ``installs`` camera installations (sensor seeds 1..installs, each calibrated first):
     what varies between cells (the calibration, the lights) is part of what it measures.
-    ``cameras``: calibrations already made, by sensor seed (filled in)."""
+    ``cameras``: calibrations already made, by sensor seed (filled in); ``sigmas`` gets the
+    views' depth noise."""
     from frankenbot.sim.sensor import SensorModel, sensor_params
 
     if installs < 1:
@@ -111,6 +130,7 @@ def enrol_in_sim(category: str, name: str, *, views: int = 24, noise: str = "rea
         world = SimWorld()
     cameras = cameras if cameras is not None else {}
     params = sensor_params(noise)
+    yaws = spread_yaws(views, installs, seed)
     sigs: list[Signature] = []
     colours: list[str] = []
     try:
@@ -123,9 +143,13 @@ def enrol_in_sim(category: str, name: str, *, views: int = 24, noise: str = "rea
                 world.reset(None, seed)
             camera, config = cameras[sensor_seed]
             n = views // installs + (1 if k < views % installs else 0)
-            s, c = view_signatures(world, name, n, seed * 100 + k, camera, config, log)
+            view_noise: list[float] = []
+            s, c = view_signatures(world, name, n, seed * 100 + k, camera, config, log,
+                                   view_noise, yaws[k])
             sigs += s
             colours += c
+            if sigmas is not None:
+                sigmas += view_noise
     finally:
         if own:
             world.close()

@@ -32,6 +32,10 @@ from frankenbot.perception.signature import Signature
 from frankenbot.shapes import UNKNOWN
 
 TOLERANCE_SIGMAS = 4.0
+# depth noise beyond what the catalogue was enrolled under widens the length, width and
+# height tolerances by this many times the extra noise (a harsh camera's heights wander)
+NOISE_TOLERANCE = 4.0
+_LENGTHS = [Signature.names().index(n) for n in ("length", "width", "height")]
 OUTLIER_SCALES = 4.0  # an enrolment view this many robust spreads off is left out
 # the tightest tolerance per feature: (absolute, share of the mean); lengths in metres
 FLOORS: dict[str, tuple[float, float]] = {
@@ -86,6 +90,7 @@ class ObjectCatalogue:
     prototypes: tuple[Prototype, ...] = ()
     colours: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     path: Path | None = field(default=None, compare=False)
+    noise: float = 0.0  # m: the median depth noise (RMS) of the enrolled views
 
     def __post_init__(self) -> None:
         names = [p.name for p in self.prototypes]
@@ -101,16 +106,32 @@ class ObjectCatalogue:
     def categories(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(p.category for p in self.prototypes))
 
-    def match(self, sig: Signature | None, colour: str = "", partial: bool = False) -> Match:
+    def match(self, sig: Signature | None, colour: str = "", partial: bool = False,
+              sigma: float = 0.0) -> Match:
         """The category of an object with signature ``sig`` and colour ``colour``.
-        ``partial``: the camera sees the object only in part (something nearer borders it):
-        its length, width and narrower end may be short of the prototype's, not longer."""
+        ``partial``: the camera sees the object only in part (something nearer borders it,
+        or it stands in a container): its length, width and narrower end may be short of
+        the prototype's, not longer (its height is never relaxed: a partly seen anything
+        smaller than a can would be a can). A prototype that accepts it as measured wins
+        over one that accepts it only as a part: clipped to zero, a bigger prototype's
+        length and width deviations would make it the nearest (a block by a bowl named a
+        box of the block's height). ``sigma``: the object's depth noise; beyond the
+        enrolled views' (``noise``) it widens the length tolerances."""
         if sig is None or not self.prototypes:
             return Match(UNKNOWN)
+        if partial:
+            whole = self.match(sig, colour, False, sigma)
+            if whole.category != UNKNOWN:
+                return whole
         diff = np.asarray(sig.values())[None, :] - self._means  # type: ignore[attr-defined]
         if partial:
             diff[:, _LOWER_BOUNDS] = np.maximum(diff[:, _LOWER_BOUNDS], 0.0)
-        dev = np.abs(diff) / self._tols  # type: ignore[attr-defined]
+        tols = self._tols  # type: ignore[attr-defined]
+        extra = NOISE_TOLERANCE * max(0.0, sigma - self.noise) if self.noise > 0 else 0.0
+        if extra > 0:
+            tols = tols.copy()
+            tols[:, _LENGTHS] += extra
+        dev = np.abs(diff) / tols
         worst = dev.max(axis=1)
         rms = np.sqrt(np.mean(dev ** 2, axis=1))
         allowed = np.array([self._colour_ok(p.category, colour) for p in self.prototypes])
@@ -149,6 +170,7 @@ class ObjectCatalogue:
     def to_data(self) -> dict[str, Any]:
         return {
             "version": 1,
+            "noise": round(self.noise, 5),
             "categories": {c: {"colours": list(v)} for c, v in sorted(self.colours.items())},
             "prototypes": [{"category": p.category, "name": p.name, "colour": p.colour,
                             "views": p.views, "source": p.source, "mean": p.mean.as_dict(),
@@ -181,7 +203,11 @@ class ObjectCatalogue:
                 raise ConfigError(f"object catalogue: prototype {i} ({entry.get('name')!r}): "
                                   f"{e!r}; expected category, name, mean and spread of "
                                   f"{', '.join(Signature.names())}") from e
-        return cls(tuple(protos), colours, path)
+        try:
+            noise = float(data.get("noise", 0.0))
+        except (TypeError, ValueError) as e:
+            raise ConfigError("object catalogue: noise must be a number of metres") from e
+        return cls(tuple(protos), colours, path, noise)
 
     @classmethod
     def load(cls, path: str | Path) -> "ObjectCatalogue":

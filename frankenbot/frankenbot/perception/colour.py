@@ -55,7 +55,7 @@ class ColourThresholds:
     white_top_ratio: float = 0.96
     # pink: a pale magenta (the pink plate measured saturation 0.22-0.46 at hue 300-320; the
     # purple block and bottle 0.74-0.80 at 282-293)
-    pink_max_saturation: float = 0.6
+    pink_max_saturation: float = 0.5
     pink_min_saturation: float = 0.18
 
 
@@ -166,8 +166,8 @@ def name_colour(hsv_pixels: np.ndarray, clipped: np.ndarray | None = None,
     if BROWN_HUE[0] <= hue <= BROWN_HUE[1] and (value < th.brown_value
                                                or sat < th.brown_name_saturation):
         return "brown"
-    if name in ("purple", "pink"):  # pink is a pale magenta, purple a deep violet
-        return "pink" if sat < th.pink_max_saturation or hue >= PINK_HUE[0] + 10 else "purple"
+    if name == "purple" and hue >= PINK_HUE[0] and sat < th.pink_max_saturation:
+        return "pink"  # a pale magenta (a lit pink plate), not the deep violet of purple
     return name
 
 

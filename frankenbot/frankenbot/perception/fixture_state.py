@@ -84,10 +84,6 @@ class PartReading:
     stamp: float = 0.0
 
 
-def _wrap(a: np.ndarray) -> np.ndarray:
-    return (a + np.pi) % (2 * np.pi) - np.pi
-
-
 class FixtureObserver:
     """Measures the map's fixtures in each frame and keeps their last states."""
 

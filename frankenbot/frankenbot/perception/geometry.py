@@ -53,6 +53,7 @@ class Detection:
     signature: Signature | None = field(default=None, compare=False)  # shape signature
     # a sample of the segmented points (base_link), what grasp synthesis works from
     points: np.ndarray | None = field(default=None, compare=False, repr=False)
+    sigma: float = 0.0  # depth noise (m, RMS) at its range: how loosely to match its signature
 
 
 def _convex_hull(xy: np.ndarray) -> tuple[np.ndarray, float]:
@@ -251,7 +252,7 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
     return Detection(shape=shape, colour=colour,
                      position=(float(centre[0]), float(centre[1]), z),
                      size=(length, width, height), yaw=yaw, confidence=confidence, n_points=n,
-                     signature=signature)
+                     signature=signature, sigma=sigma)
 
 
 def complete_block(centre: np.ndarray, length: float, width: float, yaw: float,

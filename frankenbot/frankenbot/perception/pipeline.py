@@ -38,7 +38,14 @@ from frankenbot.perception.fixture_geometry import (
 from frankenbot.perception.fixture_state import FixtureObserver
 from frankenbot.perception.geometry import Detection, ShapeRules, measure
 from frankenbot.perception.occlusion import occluded_shares
-from frankenbot.perception.recognition import recognise
+from frankenbot.perception.recognition import (
+    FRAGMENT_MARGIN,
+    is_hollow,
+    join_pieces,
+    overlaps,
+    recognise,
+    without_fragments,
+)
 from frankenbot.perception.segmentation import (
     Cluster,
     Foreground,
@@ -47,8 +54,6 @@ from frankenbot.perception.segmentation import (
     cluster_in_box,
     depth_to_mm,
     foreground,
-    hue_neighbours,
-    joined,
 )
 from frankenbot.perception.self_filter import arm_segments, distance_to_segments, is_robot
 from frankenbot.perception.tracker import PERMANENT_HITS, Track, Tracker
@@ -57,12 +62,14 @@ from frankenbot.state import MAX_POINTS, SHAPES, Scene
 DEFAULT_QUERIES = ("block", "bowl", "plate", "bin")
 PALE = 0.45  # median saturation below which a cluster at the arm counts as the arm
 STACK_CONTACT = 0.02  # m: a cluster whose lowest point is this close to another's top is on it
-FRAGMENT_MARGIN = 0.01  # m: an unknown piece this close to a known object is a piece of it
 MIN_UNKNOWN_EXTENT = 0.02  # m: an unknown thing narrower than this is noise, not an object
-MIN_UNKNOWN_HEIGHT = 0.008
+MIN_UNKNOWN_HEIGHT = 0.015  # m: ... or lower (under strong noise the table lifts that far)
+MIN_UNKNOWN_POINTS = 40  # samples an unknown object needs (a known one: the usual minimum)
+FIXTURE_PIECE_MARGIN = 0.035  # m round a fixture's solids where unknown pieces are its own
 OPEN_FOR_SINK = 0.03  # m: a drawer open this far has a floor an object may have dropped to
-PIECE_GAP = 0.02  # m between the footprints of two pieces of one object
 LIFTED = 0.04  # m: an object at the gripper whose lowest seen point is this high is held
+CONTAINER_WIDTH = 0.09  # m: a footprint at least this wide holding another's is a container
+CONTAINER_FLOOR = 0.008  # m: its floor over the table (the sim's bowls, bins and baskets)
 PARTIAL_SHARE = 0.1  # of its outline bounded by nearer things: the object is seen in part
 
 
@@ -174,9 +181,11 @@ class PerceptionPipeline:
         rules = self.shape_rules
         catalogue = self.catalogue
 
-        hidden = ([s >= PARTIAL_SHARE for s in occluded_shares(
-            [c for c, _ in kept], depth_to_mm(depth), self.config.stride)]
-            if catalogue is not None else [False] * len(kept))
+        # seen in part: bordered by nearer things in the image, or standing on or in another
+        # object (its lower part hidden: a block in a bowl)
+        hidden = ([s >= PARTIAL_SHARE or sup is None for s, sup in zip(occluded_shares(
+            [c for c, _ in kept], depth_to_mm(depth), self.config.stride), supports,
+            strict=True)] if catalogue is not None else [False] * len(kept))
 
         def named(c: Cluster, n: str, sup: float | None, partial: bool) -> list[Detection]:
             return recognise(_with_points(_named(
@@ -188,8 +197,8 @@ class PerceptionPipeline:
         per_cluster = [named(c, n, sup, part) for (c, n), sup, part
                        in zip(kept, supports, hidden, strict=True)]
         if catalogue is not None:
-            per_cluster = _join_pieces(kept, supports, hidden, per_cluster, named)
-        measured = _without_fragments([d for ds in per_cluster for d in ds])
+            per_cluster = join_pieces(kept, supports, hidden, per_cluster, named)
+        measured = without_fragments([d for ds in per_cluster for d in ds])
         with self._scene_lock:
             bins = [(d.colour, d.position, d.size, d.yaw) for d in measured if d.shape == "bin"]
             for o in self._scene.objects:  # remembered a while after they vanish: a bin lost
@@ -204,7 +213,7 @@ class PerceptionPipeline:
                                and not _piece_of_bin(d, bins))
             vacated = self._seen_through(self.tracker.tracks, depth, segments, stamp)
             live = self.tracker.update(list(detections), stamp, vacated)
-            pieces = _young_pieces(live)
+            pieces = young_pieces(live)
             if pieces:  # an unknown piece of an object its next frames showed whole
                 self.tracker.forget(pieces)
                 live = [t for t in live if t.object_id not in pieces]
@@ -265,10 +274,20 @@ class PerceptionPipeline:
         for i in range(len(clusters)):
             # another cluster under it: footprints overlapping (the one below may show only
             # its near side), its top where this one's lowest seen point is
-            on_other = any(
-                j != i and np.all(lo[i] <= hi[j] + 0.005) and np.all(lo[j] <= hi[i] + 0.005)
-                and abs(tops[j] - lows[i]) <= STACK_CONTACT and tops[j] < tops[i]
-                for j in range(len(clusters)))
+            under = [j for j in range(len(clusters))
+                     if j != i and np.all(lo[i] <= hi[j] + 0.005)
+                     and np.all(lo[j] <= hi[i] + 0.005)
+                     and abs(tops[j] - lows[i]) <= STACK_CONTACT and tops[j] < tops[i]]
+            # inside a container standing on the table (its footprint holds this one's and
+            # is wider): on the container's floor, just over the table
+            inside = [j for j in under if np.all(lo[j] <= lo[i] + 0.005)
+                      and np.all(hi[i] <= hi[j] + 0.005)
+                      and float(np.max(hi[j] - lo[j])) >= CONTAINER_WIDTH
+                      and lows[j] < 0.015]
+            if inside:
+                out.append(CONTAINER_FLOOR)
+                continue
+            on_other = bool(under)
             top_point = np.array([[centres[i][0], centres[i][1], plane_z[i] + tops[i]]])
             held = (segments is not None and lows[i] > LIFTED and float(
                 distance_to_segments(top_point, segments)[0]) < self.config.robot_radius + 0.05)
@@ -305,7 +324,7 @@ class PerceptionPipeline:
         wall)."""
         return np.array([self.config.robot_radius + (
             max(t.detection.size[0], t.detection.size[1]) / 2
-            if _hollow(t.detection) else 0.0) for t in tracks])
+            if is_hollow(t.detection) else 0.0) for t in tracks])
 
     def _note_at_arm(self, tracks: Sequence[Track], segments: np.ndarray, stamp: float) -> None:
         """Remember which tracks seen in this frame were at the arm (a held block)."""
@@ -351,7 +370,7 @@ class PerceptionPipeline:
         settle: dict[str, float] = {}
         votes: dict[str, int] = {}
         for t in unseen:
-            hollow = _hollow(t.detection)
+            hollow = is_hollow(t.detection)
             samples = _rim_points(t.detection, self.config) if hollow else np.array(
                 [(*t.detection.position[:2],
                   t.detection.position[2] + 0.3 * t.detection.size[2])])
@@ -431,9 +450,26 @@ class PerceptionPipeline:
             return True
         if self.catalogue is None:  # the size rules' unknowns are pieces, not objects
             return bool(self.config.keep_unknown)
-        if max(det.size[:2]) < MIN_UNKNOWN_EXTENT or det.size[2] < MIN_UNKNOWN_HEIGHT:
+        if (max(det.size[:2]) < MIN_UNKNOWN_EXTENT or det.size[2] < MIN_UNKNOWN_HEIGHT
+                or det.n_points < MIN_UNKNOWN_POINTS):
             return False
-        return not any(_overlaps(det, k, FRAGMENT_MARGIN) for k in known)
+        if self._beside_fixture(det):
+            return False
+        return not any(overlaps(det, k, FRAGMENT_MARGIN) for k in known)
+
+    def _beside_fixture(self, det: Detection) -> bool:
+        """Most of an unknown cluster within a few centimetres of a fixture's solid: a piece
+        of the fixture the depth noise threw past its mask (a cabinet's side edge), not an
+        object beside it."""
+        if det.points is None or not len(det.points):
+            return False
+        shapes_now = self.observer.shapes()
+        if not shapes_now:
+            return False
+        near = np.zeros(len(det.points), bool)
+        for s in shapes_now:
+            near |= s.solid_mask(det.points, margin=FIXTURE_PIECE_MARGIN)
+        return bool(np.count_nonzero(near) >= 0.5 * len(det.points))
 
     def scene_at(self, now: float) -> Scene:
         """The latest scene; stale if the last frame is older than the timeout (or none came)."""
@@ -490,97 +526,14 @@ def _piece_of_bin(det: Detection, bins: list[tuple[str, Any, Any, float]]) -> bo
     return False
 
 
-HOLLOW_MID_DROP = 0.5  # an unknown object whose middle lies this far under its top is hollow
-
-
-def _hollow(det: Detection) -> bool:
-    """An open container (the camera sees down into it: its rim, not its top centre, tells
-    whether it is still there), known or not."""
-    if det.shape in shapes.HOLLOW:
-        return True
-    return (det.shape == shapes.UNKNOWN and det.signature is not None
-            and det.signature.mid_drop > HOLLOW_MID_DROP)
-
-
-def _overlaps(a: Detection, b: Detection, margin: float) -> bool:
-    """Do ``a`` and ``b`` touch: their point samples (top-down) within ``margin`` of each
-    other, or, without samples, their footprint rectangles (separating axes)?"""
-    if a.points is not None and b.points is not None and len(a.points) and len(b.points):
-        pa, pb = a.points[:, :2], b.points[:, :2]
-        lo, hi = np.maximum(pa.min(axis=0), pb.min(axis=0)), np.minimum(pa.max(axis=0),
-                                                                        pb.max(axis=0))
-        if np.any(lo > hi + margin):
-            return False
-        d2 = ((pa[:, None, :] - pb[None, :, :]) ** 2).sum(axis=2)
-        return bool(d2.min() <= margin * margin)
-    def corners(d: Detection) -> np.ndarray:
-        c, s = math.cos(d.yaw), math.sin(d.yaw)
-        hx, hy = d.size[0] / 2 + margin / 2, d.size[1] / 2 + margin / 2
-        local = np.array([(-hx, -hy), (hx, -hy), (hx, hy), (-hx, hy)])
-        return local @ np.array([[c, s], [-s, c]]) + np.asarray(d.position[:2])
-
-    ca, cb = corners(a), corners(b)
-    for d in (a, b):
-        for ang in (d.yaw, d.yaw + math.pi / 2):
-            axis = np.array([math.cos(ang), math.sin(ang)])
-            pa, pb = ca @ axis, cb @ axis
-            if pa.max() < pb.min() or pb.max() < pa.min():
-                return False
-    return True
-
-
-def _join_pieces(kept: list[tuple[Cluster, str]], supports: list[float | None],
-                 hidden: list[bool], per_cluster: list[list[Detection]], named: Any
-                 ) -> list[list[Detection]]:
-    """Two unknown clusters of one colour, next to each other, whose union the catalogue
-    knows are one object: a mug's thin rim drops out at its sides under depth noise and its
-    near and far walls fall apart into two arcs that match nothing alone."""
-    unknown = [i for i, ds in enumerate(per_cluster)
-               if len(ds) == 1 and ds[0].shape == shapes.UNKNOWN and not ds[0].name]
-    if len(unknown) < 2:
-        return per_cluster
-    lo = {i: kept[i][0].points[:, :2].min(axis=0) for i in unknown}
-    hi = {i: kept[i][0].points[:, :2].max(axis=0) for i in unknown}
-    out = list(per_cluster)
-    used: set[int] = set()
-    for a in unknown:
-        for b in unknown:
-            if b <= a or a in used or b in used:
-                continue
-            ca, cb = kept[a][0], kept[b][0]
-            same = ca.group == cb.group and per_cluster[a][0].colour == per_cluster[b][0].colour
-            if not (same or hue_neighbours(ca.group, cb.group)):
-                continue  # (a lit face that clipped into the next hue is one of its faces)
-            if np.any(lo[a] > hi[b] + PIECE_GAP) or np.any(lo[b] > hi[a] + PIECE_GAP):
-                continue
-            sup = supports[a] if supports[a] == supports[b] else None
-            if not same:  # the darker piece names the colour (segmentation._merge_lit_faces)
-                dark_a = float(np.median(ca.hsv[:, 2])) <= float(np.median(cb.hsv[:, 2]))
-                ca = replace(ca, colour_mask=np.full(ca.points.shape[0], dark_a))
-                cb = replace(cb, group=ca.group, colour_mask=np.full(cb.points.shape[0],
-                                                                     not dark_a))
-            union = named(joined(ca, cb), kept[a][1], sup, hidden[a] or hidden[b])
-            if len(union) == 1 and union[0].shape != shapes.UNKNOWN:
-                out[a], out[b] = union, []
-                used |= {a, b}
-    return out
-
-
-def _young_pieces(tracks: Sequence[Track]) -> set[str]:
+def young_pieces(tracks: Sequence[Track]) -> set[str]:
     """Ids of young unknown tracks (seen in fewer than three frames) that touch a known
     object: the piece a noisy first frame cut off it."""
     known = [t.detection for t in tracks if t.detection.shape != shapes.UNKNOWN]
     return {t.object_id for t in tracks
             if t.detection.shape == shapes.UNKNOWN and t.hits < PERMANENT_HITS
             and not t.detection.name
-            and any(_overlaps(t.detection, k, FRAGMENT_MARGIN) for k in known)}
-
-
-def _without_fragments(dets: list[Detection]) -> list[Detection]:
-    """Unknown detections touching a recognised one in the same frame are pieces of it."""
-    known = [d for d in dets if d.shape != shapes.UNKNOWN]
-    return [d for d in dets if d.shape != shapes.UNKNOWN or d.name
-            or not any(_overlaps(d, k, FRAGMENT_MARGIN) for k in known)]
+            and any(overlaps(t.detection, k, FRAGMENT_MARGIN) for k in known)}
 
 
 def _with_points(det: Detection, cluster: Cluster, rng: np.random.Generator) -> Detection:

@@ -329,7 +329,9 @@ class Tracker:
         """The confirmed tracks as scene objects: seen in ``CONFIRM_HITS`` frames (a phantom of
         one noisy frame, a fragment of an object cut in two once, is never reported), or seen
         in the first frame since a reset: what the first scene showed is not taken away again
-        by one frame that missed it (a planner may already have read that scene)."""
+        by one frame that missed it (a planner may already have read that scene). An unknown
+        object always waits for its second frame: it may be a piece of a noisy frame."""
         objs = [t.to_scene_object(now, self.memory_s) for t in self._tracks
-                if t.hits >= CONFIRM_HITS or t.first_seen <= self._first_frame]
+                if t.hits >= CONFIRM_HITS or (t.first_seen <= self._first_frame
+                                              and t.detection.shape != shapes.UNKNOWN)]
         return sorted(objs, key=lambda o: o.object_id)
