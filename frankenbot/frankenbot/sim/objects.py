@@ -81,6 +81,7 @@ PLATE_RADIUS = 0.09
 PLATE_HEIGHT = 0.012
 BIN_SIZE = (0.20, 0.26, 0.10)
 BIN_WALL = 0.01
+ROLLING_FRICTION = 0.002  # m: spheres and the lemon (MuJoCo's rolling friction coefficient)
 BOWL_WALL = 0.006  # floor and wall thickness of the standard bowl (inner radius + this)
 
 
@@ -284,16 +285,16 @@ def _build_cylinder(body: ET.Element, spec: ObjectSpec) -> None:
 
 
 def _build_sphere(body: ET.Element, spec: ObjectSpec) -> None:
-    # rolling friction lets a ball roll (an object that rolls away is an anomaly of its own)
-    roll = "0.0002" if spec.shape == "ball" else "0.002"
+    # rolling friction: set going, a ball rolls a while and stops (an object that rolls away
+    # is an anomaly of its own, sim/anomalies.py)
     geom(body, type="sphere", size=f"{spec.dim('radius')}", rgba=fmt(spec.rgba), mass=spec.mass,
-         friction=f"{spec.friction} 0.01 {roll}", condim=6)
+         friction=f"{spec.friction} 0.01 {ROLLING_FRICTION}", condim=6)
 
 
 def _build_lemon(body: ET.Element, spec: ObjectSpec) -> None:
     r, hl = spec.dim("radius"), spec.dim("half_length")
     geom(body, type="ellipsoid", size=fmt((hl, r, r)), rgba=fmt(spec.rgba), mass=spec.mass,
-         friction=f"{spec.friction} 0.01 0.002", condim=6)
+         friction=f"{spec.friction} 0.01 {ROLLING_FRICTION}", condim=6)
 
 
 def _build_marker(body: ET.Element, spec: ObjectSpec) -> None:
