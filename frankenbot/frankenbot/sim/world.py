@@ -30,13 +30,14 @@ from frankenbot.sim.camera import (
     RenderSettings,
     camera_info_for,
     mujoco_camera_quat,
+    place_static_camera_and_lights,
 )
 from frankenbot.sim.controller import (
     JointTrajectoryController,
     TrajectoryPoint,
     TrajectoryStatus,
 )
-from frankenbot.sim.fixture_rig import FixtureRig
+from frankenbot.sim.fixture_rig import SLEEP_ALLOWED, SLEEP_NEVER, FixtureRig
 from frankenbot.sim.kinematics import HOME
 from frankenbot.sim.sensor import SensorModel, SensorSpec
 from frankenbot.sim.tasks import ObjectState, OracleView, TaskInstance
@@ -101,7 +102,7 @@ class SimWorld:
         # The nominal camera (what config/camera.yaml and camera_pose() tell the brain) and the
         # scene's own lights, before the sensor model moves the true camera and the lights.
         mujoco.mj_kinematics(m, self._render_data)
-        mujoco.mj_camlight(m, self._render_data)
+        place_static_camera_and_lights(m, self._render_data)
         cid = m.camera(model_mod.CAMERA_NAME).id
         nominal = np.eye(4)
         nominal[:3, :3] = self._render_data.cam_xmat[cid].reshape(3, 3) @ np.diag([1, -1, -1])
@@ -131,6 +132,11 @@ class SimWorld:
         self._obj_vadr = {o.name: int(m.joint(f"{o.name}_free").dofadr[0])
                           for o in layout.OBJECTS}
         self._obj_geoms = {n: np.nonzero(m.geom_bodyid == b)[0] for n, b in self._bodies.items()}
+        # Sleeping: what waits under the floor (unused objects and fixtures) is left to MuJoCo's
+        # island sleeping, so it costs no integration or collision time; what is on the table
+        # never sleeps, so it moves exactly as it did before sleeping existed.
+        m.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+        self._obj_tree = {n: int(m.body_treeid[b]) for n, b in self._bodies.items()}
         self._contype = m.geom_contype.copy()
         self._conaffinity = m.geom_conaffinity.copy()
         lower = m.jnt_range[[m.joint(n).id for n in self.JOINT_NAMES], 0]
@@ -222,6 +228,7 @@ class SimWorld:
         self.model.geom_contype[geoms] = 0
         self.model.geom_conaffinity[geoms] = 0
         self.model.body_gravcomp[self._bodies[name]] = 1.0
+        self.model.tree_sleep_policy[self._obj_tree[name]] = SLEEP_ALLOWED
         self._set_pose(name, (px, py, layout.PARKING_Z + 0.2), 0.0)
         if name in self._active:
             self._active.remove(name)
@@ -231,6 +238,8 @@ class SimWorld:
         self.model.geom_contype[geoms] = self._contype[geoms]
         self.model.geom_conaffinity[geoms] = self._conaffinity[geoms]
         self.model.body_gravcomp[self._bodies[name]] = 0.0
+        self.model.tree_sleep_policy[self._obj_tree[name]] = SLEEP_NEVER
+        self.data.tree_asleep[self._obj_tree[name]] = -1  # awake from now on
         if name not in self._active:
             self._active.append(name)
 
@@ -534,7 +543,7 @@ class SimWorld:
         with self._render_lock:
             self._render_data.qpos[:] = qpos
             mujoco.mj_kinematics(self.model, self._render_data)
-            mujoco.mj_camlight(self.model, self._render_data)
+            place_static_camera_and_lights(self.model, self._render_data)
             tid = threading.get_ident()
             renderer = self._renderers.get(tid)
             if renderer is None:
