@@ -168,12 +168,11 @@ class FixturePart:
         return opening <= CLOSED_SHARE * self.travel
 
     def scene_object(self, stamp: float = 0.0) -> SceneObject:
-        label = self.label + (f" (switches {', '.join(self.controls)})" if self.controls else "")
-        if self.kind == "sliding_door":
-            label += " (sliding)"
+        label = self.label + (" (sliding)" if self.kind == "sliding_door" else "")
         return SceneObject(object_id=self.part_id, label=label, shape=self.shape,
                            colour="", position=self.position, size=self.size, yaw=self.yaw,
-                           confidence=1.0, is_fixture=True, last_seen=stamp)
+                           confidence=1.0, is_fixture=True, last_seen=stamp,
+                           controls=self.controls)
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,8 @@ class SceneObject:
     # was not measured. ``on``: a lamp or burner lit (None: not a light, or not seen).
     opening: float | None = None
     on: bool | None = None
+    # A control (button, switch, knob): the ids of the parts it switches (from the fixture map).
+    controls: tuple[str, ...] = ()
     # A sample of the object's segmented surface points (base_link, at most MAX_POINTS), what
     # grasp synthesis works from; empty when not measured (fixtures, ground-truth scenes).
     points: tuple[tuple[float, float, float], ...] = field(default=(), compare=False, repr=False)

@@ -58,6 +58,7 @@ def object_to_msg(obj: SceneObject) -> Any:
     msg.opening = 0.0 if obj.opening is None else float(obj.opening)
     msg.on_state = -1 if obj.on is None else int(bool(obj.on))
     msg.points = [float(c) for p in obj.points[:MAX_POINTS] for c in p]
+    msg.controls = list(obj.controls)
     return msg
 
 
@@ -95,7 +96,8 @@ def object_from_msg(msg: Any) -> SceneObject:
                        confidence=float(msg.confidence), is_fixture=bool(msg.is_fixture),
                        last_seen=time_from_msg(msg.last_seen),
                        occluded=bool(getattr(msg, "occluded", False)),
-                       opening=_opening(msg), on=_on_state(msg), points=_points(msg))
+                       opening=_opening(msg), on=_on_state(msg), points=_points(msg),
+                       controls=tuple(str(c) for c in getattr(msg, "controls", ())))
 
 
 def _opening(msg: Any) -> float | None:

@@ -161,7 +161,9 @@ def object_table(scene: Scene) -> str:
     for o in sorted(scene.objects, key=lambda o: o.object_id):
         pos = ",".join(f"{v * 100:.0f}" for v in o.position)
         size = "*".join(f"{v * 100:.0f}" for v in o.size)
-        note = ", ".join(n for n in ("fixture" if o.is_fixture else "", state_note(o)) if n)
+        switches = f"switches {' and '.join(o.controls)}" if o.controls else ""
+        note = ", ".join(n for n in ("fixture" if o.is_fixture else "", state_note(o), switches)
+                         if n)
         rows.append(f"{o.object_id} | {o.shape} | {o.label} | {pos} | {size} | {note}"
                     .rstrip(" |"))
     if scene.stale:
