@@ -53,6 +53,7 @@ _FF = np.array(model_mod.ARM_KV) / np.array(model_mod.ARM_KP)  # velocity feed-f
 __all__ = ["SimWorld", "TrajectoryPoint", "TaskInstance", "Verdict", "ObjectState"]
 
 _XML_CACHE: dict[str, str] = {}
+_SLEEP = int(mujoco.mjtEnableBit.mjENBL_SLEEP)
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ class SimWorld:
         # Sleeping: what waits under the floor (unused objects and fixtures) is left to MuJoCo's
         # island sleeping, so it costs no integration or collision time; what is on the table
         # never sleeps, so it moves exactly as it did before sleeping existed.
-        m.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+        m.opt.enableflags |= _SLEEP
         self._obj_tree = {n: int(m.body_treeid[b]) for n, b in self._bodies.items()}
         self._contype = m.geom_contype.copy()
         self._conaffinity = m.geom_conaffinity.copy()
@@ -540,16 +541,33 @@ class SimWorld:
     def render_qpos(self, qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Clean render of the scene at joint/object positions ``qpos`` (see ``render_state``);
         pass it through ``sense`` before anyone but the scorer sees it."""
-        with self._render_lock:
-            self._render_data.qpos[:] = qpos
-            mujoco.mj_kinematics(self.model, self._render_data)
-            place_static_camera_and_lights(self.model, self._render_data)
+        # Forward kinematics of the render data with sleeping off: MuJoCo's kinematics update
+        # only the bodies it believes awake, and the render data is never stepped, so with it
+        # on a fixture placed after a scene without it stayed where it was last drawn. The
+        # flag is the physics thread's too: it is switched under the world's lock (lock order:
+        # _lock, then _render_lock, as everywhere), for the ~0.1 ms the kinematics take.
+        with self._lock:  # released before drawing: physics goes on meanwhile
+            self._render_lock.acquire()
+            flags = self.model.opt.enableflags
+            try:
+                self.model.opt.enableflags = flags & ~_SLEEP
+                self._render_data.qpos[:] = qpos
+                mujoco.mj_kinematics(self.model, self._render_data)
+                place_static_camera_and_lights(self.model, self._render_data)
+            except BaseException:
+                self._render_lock.release()
+                raise
+            finally:
+                self.model.opt.enableflags = flags
+        try:
             tid = threading.get_ident()
             renderer = self._renderers.get(tid)
             if renderer is None:
                 renderer = CameraRenderer(self.model, self.width, self.height)
                 self._renderers[tid] = renderer
             return renderer.render(self._render_data)
+        finally:
+            self._render_lock.release()
 
     # ------------------------------------------------------------------ ground truth / oracle
     def object_names(self) -> tuple[str, ...]:
