@@ -14,6 +14,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         description="Start FrankenBot's nodes as separate processes. With --sim "
                         "the MuJoCo sim node stands in for the UR5e driver and the camera.")
     up.add_argument("--sim", action="store_true", help="also start the MuJoCo sim node")
+    up.add_argument("--driver-twin", action="store_true",
+                    help="with --sim: the sim also serves the real UR driver's, Robotiq's and "
+                    "controller manager's interfaces, and the executor runs with "
+                    "config/real_ur5e.yaml (action mode, ParallelGripperCommand)")
     up.add_argument("--setup", choices=("sim", "real_ur5e", "gazebo"), default=None,
                     help="parameter file to use (default: sim with --sim, else real_ur5e)")
     up.add_argument("--task", default="put_in_bowl", help="sim task family at start")
@@ -91,21 +95,29 @@ def _up(args: argparse.Namespace) -> int:
     from frankenbot.bringup.processes import (
         NODE_EXECUTABLES,
         NodeGroup,
+        driver_twin_setup,
         terminate_on_sigterm,
         up_parameters,
     )
+    from frankenbot.errors import ConfigError
 
     terminate_on_sigterm()
+    if args.driver_twin and not args.sim:
+        raise ConfigError("--driver-twin needs --sim (the twin is served by the sim node)")
     setup = args.setup or ("sim" if args.sim else "real_ur5e")
     executables = [e for e in NODE_EXECUTABLES if args.sim or e != "sim"]
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="frankenbot-up-"))
     params = up_parameters(task=args.task, seed=args.seed, noise=args.noise,
                            planner=args.planner, memory_url=args.memory_url,
                            robot_id=args.robot_id)
+    params_files = None
+    if args.driver_twin:
+        params_files, params = driver_twin_setup(params)
     with contextlib.ExitStack() as stack:
         _observe(stack, foxglove=args.foxglove, record_dir=args.record)
         group = stack.enter_context(NodeGroup(setup=setup, log_dir=log_dir, parameters=params,
-                                              namespace=args.namespace))
+                                              namespace=args.namespace,
+                                              params_files=params_files))
         group.start(executables)
         where = f" under {group.namespace}" if group.namespace else ""
         print(f"frankenbot up: started {', '.join(executables)}{where} (setup {setup}); "

@@ -131,7 +131,6 @@ class DriverTwin:
                  on_change: Callable[[], None] | None = None) -> None:
         from control_msgs.action import FollowJointTrajectory, ParallelGripperCommand
         from controller_manager_msgs.srv import ListControllers, SwitchController
-        from frankenbot_interfaces.srv import InjectAnomaly
         from tf2_msgs.msg import TFMessage
         from ur_dashboard_msgs.msg import RobotMode, SafetyMode
         from ur_dashboard_msgs.srv import (
@@ -140,6 +139,8 @@ class DriverTwin:
             GetSafetyMode,
             IsProgramRunning,
         )
+
+        from frankenbot_interfaces.srv import InjectAnomaly
 
         if not (math.isfinite(gripper_closed) and gripper_closed > 0.0):
             raise SimError(f"gripper_closed must be > 0 rad, got {gripper_closed}")
@@ -320,7 +321,7 @@ class DriverTwin:
         fb.actual = JointTrajectoryPoint(positions=[float(v) for v in actual])
         fb.desired = JointTrajectoryPoint(positions=[float(v) for v in desired])
         fb.error = JointTrajectoryPoint(positions=[float(d - a)
-                                                   for d, a in zip(desired, actual)])
+                                                   for d, a in zip(desired, actual, strict=True)])
         return fb
 
     def _end(self, handle: Any, rec: _Goal, result: Any) -> Any:
