@@ -324,3 +324,114 @@ def test_estop_mid_trajectory_stops_the_arm_within_100_ms(twin) -> None:
     while twin.robot.estop_engaged() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not twin.robot.estop_engaged()
+
+
+def test_gripper_stalls_on_the_block_and_the_pick_goes_on(twin) -> None:
+    """ParallelGripperCommand closing on a block ends stalled (allow_stalling: true in
+    config/robotiq_controllers.yaml), not at the closed position; the pick holds the block."""
+    twin.reset("pick_up", 1)
+    prims = build_primitives(twin.robot)
+    block = twin.local_world.task.params["object"]
+    result = prims.execute("pick", {"obj": block}, CancelToken())
+    assert result.ok, result
+    deadline = time.monotonic() + 2.0
+    while twin.robot.last_gripper_result is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stalled, reached, knuckle = twin.robot.last_gripper_result
+    assert stalled and not reached, twin.robot.last_gripper_result
+    assert 0.1 < knuckle < 0.7929 - 0.05  # on the block, short of closed
+    assert twin.robot.driver_fault() == ""
+    assert prims.held_object == block
+
+
+def test_gripper_not_activated_is_named_and_nothing_moves(twin) -> None:
+    twin.reset("pick_up", 1)
+    twin.fault("gripper_not_activated")
+    width = twin.robot.gripper_state().width
+    twin.robot.command_gripper(0.0)  # close: the Robotiq takes the goal and does not move
+    deadline = time.monotonic() + 3.0
+    while not twin.robot.driver_fault() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert robotiq.NOT_ACTIVATED in twin.robot.driver_fault()
+    assert twin.robot.gripper_state().width == pytest.approx(width, abs=1e-3)
+    twin.fault("clear")
+
+
+def test_pendant_stop_mid_trajectory_aborts_and_is_named(twin) -> None:
+    """The controller stopper deactivates the scaled JTC when the program stops: the goal is
+    aborted, the arm holds, and motion is refused with the program named until Play."""
+    from std_srvs.srv import Trigger
+
+    twin.reset("pick_up", 0)
+    twin.fault("pendant_stop", "motion", after_s=0.4)
+    q0 = twin.settled()
+    traj = JointTrajectory(JOINT_NAMES, (
+        TrajectoryPoint(0.0, tuple(q0)),
+        TrajectoryPoint(2.0, tuple(q0 + np.array([0.8, 0, 0, 0, 0, 0])))))
+    twin.robot.send_trajectory(traj)
+    deadline = time.monotonic() + 5.0
+    while twin.robot.trajectory_state() == TrajectoryState.ACTIVE \
+            and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert twin.robot.trajectory_state() == TrajectoryState.ABORTED
+    time.sleep(0.3)
+    assert twin.robot.driver_fault() == ur_driver.PROGRAM_NOT_RUNNING
+    rest = twin.settled()
+    assert 0.05 < rest[0] - q0[0] < 0.7  # stopped part way
+    with pytest.raises(ControllerRejected, match="press Play"):
+        twin.robot.send_trajectory(traj)
+    play = twin.node.create_client(Trigger, "/dashboard_client/play")
+    assert twin.call(play, Trigger.Request()).success
+    time.sleep(0.3)
+    assert twin.robot.driver_fault() == ""
+    assert np.allclose(twin.settled(), rest, atol=2e-3)
+
+
+def test_protective_stop_needs_unlock_before_play(twin) -> None:
+    from std_srvs.srv import Trigger
+
+    twin.reset("pick_up", 0)
+    twin.fault("protective_stop")
+    assert "protective stop" in twin.robot.driver_fault()
+    play = twin.node.create_client(Trigger, "/dashboard_client/play")
+    unlock = twin.node.create_client(Trigger, "/dashboard_client/unlock_protective_stop")
+    assert not twin.call(play, Trigger.Request()).success
+    assert twin.call(unlock, Trigger.Request()).success
+    time.sleep(0.3)
+    assert twin.robot.driver_fault() == ur_driver.PROGRAM_NOT_RUNNING  # paused: Play next
+    assert twin.call(play, Trigger.Request()).success
+    time.sleep(0.3)
+    assert twin.robot.driver_fault() == ""
+
+
+def test_inactive_controller_rejects_goals_and_the_adapter_says_which(twin) -> None:
+    twin.reset("pick_up", 0)
+    q = twin.settled()
+    twin.fault("controller_inactive")
+    prims = build_primitives(twin.robot)
+    result = prims.execute("home", {}, CancelToken())
+    assert result.code == FailureCode.ABORTED
+    assert "scaled_joint_trajectory_controller is inactive" in result.detail
+    assert "scaled_joint_trajectory_controller is inactive" in twin.robot.driver_fault()
+    assert np.allclose(twin.settled(), q, atol=2e-3)
+
+
+def test_speed_slider_slows_trajectory_time(twin) -> None:
+    """The scaled JTC runs trajectory time at the slider's fraction: a 1 s goal takes ~2 s at
+    50 %, measured against the same goal at 100 % (a ratio in one run)."""
+    twin.reset("pick_up", 0)
+
+    def duration() -> float:
+        q0 = dict(zip(JOINT_NAMES, twin.settled(), strict=True))
+        handle = twin.send_goal(_goal(JOINT_NAMES, q0, {"wrist_3_joint": 0.3}, times=(1.0,)))
+        t0 = twin.node.get_clock().now().nanoseconds
+        result = twin.wait(handle.get_result_async())
+        assert result.result.error_code == 0, result.result.error_string
+        return (twin.node.get_clock().now().nanoseconds - t0) * 1e-9
+
+    full = duration()
+    twin.fault("speed_slider", fraction=0.5)
+    assert twin.robot.speed_scaling() == pytest.approx(0.5)
+    half = duration()
+    twin.fault("speed_slider", fraction=1.0)
+    assert 1.6 < half / full < 2.6, (full, half)

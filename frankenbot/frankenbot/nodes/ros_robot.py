@@ -263,7 +263,7 @@ class RosRobot:
         self._goal_handle: Any = None
         self._safety_mode: int | None = None  # ur_dashboard_msgs/SafetyMode; None: not reported
         self._sticky_fault = ""  # a rejected goal's or the gripper's fault, until clear_faults
-        self._grip_stalled_closing = False  # the last gripper goal stalled while closing
+        self._grip_stalled_at: float | None = None  # where the last closing goal stalled
         # (stalled, reached_goal, knuckle) of the last ParallelGripperCommand result
         self.last_gripper_result: tuple[bool, bool, float] | None = None
         self._estop = threading.Event()
@@ -643,7 +643,8 @@ class RosRobot:
     def _gripper_result(self, future: Any, start: float, target: float) -> None:
         """A Robotiq that is not activated takes goals and never moves: the controller
         reports a stall at the start. Closing further on an object already gripped does not
-        move it either, so that case is told apart by the previous goal's stall."""
+        move it either, so that case is told apart: the fingers are still where the previous
+        closing goal stalled."""
         result = getattr(future.result(), "result", None)
         if result is None or not len(result.state.position):
             return
@@ -651,9 +652,10 @@ class RosRobot:
         closing = target > start
         stuck = (bool(result.stalled) and abs(end - start) < GRIPPER_STUCK
                  and abs(target - start) > GRIPPER_MOVE)
-        with self._lock:
-            holding = self._grip_stalled_closing
-            self._grip_stalled_closing = bool(result.stalled) and closing
+        with self._lock:  # still gripping what the last closing goal stalled on?
+            held = self._grip_stalled_at
+            holding = held is not None and abs(start - held) < GRIPPER_STUCK
+            self._grip_stalled_at = end if bool(result.stalled) and closing else None
             self.last_gripper_result = (bool(result.stalled), bool(result.reached_goal), end)
         if stuck and not (closing and holding):
             self._fault(f"the gripper did not move when commanded ({start:.3f} -> "
