@@ -105,19 +105,30 @@ def _joints(client) -> np.ndarray:
         client.node.destroy_subscription(sub)
 
 
-def test_pendant_stop_mid_task_ends_it_naming_the_program(stack):
+FAULTS = {  # fault -> (phase, what the task's summary must say)
+    "pendant_stop": ("motion", ur_driver.PROGRAM_NOT_RUNNING),
+    "protective_stop": ("motion", "protective stop"),
+    "controller_inactive": ("motion", "scaled_joint_trajectory_controller is inactive"),
+    "gripper_not_activated": ("now", robotiq.NOT_ACTIVATED),
+    "camera_silent": ("motion", "stale scene"),
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_fault_mid_task_ends_it_with_the_reason_and_nothing_moves_after(stack, fault):
     client, group = stack
+    phase, reason = FAULTS[fault]
     instruction = "put the red block in the green bowl"
     _prepare(client, instruction)
-    _fault(client, "pendant_stop", "motion", after_s=0.6)
+    _fault(client, fault, phase, after_s=0.6)
     progress = _run(client, group, instruction)
     status = progress.status
     assert status.done and not status.success
-    assert ur_driver.PROGRAM_NOT_RUNNING in status.summary, status.summary
-    assert status.vlm_calls == 0  # nothing escalated to a model: no tier can fix it
+    assert reason in status.summary, status.summary
+    assert status.vlm_calls == 0  # nothing escalated to a model
     q = _joints(client)
     time.sleep(1.0)
-    assert np.allclose(_joints(client), q, atol=2e-3)  # nothing moved after the stop
+    assert np.allclose(_joints(client), q, atol=2e-3)  # nothing moved after the end
     _fault(client, "clear")
 
 
