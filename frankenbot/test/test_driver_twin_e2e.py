@@ -20,13 +20,13 @@ import pytest
 
 pytest.importorskip("control_msgs.action")
 
-from frankenbot import robotiq, ur_driver  # noqa: E402
-from frankenbot.bringup.processes import (  # noqa: E402
+from frankenbot import robotiq, ur_driver
+from frankenbot.bringup.processes import (
     NODE_EXECUTABLES,
     NodeGroup,
     driver_twin_setup,
 )
-from frankenbot.bringup.scenario import scenario_for  # noqa: E402
+from frankenbot.bringup.scenario import scenario_for
 
 # Six processes on a loaded 2-core machine: as test_bringup_e2e, a stale frame can fail a try
 pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.flaky(reruns=2, reruns_delay=2)]
@@ -54,12 +54,7 @@ def stack(tmp_path_factory):
 
 
 def _fault(client, kind: str, phase: str = "now", **params) -> str:
-    from frankenbot_interfaces.srv import InjectAnomaly
-
-    response = client._call(InjectAnomaly, "frankenbot_sim/inject_fault", InjectAnomaly.Request(
-        kind=kind, phase=phase, params_json=json.dumps(params)), 10.0)
-    assert response.ok, response.message
-    return response.message
+    return client.sim_fault(kind, phase, json.dumps(params), timeout=10.0).message
 
 
 def _prepare(client, instruction: str):

@@ -62,6 +62,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                         " (default: every FrankenBot on the graph)")
     status.set_defaults(func=_status)
 
+    from frankenbot.sim.driver_twin import CONTROL_KINDS, Fault
+
+    fault = sub.add_parser("fault", help="inject a fault of the real driver stack into the "
+                           "sim's driver twin (frankenbot up --sim --driver-twin)")
+    fault.add_argument("kind", choices=[f.value for f in Fault] + list(CONTROL_KINDS))
+    fault.add_argument("--phase", choices=("now", "motion"), default="now",
+                       help="now, or once a trajectory has run --after seconds")
+    fault.add_argument("--after", type=float, default=0.3, help="seconds into the trajectory")
+    fault.add_argument("--fraction", type=float, default=1.0,
+                       help="speed_slider: the slider's fraction, 0..1")
+    fault.add_argument("--namespace", default="", help="the brain's namespace")
+    fault.set_defaults(func=_fault)
+
     demo = sub.add_parser("demo", help="sim + all nodes, one task end to end, with artifacts",
                           description="Start the sim and every node as separate processes, "
                           "submit one instruction, show live progress and the oracle's verdict, "
@@ -201,6 +214,18 @@ def _submit(args: argparse.Namespace) -> int:
         final = client.follow(response.task_id, timeout=args.timeout, on_update=on_update).status
         print(f"{'SUCCESS' if final.success else 'FAILED'} ({final.outcome}): {final.summary}")
         return 0 if final.success else 1
+
+
+def _fault(args: argparse.Namespace) -> int:
+    import json
+
+    from frankenbot.bringup.ros_client import BrainClient
+
+    params = {"after_s": args.after, "fraction": args.fraction}
+    with BrainClient(namespace=args.namespace) as client:
+        response = client.sim_fault(args.kind, args.phase, json.dumps(params), timeout=10.0)
+    print(f"frankenbot fault: {response.message}")
+    return 0
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -14,8 +14,8 @@ Subscribes  /joint_states (sensor_msgs/JointState: the six UR joints, and the gr
 Publishes   /scaled_joint_trajectory_controller/joint_trajectory (trajectory_msgs/JointTrajectory;
             the stop is a one-point hold at the measured joints: the Jazzy JTC rejects an empty
             trajectory), robotiq.COMMAND_TOPIC (std_msgs/Float64MultiArray; ``gripper_mode=topic``).
-Actions     (real driver only; control_msgs is imported lazily and exercised here only against
-            fake message types in the tests: it does not install here)
+Actions     (control_msgs is imported lazily: the distro's on a robot; on the development
+            machines the stand-in of compat_interfaces/, served by the sim's driver twin)
             ``trajectory_mode="action"``: FollowJointTrajectory on
             /scaled_joint_trajectory_controller/follow_joint_trajectory;
             ``gripper_mode="parallel"``: ParallelGripperCommand on ``gripper_action`` (goal: a
@@ -323,19 +323,19 @@ class RosRobot:
         self._gripper_client: Any = None
         self._gripper_type: Any = None
         if trajectory_mode == "action":
-            from control_msgs.action import FollowJointTrajectory  # real ROS install only
+            from control_msgs.action import FollowJointTrajectory
 
             self._follow_type = FollowJointTrajectory
             self._follow_client = make_client(node, FollowJointTrajectory, follow_action,
                                               self._action_group)
             self._follow_name = f"{follow_action} (control_msgs/action/FollowJointTrajectory)"
         if gripper_mode == "parallel":
-            from control_msgs.action import ParallelGripperCommand  # real ROS install only
+            from control_msgs.action import ParallelGripperCommand
 
             self._gripper_type = ParallelGripperCommand
             self._gripper_name = f"{gripper_action} (control_msgs/action/ParallelGripperCommand)"
         elif gripper_mode == "gripper_command":
-            from control_msgs.action import GripperCommand  # real ROS install only
+            from control_msgs.action import GripperCommand
 
             self._gripper_type = GripperCommand
             self._gripper_name = f"{gripper_action} (control_msgs/action/GripperCommand)"
