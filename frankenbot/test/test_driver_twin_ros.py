@@ -435,3 +435,39 @@ def test_speed_slider_slows_trajectory_time(twin) -> None:
     half = duration()
     twin.fault("speed_slider", fraction=1.0)
     assert 1.6 < half / full < 2.6, (full, half)
+
+
+def test_a_new_goal_preempts_the_running_one(twin) -> None:
+    twin.reset("pick_up", 0)
+    q0 = dict(zip(JOINT_NAMES, twin.settled(), strict=True))
+    first = twin.send_goal(_goal(JOINT_NAMES, q0, {"shoulder_pan_joint": 0.6}, times=(3.0,)))
+    assert first.accepted
+    time.sleep(0.5)
+    second = twin.send_goal(_goal(JOINT_NAMES, q0, {"wrist_3_joint": 0.2}, times=(1.0,)))
+    assert second.accepted
+    old = twin.wait(first.get_result_async())
+    assert old.status == 6  # ABORTED
+    assert old.result.error_code == -1 and "preempted" in old.result.error_string
+    new = twin.wait(second.get_result_async())
+    assert new.status == 4 and new.result.error_code == 0
+    q1 = dict(zip(JOINT_NAMES, twin.settled(), strict=True))
+    # the second goal's last point holds: the pan went back to where it started
+    assert q1["shoulder_pan_joint"] == pytest.approx(q0["shoulder_pan_joint"], abs=0.02)
+    assert q1["wrist_3_joint"] - q0["wrist_3_joint"] == pytest.approx(0.2, abs=0.02)
+
+
+def test_a_goal_starting_away_from_the_arm_aborts_on_the_start_state(twin) -> None:
+    """The first point at t=0 is checked against the path tolerance (0.2 rad): a trajectory
+    planned from another state is aborted before the arm jumps."""
+    twin.reset("pick_up", 0)
+    q = twin.settled()
+    q0 = dict(zip(JOINT_NAMES, q, strict=True))
+    goal = _goal(JOINT_NAMES, q0, {"shoulder_pan_joint": 0.5}, times=(0.0, 2.0))
+    goal.trajectory.points[0].positions = [v + (0.3 if n == "shoulder_pan_joint" else 0.0)
+                                           for n, v in q0.items()]
+    handle = twin.send_goal(goal)
+    assert handle.accepted
+    result = twin.wait(handle.get_result_async())
+    assert result.status == 6 and result.result.error_code == -4, result.result.error_string
+    assert "shoulder_pan_joint" in result.result.error_string
+    assert np.allclose(twin.settled(), q, atol=0.02)
