@@ -37,32 +37,29 @@ Services
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
-from std_srvs.srv import Trigger
 
 from frankenbot import robotiq, ur_driver
-from frankenbot.errors import FrankenbotError, SimError
+from frankenbot.errors import SimError
 from frankenbot.motion.jtc_rules import PointData, trajectory_problem
+from frankenbot.nodes.driver_twin_services import CellServices, static_transforms
 from frankenbot.sim import driver_twin as dt
 from frankenbot.sim.world import SimWorld, TrajectoryPoint
 
 FEEDBACK_PERIOD = 0.05  # s: the JTC's action_monitor_rate (20 Hz, ur_controllers.yaml)
 GRIPPER_STATE_EVERY = 2  # joint-state ticks per /robotiq/joint_states message
-DASHBOARD = ("play", "stop", "pause", "unlock_protective_stop", "power_on", "power_off",
-             "brake_release")
 GRIPPER_ACTION = "robotiq/robotiq_gripper_controller/gripper_cmd"
 GRIPPER_STATES = "robotiq/joint_states"
 
@@ -122,7 +119,8 @@ class DriverTwin:
 
     ``tick`` is called with every joint-state sample (the sim runner's physics thread): it runs
     the controllers' per-cycle checks, fires armed faults and publishes the gripper's joint
-    state. ``_lock`` guards the driver state and the active goals.
+    state. ``lock`` guards ``state`` and the active goals; the dashboard, controller-manager and
+    fault services (``CellServices``) change ``state`` under it and then call ``reconcile``.
     """
 
     def __init__(self, node: Node, world: SimWorld, *, gripper_closed: float = 0.7929,
@@ -130,17 +128,9 @@ class DriverTwin:
                  tolerances: dt.Tolerances | None = None,
                  on_change: Callable[[], None] | None = None) -> None:
         from control_msgs.action import FollowJointTrajectory, ParallelGripperCommand
-        from controller_manager_msgs.srv import ListControllers, SwitchController
         from tf2_msgs.msg import TFMessage
         from ur_dashboard_msgs.msg import RobotMode, SafetyMode
-        from ur_dashboard_msgs.srv import (
-            GetProgramState,
-            GetRobotMode,
-            GetSafetyMode,
-            IsProgramRunning,
-        )
 
-        from frankenbot_interfaces.srv import InjectAnomaly
 
         if not (math.isfinite(gripper_closed) and gripper_closed > 0.0):
             raise SimError(f"gripper_closed must be > 0 rad, got {gripper_closed}")
@@ -152,7 +142,7 @@ class DriverTwin:
         self._FJT, self._PGC = FollowJointTrajectory, ParallelGripperCommand
         self._msgs = {"SafetyMode": SafetyMode, "RobotMode": RobotMode}
         self._on_change = on_change
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
         self.state = dt.DriverState()
         self._goal: _Goal | None = None
         self._goals: dict[bytes, _Goal] = {}  # goal id -> record (both actions)
@@ -181,39 +171,26 @@ class DriverTwin:
             execute_callback=self._gripper_execute, goal_callback=self._gripper_goal,
             cancel_callback=self._gripper_cancel,
             handle_accepted_callback=self._gripper_accepted, callback_group=actions)
-        services = MutuallyExclusiveCallbackGroup()
-
-        def srv(kind: Any, name: str, fn: Callable[[Any, Any], Any]) -> None:
-            node.create_service(kind, name, fn, callback_group=services)
-
-        for command in DASHBOARD:
-            srv(Trigger, f"dashboard_client/{command}", self._dashboard_callback(command))
-        srv(GetProgramState, "dashboard_client/program_state", self._program_state)
-        srv(GetSafetyMode, "dashboard_client/get_safety_mode", self._get_safety_mode)
-        srv(GetRobotMode, "dashboard_client/get_robot_mode", self._get_robot_mode)
-        srv(IsProgramRunning, "dashboard_client/program_running", self._is_program_running)
-        srv(ListControllers, "controller_manager/list_controllers", self._list_controllers(
-            lambda: self.state.controllers, dt.UR_CONTROLLERS))
-        srv(SwitchController, "controller_manager/switch_controller", self._switch)
-        srv(ListControllers, "robotiq/controller_manager/list_controllers",
-            self._list_controllers(self.state.robotiq_controllers, dt.ROBOTIQ_CONTROLLERS))
-        srv(Trigger, "robotiq/robotiq_activation_controller/reactivate_gripper",
-            self._reactivate)
-        srv(InjectAnomaly, "~/inject_fault", self._inject)
-        self.tf_static_pub.publish(self._static_transforms(TFMessage))
-        with self._lock:
-            self._reconcile()
-        self._publish_states()
+        self._services = CellServices(node, self)
+        self.tf_static_pub.publish(static_transforms(TFMessage))
+        with self.lock:
+            self.reconcile()
+        self.publish_states()
 
     # --- derived state for the sim node ---------------------------------------------------
     @property
     def camera_publishing(self) -> bool:
-        with self._lock:
+        with self.lock:
             return self.state.camera_publishing
 
     @property
+    def gripper_activated(self) -> bool:
+        with self.lock:
+            return self.state.gripper_activated
+
+    @property
     def speed_percent(self) -> float:
-        with self._lock:
+        with self.lock:
             return self.state.speed_slider * 100.0
 
     # --- the trajectory controller ---------------------------------------------------------
@@ -232,7 +209,7 @@ class DriverTwin:
         return ""
 
     def _follow_goal(self, request: Any) -> GoalResponse:
-        with self._lock:
+        with self.lock:
             active = self.state.trajectory_controller_active
         if not active:
             self.node.get_logger().error("Can't accept new action goals. Controller is not "
@@ -252,7 +229,7 @@ class DriverTwin:
             [(t.name, float(t.position)) for t in goal.goal_tolerance],
             seconds(goal.goal_time_tolerance))
         rec = _Goal(handle)
-        with self._lock:
+        with self.lock:
             self._goals[bytes(handle.goal_id.uuid)] = rec
             if self._goal is not None:
                 self._goal.finish("abort", dt.INVALID_GOAL, dt.PREEMPTED)
@@ -277,19 +254,19 @@ class DriverTwin:
 
     def topic_trajectory(self, msg: Any) -> str:
         """The controller's topic interface; returns why it ignored ``msg`` ('' = took it)."""
-        with self._lock:
+        with self.lock:
             if not self.state.trajectory_controller_active:
                 return "the trajectory controller is not active: topic trajectory ignored"
         problem = self._problem(msg)
         if problem:
             return problem
-        with self._lock:
+        with self.lock:
             if self.state.trajectory_controller_active:
                 self._start(msg, None)  # an active goal stays active, judged on this one
         return ""
 
     def _follow_cancel(self, handle: Any) -> CancelResponse:
-        with self._lock:
+        with self.lock:
             rec = self._goals.get(bytes(handle.goal_id.uuid))
             if rec is not None and rec is self._goal:
                 self._hold()
@@ -326,7 +303,7 @@ class DriverTwin:
 
     def _end(self, handle: Any, rec: _Goal, result: Any) -> Any:
         """Put the goal in its terminal state (a cancel waits for the CANCELING transition)."""
-        with self._lock:
+        with self.lock:
             self._goals.pop(bytes(handle.goal_id.uuid), None)
         if rec.outcome == "cancel":
             deadline = time.monotonic() + 1.0
@@ -355,7 +332,7 @@ class DriverTwin:
         target = min(max(float(cmd.position[0]), 0.0), self.gripper_closed)  # the driver clamps
         effort = float(cmd.effort[0]) if len(cmd.effort) else self.gripper_cfg.max_effort
         rec = _Goal(handle, grip=dt.GripperGoal(target, effort, self.world.time))
-        with self._lock:
+        with self.lock:
             self._goals[bytes(handle.goal_id.uuid)] = rec
             if self._grip_goal is not None:  # upstream marks it canceled; rclpy allows abort
                 self._grip_goal.finish("abort")
@@ -366,7 +343,7 @@ class DriverTwin:
         handle.execute()
 
     def _gripper_cancel(self, handle: Any) -> CancelResponse:
-        with self._lock:
+        with self.lock:
             rec = self._goals.get(bytes(handle.goal_id.uuid))
             if rec is not None and rec is self._grip_goal:
                 if self.state.gripper_activated:
@@ -392,7 +369,7 @@ class DriverTwin:
     def tick(self, stamp: float, positions: np.ndarray) -> None:
         """One controller cycle at sim time ``stamp`` (the runner's physics thread)."""
         knuckle = self.knuckle()
-        with self._lock:
+        with self.lock:
             before = self._status_key()
             sup = self._supervisor
             if sup is not None:
@@ -400,7 +377,7 @@ class DriverTwin:
                 for armed in self.state.due(t):
                     self.state.apply(armed.kind, armed.params)
                     self.node.get_logger().warning(f"driver fault: {self.state.log[-1]}")
-                self._reconcile()
+                self.reconcile()
             if self._supervisor is not None:
                 self._supervise(stamp, positions, q_des, t, t_end)
             velocity = 0.0
@@ -424,7 +401,7 @@ class DriverTwin:
             msg.header.stamp.nanosec = int((stamp - math.floor(stamp)) * 1e9) % 1_000_000_000
             self.gripper_pub.publish(msg)
         if changed:
-            self._publish_states()
+            self.publish_states()
 
     def _supervise(self, stamp: float, q: np.ndarray, q_des: np.ndarray, t: float,
                    t_end: float) -> None:
@@ -450,7 +427,7 @@ class DriverTwin:
             rec.finish("abort", code, text)
             self._goal = None
 
-    def _reconcile(self) -> None:
+    def reconcile(self) -> None:
         """Make the arm follow the driver state (lock held): a deactivated controller aborts
         its goal and holds; a protective stop holds; the slider scales trajectory time."""
         self.world.set_speed_scaling(self.state.speed_slider)
@@ -466,8 +443,8 @@ class DriverTwin:
         s = self.state
         return (s.program, s.safety_mode, s.robot_mode, s.camera_publishing)
 
-    def _publish_states(self) -> None:
-        with self._lock:
+    def publish_states(self) -> None:
+        with self.lock:
             s = self.state
             running, safety, mode = s.program_running, s.safety_mode, s.robot_mode
         self.program_pub.publish(Bool(data=running))
@@ -475,121 +452,3 @@ class DriverTwin:
         self.mode_pub.publish(self._msgs["RobotMode"](mode=mode))
         if self._on_change is not None:
             self._on_change()
-
-    # --- services ----------------------------------------------------------------------------
-    def _dashboard_callback(self, command: str) -> Callable[[Any, Any], Any]:
-        def callback(request: Any, response: Any) -> Any:
-            with self._lock:
-                response.success, response.message = self.state.dashboard(command)
-                self._reconcile()
-            self._publish_states()
-            return response
-        return callback
-
-    def _program_state(self, request: Any, response: Any) -> Any:
-        with self._lock:
-            program = self.state.program
-        response.state.state = program
-        response.program_name = "external_control.urp"
-        response.answer = f"{program} external_control.urp"
-        response.success = True
-        return response
-
-    def _get_safety_mode(self, request: Any, response: Any) -> Any:
-        with self._lock:
-            mode = self.state.safety_mode
-        response.safety_mode.mode = mode
-        response.answer = f"Safetymode: {dt.SAFETY_NAMES.get(mode, mode)}"
-        response.success = True
-        return response
-
-    def _get_robot_mode(self, request: Any, response: Any) -> Any:
-        with self._lock:
-            response.robot_mode.mode = self.state.robot_mode
-        response.answer, response.success = f"Robotmode: {response.robot_mode.mode}", True
-        return response
-
-    def _is_program_running(self, request: Any, response: Any) -> Any:
-        with self._lock:
-            response.program_running = self.state.program_running
-        response.answer, response.success = f"Program running: {response.program_running}", True
-        return response
-
-    def _list_controllers(self, states: Callable[[], dict[str, str]],
-                          types: dict[str, tuple[str, bool]]) -> Callable[[Any, Any], Any]:
-        from controller_manager_msgs.msg import ControllerState
-
-        def callback(request: Any, response: Any) -> Any:
-            with self._lock:
-                current = dict(states())
-            response.controller = [ControllerState(name=name, state=state,
-                                                   type=types[name][0])
-                                   for name, state in current.items()]
-            return response
-        return callback
-
-    def _switch(self, request: Any, response: Any) -> Any:
-        with self._lock:
-            response.ok, response.message = self.state.switch_controllers(
-                list(request.activate_controllers), list(request.deactivate_controllers))
-            self._reconcile()
-        return response
-
-    def _reactivate(self, request: Any, response: Any) -> Any:
-        with self._lock:
-            self.state.gripper_activated = True
-        response.success, response.message = True, "gripper reactivated"
-        return response
-
-    def _inject(self, request: Any, response: Any) -> Any:
-        try:
-            params = json.loads(request.params_json) if request.params_json.strip() else {}
-            if not isinstance(params, dict):
-                raise SimError(f"params_json must be a JSON object, got {request.params_json!r}")
-            with self._lock:
-                response.message = self.state.arm(request.kind, request.phase, params)
-                self._reconcile()
-        except json.JSONDecodeError as e:
-            response.ok, response.message = False, f"params_json is not valid JSON: {e}"
-            return response
-        except (FrankenbotError, ValueError) as e:
-            response.ok, response.message = False, str(e)
-            return response
-        response.ok, response.anomaly_class = True, "driver_fault"
-        self.node.get_logger().warning(f"driver fault: {response.message}")
-        self._publish_states()
-        return response
-
-    # --- TF --------------------------------------------------------------------------------
-    def _static_transforms(self, tf_message: Any) -> Any:
-        """What real_ur5e.launch.py's static publishers put on /tf_static: the camera pose
-        (the sim's nominal one, as config/camera.yaml holds it) and the UR description's fixed
-        frames (ur_description: base, flange, tool0)."""
-        from geometry_msgs.msg import TransformStamped
-
-        def transform(parent: str, child: str, xyz: Sequence[float],
-                      quat: Sequence[float]) -> Any:
-            t = TransformStamped()
-            t.header.frame_id, t.child_frame_id = parent, child
-            t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = (
-                float(v) for v in xyz)
-            (t.transform.rotation.x, t.transform.rotation.y, t.transform.rotation.z,
-             t.transform.rotation.w) = (float(v) for v in quat)
-            return t
-
-        def rpy(r: float, p: float, y: float) -> tuple[float, float, float, float]:
-            cr, sr, cp, sp = math.cos(r / 2), math.sin(r / 2), math.cos(p / 2), math.sin(p / 2)
-            cy, sy = math.cos(y / 2), math.sin(y / 2)
-            return (sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy,
-                    cr * cp * sy - sr * sp * cy, cr * cp * cy + sr * sp * sy)
-
-        from frankenbot.sim.config_files import camera_config
-
-        cam = camera_config()  # what config/camera.yaml (the calibration file) says
-        return tf_message(transforms=[
-            transform(cam["parent"], cam["frame"], cam["translation"], cam["quaternion"]),
-            transform("base_link", "base", (0, 0, 0), rpy(0, 0, math.pi)),
-            transform("base_link", "base_link_inertia", (0, 0, 0), rpy(0, 0, math.pi)),
-            transform("wrist_3_link", "flange", (0, 0, 0), rpy(0, -math.pi / 2, -math.pi / 2)),
-            transform("flange", "tool0", (0, 0, 0), rpy(math.pi / 2, 0, math.pi / 2)),
-        ])

@@ -289,6 +289,8 @@ class SimNode(Node):
             self.get_logger().error(f"gripper command needs exactly one value [position], got "
                                     f"{list(msg.data)[:8]}", throttle_duration_sec=2.0)
             return
+        if self.twin is not None and not self.twin.gripper_activated:
+            return  # the Robotiq ignores every command until it is reactivated
         try:
             self.world.command_gripper(float(msg.data[0]))
         except SimError as e:
