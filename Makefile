@@ -39,14 +39,19 @@ $(STAMP_DIR)/requirements: $(REQ) scripts/patch_venv.sh
 	bash scripts/patch_venv.sh $(VENV)
 	@mkdir -p $(STAMP_DIR) && touch $@
 
+# The stand-in interface packages (compat_interfaces/: control_msgs, controller_manager_msgs,
+# ur_dashboard_msgs, tf2_msgs) are built only where no underlay provides them (PyPI wheels here);
+# with a system ROS 2 sourced the distro's are used unchanged.
 build: venv
 	@echo "setup [3/3]: colcon build of frankenbot_interfaces and frankenbot"
-	@mkdir -p log && $(ENV) colcon --log-base log build --symlink-install \
-	    --base-paths frankenbot frankenbot_interfaces \
+	@mkdir -p log && compat="$$($(ENV) bash scripts/compat_packages.sh | tr '\n' ' ')" && \
+	  { [ -z "$$compat" ] || echo "setup: stand-ins for absent interface packages: $$compat"; } && \
+	  $(ENV) colcon --log-base log build --symlink-install \
+	    --base-paths frankenbot frankenbot_interfaces $$compat \
 	    --event-handlers console_cohesion- summary- status- \
 	    --cmake-args -DBUILD_TESTING=OFF -DPython3_EXECUTABLE=$(VENV)/bin/python \
 	  > log/colcon-build.txt 2>&1 || { tail -n 60 log/colcon-build.txt; echo "setup: colcon build failed (full log: log/colcon-build.txt)"; exit 1; }
-	@echo "setup: built frankenbot_interfaces and frankenbot into install/"
+	@echo "setup: built frankenbot_interfaces and frankenbot (and the stand-ins) into install/"
 
 # llama.cpp's Python bindings and server, built from source portably (scripts/setup_llm.sh says why);
 # ~10-15 min the first time on 2 cores, a no-op after (stamp in the venv, wheel kept in a cache).

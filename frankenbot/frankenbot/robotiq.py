@@ -15,6 +15,8 @@ COMMAND_TOPIC = "/gripper_position_controller/commands"  # std_msgs/Float64Multi
 # a JointState naming KNUCKLE_JOINT, radians). Under robotiq_gripper.launch.py the controller
 # manager is namespaced: /robotiq/robotiq_gripper_controller/gripper_cmd.
 ACTION_NAME = "/robotiq_gripper_controller/gripper_cmd"
+NOT_ACTIVATED = ("the Robotiq is not activated or faulted — reactivate it "
+                 "(/robotiq/robotiq_activation_controller/reactivate_gripper) or power-cycle it")
 
 
 def width_to_position(width: float, closed: float = CLOSED_POSITION) -> float:

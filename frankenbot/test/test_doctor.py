@@ -42,6 +42,7 @@ def _real_system(**changes) -> Observations:
         messages={ur_driver.JOINT_STATES_TOPIC: js, "/robotiq/joint_states": gripper_js,
                   ur_driver.SPEED_SCALING_TOPIC: types.SimpleNamespace(data=30.0),
                   ur_driver.PROGRAM_RUNNING_TOPIC: types.SimpleNamespace(data=True),
+                  ur_driver.SAFETY_MODE_TOPIC: types.SimpleNamespace(mode=1),
                   COLOR_TOPIC: object(), DEPTH_TOPIC: object(),
                   INFO_TOPIC: types.SimpleNamespace(header=types.SimpleNamespace(
                       frame_id="camera_color_optical_frame"))},
@@ -62,7 +63,7 @@ def test_complete_real_setup_has_nothing_missing():
     assert expect.gripper_mode == "parallel" and expect.real_driver
     checks = evaluate(expect, _real_system())
     assert _missing(checks) == {}
-    assert len(checks) == 18
+    assert len(checks) == 20  # with the safety mode and the gripper's activation (skipped)
 
 
 def test_program_not_running_and_other_gaps_are_named():

@@ -1,7 +1,9 @@
 """RosRobot's real-driver paths, with fakes at the ROS action boundary.
 
-control_msgs does not install here, so its action types are faked below (TEST-ONLY: the
-package never defines them) with the fields the Jazzy definitions have: ParallelGripperCommand's
+These tests fake control_msgs' action types below (TEST-ONLY: the package never defines
+them) so that they need no build; the stand-in control_msgs of compat_interfaces/ and the
+driver twin cover the same paths over DDS (test_driver_twin_ros.py). The fakes carry the fields
+the Jazzy definitions have: ParallelGripperCommand's
 goal carries ``command`` (sensor_msgs/JointState), GripperCommand's ``command`` a
 control_msgs/GripperCommand (position, max_effort), FollowJointTrajectory's ``trajectory``. The
 action clients are fakes too (``action_client_factory``); everything else (the node, the

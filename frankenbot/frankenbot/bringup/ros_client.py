@@ -321,6 +321,15 @@ class BrainClient:
             raise FrankenbotError(f"anomaly injection failed: {response.message}")
         return response
 
+    def sim_fault(self, kind: str, phase: str = "now", params_json: str = "",
+                  timeout: float = 30.0) -> InjectAnomaly.Response:
+        """A fault of the real driver stack on the sim's driver twin (``driver_twin:=true``)."""
+        request = InjectAnomaly.Request(kind=kind, phase=phase, params_json=params_json)
+        response = self._call(InjectAnomaly, f"{SIM_NODE}/inject_fault", request, timeout)
+        if not response.ok:
+            raise FrankenbotError(f"driver fault injection failed: {response.message}")
+        return response
+
 
 def image_to_array(msg: Image) -> np.ndarray:
     """sensor_msgs/Image rgb8 -> HxWx3 uint8 (a copy)."""

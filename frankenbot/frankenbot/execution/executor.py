@@ -142,6 +142,12 @@ class ProgramExecutor:
         """Stop the running program (from any thread): the arm stops, status CANCELLED."""
         self._finish(ExitStatus.CANCELLED, reason)
 
+    def abort(self, reason: str) -> None:
+        """End the running program as failed (from any thread): the arm stops, status FAILURE.
+        For what makes every further motion futile, such as the robot's driver stopping it:
+        no tier can recover from that, so none is asked."""
+        self._finish(ExitStatus.FAILURE, reason)
+
     @property
     def running(self) -> bool:
         with self._state_lock:

@@ -24,6 +24,10 @@ Parameters (see PARAMS below for descriptions and defaults)
   gripper_closed_position, gripper_joint_states_topic, program_running_topic,
   action_server_wait, replan_timeout, feedback_rate_hz, reset_topic, pixel_service
 
+Driver faults the robot adapter reports (program stopped on the pendant, protective stop, the
+trajectory controller inactive, a gripper that does not move) end the running task at once with
+their sentence (checked every ``DRIVER_CHECK_S``), and a task is not started while one lasts.
+
 One goal at a time (a second is rejected while one runs). Callbacks that must not block each
 other have their own groups under a MultiThreadedExecutor: the action (reentrant), the replan
 client, and the robot adapter's e-stop and state subscriptions.
@@ -108,6 +112,8 @@ DEPENDENCY_SILENT_S = 1.0  # s without messages after which an input counts as v
 PLANNER_NODE = "frankenbot_planner"
 PERCEPTION_NODE = "frankenbot_perception"
 OWNER_CHECK_S = 0.5  # s between checks that the planner of the running goal is still up
+DRIVER_CHECK_S = 0.05  # s between checks of the robot adapter's driver faults during a task
+DRIVER_STOPPED = "the robot's driver stopped the task: "
 PLANNER_VANISHED = ("dependency lost: the planner (frankenbot_planner) vanished mid-task; "
                     "program stopped, arm stopped")
 MAX_ID_CHARS = 200  # task ids are short; a longer one is not ours
@@ -217,6 +223,8 @@ class ExecutorNode(Node):
         self._owner_present = False  # the planner was up when the running goal started
         self.create_timer(OWNER_CHECK_S, self._check_owner,
                           callback_group=MutuallyExclusiveCallbackGroup())
+        self.create_timer(DRIVER_CHECK_S, self._check_driver,
+                          callback_group=MutuallyExclusiveCallbackGroup())
         if str(p["reset_topic"]):
             self.create_subscription(Header, str(p["reset_topic"]), self.reset_callback,
                                      latched, callback_group=MutuallyExclusiveCallbackGroup())
@@ -317,6 +325,18 @@ class ExecutorNode(Node):
                                     "stopping the program and the arm")
             self.executor_core.cancel(PLANNER_VANISHED)
 
+    def _driver_fault(self) -> str:
+        return str(getattr(self.robot, "driver_fault", lambda: "")())
+
+    def _check_driver(self) -> None:
+        """End the running task when the driver stack stopped the robot (no tier can help)."""
+        if not self.executor_core.running:
+            return
+        fault = self._driver_fault()
+        if fault:
+            self.get_logger().error(f"{DRIVER_STOPPED}{fault}")
+            self.executor_core.abort(DRIVER_STOPPED + fault)
+
     def cancel_callback(self, goal_handle: Any) -> CancelResponse:
         self.executor_core.cancel("cancelled by the client")
         return CancelResponse.ACCEPT
@@ -331,9 +351,15 @@ class ExecutorNode(Node):
             self._statuses, self._active, self._steps, self._new_events = {}, None, 0, []
             self._phase = "executing"
         self._publish_tree(force=True)
+        getattr(self.robot, "clear_faults", lambda: None)()  # the operator may have fixed them
+        fault = self._driver_fault()
         try:
-            out = self.executor_core.run(goal.program, task_id=goal.task_id,
-                                         instruction=goal.instruction)
+            if fault:  # nothing moves until the operator fixes it
+                out = ExecutionOutcome(ExitStatus.FAILURE, f"not started: {fault}",
+                                       goal.program, 0, 0, 0, 0.0)
+            else:
+                out = self.executor_core.run(goal.program, task_id=goal.task_id,
+                                             instruction=goal.instruction)
         except FrankenbotError as e:  # never a traceback to the client
             out = ExecutionOutcome(ExitStatus.ERROR, str(e), goal.program, 0, 0, 0, 0.0)
         with self._goal_lock:

@@ -25,10 +25,15 @@ Subscribes
 Services
   ~/reset (frankenbot_interfaces/srv/ResetScene), ~/inject_anomaly (InjectAnomaly),
   ~/evaluate (EvaluateTask)
+Driver twin (``driver_twin:=true``, ``frankenbot.nodes.driver_twin``): the real stack's actions,
+  dashboard, controller manager, program state, /tf_static and fault injection besides the
+  above; /joint_states then carries the six UR joints only (the knuckle moves to
+  /robotiq/joint_states), the speed scaling follows the twin's slider, the camera topics use the
+  RealSense's QoS and fall silent on the camera fault.
 Parameters
   task, seed, realtime_factor, joint_state_rate, camera_rate, camera_width, camera_height,
-  render, render_process, realtime_priority, sensor_noise, sensor_seed, sensor_overrides (see
-  PARAMS below for descriptions and defaults)
+  render, render_process, realtime_priority, sensor_noise, sensor_seed, sensor_overrides,
+  driver_twin (see PARAMS below for descriptions and defaults)
 
 Bad input (unknown joint names, NaN, targets beyond limits, unknown tasks or anomalies) is
 rejected with a logged message and nothing moves. Messages are stamped with sim time.
@@ -91,6 +96,9 @@ PARAMS: dict[str, tuple[Any, str]] = {
                              "control loop (0 = normal scheduling, the default: on a 2-core "
                              "machine a FIFO thread starves the brain's nodes; needs "
                              "CAP_SYS_NICE, else falls back)"),
+    "driver_twin": (False, "also serve the real UR driver's, Robotiq's and controller "
+                           "manager's interfaces (FollowJointTrajectory, ParallelGripperCommand, "
+                           "dashboard, program state, faults): frankenbot up --driver-twin"),
 }
 
 
@@ -143,6 +151,11 @@ class SimNode(Node):
         self._ticks = 0
         self._pub_lock = threading.Lock()  # publishers are used from the runner's threads
         sensor_qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
+        info_qos = sensor_qos
+        if bool(v["driver_twin"]):  # realsense2_camera: images SYSTEM_DEFAULT, info DEFAULT
+            from rclpy.qos import qos_profile_system_default
+
+            sensor_qos, info_qos = qos_profile_system_default, QoSProfile(depth=10)
         self.joint_pub = self.create_publisher(JointState, "joint_states", 20)
         self.clock_pub = self.create_publisher(Clock, "clock", 20)
         clock_rate = float(v["clock_rate"])
@@ -154,7 +167,7 @@ class SimNode(Node):
         self.scaling_pub = self.create_publisher(Float64, SPEED_SCALING_TOPIC, 5)
         self.color_pub = self.create_publisher(Image, COLOR_TOPIC, sensor_qos)
         self.depth_pub = self.create_publisher(Image, DEPTH_TOPIC, sensor_qos)
-        self.info_pub = self.create_publisher(CameraInfo, INFO_TOPIC, sensor_qos)
+        self.info_pub = self.create_publisher(CameraInfo, INFO_TOPIC, info_qos)
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.reset_pub = self.create_publisher(Header, "~/scene_reset", latched)
@@ -172,6 +185,11 @@ class SimNode(Node):
                             callback_group=services)
         self.create_service(EvaluateTask, "~/evaluate", self.evaluate_callback,
                             callback_group=services)
+        self.twin: Any = None
+        if bool(v["driver_twin"]):
+            from frankenbot.nodes.driver_twin import DriverTwin, gripper_config
+
+            self.twin = DriverTwin(self, self.world, gripper=gripper_config())
         self.runner = SimRunner(self.world, realtime_factor=float(v["realtime_factor"]),
                                 rate_hz=float(v["joint_state_rate"]),
                                 camera_rate=float(v["camera_rate"]), render=bool(v["render"]),
@@ -199,6 +217,11 @@ class SimNode(Node):
         msg.position = [*map(float, s.positions), float(s.gripper_position)]
         msg.velocity = [*map(float, s.velocities), 0.0]
         msg.effort = []
+        scaling = 100.0  # percent
+        if self.twin is not None:  # the UR's joint_state_broadcaster: the arm only
+            self.twin.tick(s.stamp, s.positions)
+            del msg.name[-1], msg.position[-1], msg.velocity[-1]
+            scaling = self.twin.speed_percent
         with self._pub_lock:
             # on the clock's grid; restarted from now when behind (or when sim time went back)
             if s.stamp >= self._next_clock or s.stamp < self._next_clock - 2 * self._clock_period:
@@ -209,7 +232,7 @@ class SimNode(Node):
             self.joint_pub.publish(msg)
             self._ticks += 1
             if self._ticks % 12 == 0:
-                self.scaling_pub.publish(Float64(data=100.0))  # percent
+                self.scaling_pub.publish(Float64(data=scaling))
         if len(self.world.instabilities) != self._instabilities_seen:
             self._instabilities_seen = len(self.world.instabilities)
             event = self.world.instabilities[-1]
@@ -217,6 +240,8 @@ class SimNode(Node):
                                     f"{event.task_id}; the episode was reset")
 
     def publish_frame(self, f: Frame) -> None:
+        if self.twin is not None and not self.twin.camera_publishing:
+            return  # the camera fault: the RealSense topics fall silent
         stamp = to_time(f.stamp)
         info = self._info
         h, w = f.depth.shape
@@ -252,6 +277,12 @@ class SimNode(Node):
 
     # ------------------------------------------------------------------ commands
     def trajectory_callback(self, msg: JointTrajectory) -> None:
+        if self.twin is not None:  # the controller's own rules, and only while it is active
+            problem = self.twin.topic_trajectory(msg)
+            if problem:
+                self.get_logger().error(f"trajectory ignored: {problem}",
+                                        throttle_duration_sec=2.0)
+            return
         try:
             self.world.command_trajectory(list(msg.joint_names), trajectory_points(msg))
         except (SimError, ValueError, TypeError, OverflowError) as e:
@@ -263,6 +294,8 @@ class SimNode(Node):
             self.get_logger().error(f"gripper command needs exactly one value [position], got "
                                     f"{list(msg.data)[:8]}", throttle_duration_sec=2.0)
             return
+        if self.twin is not None and not self.twin.gripper_activated:
+            return  # the Robotiq ignores every command until it is reactivated
         try:
             self.world.command_gripper(float(msg.data[0]))
         except SimError as e:
@@ -333,7 +366,8 @@ def main(args: list[str] | None = None) -> int:
     # hand the GIL over every 1 ms (default 5): the physics thread must not wait behind the
     # executor's or the frame publisher's Python code for more than a fraction of a tick
     sys.setswitchinterval(0.001)
-    return run_node(SimNode, num_threads=3, args=args)
+    # 6: the driver twin's action goals each hold a thread while they run
+    return run_node(SimNode, num_threads=6, args=args)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ so the sim must interpret it the same way: points are reached at ``time_from_sta
 the moment the trajectory arrives; a new trajectory replaces the one running; an empty one stops
 the arm where it is; positions-only points are joined linearly, points with velocities by cubic
 Hermite segments; the controller aborts on a large path error (a collision) or if the goal is not
-reached within the goal time. Invalid input raises ``SimError`` before anything changes.
+reached within the goal time. Invalid input raises ``SimError`` before anything changes. Like the
+UR driver's scaled JTC, trajectory time advances at the speed scaling factor (1.0 unless set).
 """
 
 from __future__ import annotations
@@ -60,7 +61,9 @@ class JointTrajectoryController:
         self._times = np.zeros(0)
         self._pos = np.zeros((0, len(self.joint_names)))
         self._vel: np.ndarray | None = None
-        self._t0 = 0.0
+        self._t0 = 0.0  # controller time at which trajectory time was ``_tau0``
+        self._tau0 = 0.0
+        self._scale = 1.0  # trajectory seconds per controller second (speed scaling)
         self._hold = np.zeros(len(self.joint_names))
         self._status = TrajectoryStatus(TrajectoryState.IDLE)
 
@@ -123,7 +126,7 @@ class JointTrajectoryController:
             pos = np.vstack([q_now, pos])
             if vel is not None:
                 vel = np.vstack([np.zeros(len(self.joint_names)), vel])
-        self._times, self._pos, self._vel, self._t0 = times, pos, vel, now
+        self._times, self._pos, self._vel, self._t0, self._tau0 = times, pos, vel, now, 0.0
         self._hold = pos[-1].copy()
         self._status = TrajectoryStatus(TrajectoryState.EXECUTING)
 
@@ -154,11 +157,28 @@ class JointTrajectoryController:
     def active(self) -> bool:
         return self._status.state == TrajectoryState.EXECUTING
 
+    def set_time_scale(self, scale: float, now: float) -> None:
+        """Speed scaling: from ``now`` on, trajectory time advances ``scale`` s per second."""
+        scale = float(scale)
+        if not (0.0 <= scale <= 1.0):
+            raise SimError(f"speed scaling must be within [0, 1], got {scale}")
+        self._tau0, self._t0 = self.trajectory_time(now), now
+        self._scale = scale
+
+    def trajectory_time(self, now: float) -> float:
+        """Seconds into the running trajectory (scaled), measured from its receipt."""
+        return self._tau0 + (now - self._t0) * self._scale
+
+    def progress(self, now: float) -> tuple[np.ndarray, float, float]:
+        """(desired positions, trajectory time, its last point's time); -inf without one."""
+        end = float(self._times[-1]) if self._times.size else -np.inf
+        return self.desired(now)[0], self.trajectory_time(now), end
+
     def desired(self, now: float) -> tuple[np.ndarray, np.ndarray]:
         """Desired (positions, velocities) at time ``now``."""
         if self._times.size == 0:
             return self._hold, np.zeros_like(self._hold)
-        t = now - self._t0
+        t = self.trajectory_time(now)
         times = self._times
         if t >= times[-1]:
             return self._pos[-1], np.zeros_like(self._hold)
@@ -169,14 +189,14 @@ class JointTrajectoryController:
         s = (t - times[k]) / h
         p0, p1 = self._pos[k], self._pos[k + 1]
         if self._vel is None:
-            return p0 + s * (p1 - p0), (p1 - p0) / h
+            return p0 + s * (p1 - p0), (p1 - p0) / h * self._scale
         v0, v1 = self._vel[k] * h, self._vel[k + 1] * h
         s2, s3 = s * s, s * s * s
         q = ((2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * v0
              + (-2 * s3 + 3 * s2) * p1 + (s3 - s2) * v1)
         dq = ((6 * s2 - 6 * s) * p0 + (3 * s2 - 4 * s + 1) * v0
               + (-6 * s2 + 6 * s) * p1 + (3 * s2 - 2 * s) * v1) / h
-        return q, dq
+        return q, dq * self._scale
 
     def supervise(self, now: float, q: np.ndarray) -> None:
         """Abort on a large path error, succeed at the goal (call after each physics step)."""
@@ -189,7 +209,7 @@ class JointTrajectoryController:
             self.abort(q, f"path tolerance violated: {self.joint_names[worst]} is "
                           f"{err[worst]:.3f} rad off (blocked or collision)")
             return
-        t = now - self._t0
+        t = self.trajectory_time(now)
         if t >= self._times[-1]:
             if err[worst] <= self.goal_tolerance:
                 self._status = TrajectoryStatus(TrajectoryState.SUCCEEDED)

@@ -410,6 +410,22 @@ class SimWorld:
         with self._lock:
             self._ctrl.hold(self.data.qpos[self._arm_qadr].copy(), "hold requested")
 
+    def check_trajectory(self, joint_names: Sequence[str],
+                         points: Sequence[TrajectoryPoint]) -> None:
+        """Raise SimError where ``command_trajectory`` would (nothing starts either way)."""
+        with self._lock:
+            self._ctrl.validate(joint_names, points)
+
+    def set_speed_scaling(self, fraction: float) -> None:
+        """The pendant's speed slider: trajectory time runs at ``fraction`` (0..1) of real."""
+        with self._lock:
+            self._ctrl.set_time_scale(fraction, float(self.data.time))
+
+    def trajectory_progress(self) -> tuple[np.ndarray, float, float]:
+        """(desired joints now, trajectory time, its end; -inf without a trajectory)."""
+        with self._lock:
+            return self._ctrl.progress(float(self.data.time))
+
     def _abort_trajectory(self, reason: str) -> None:
         self._ctrl.abort(self.data.qpos[self._arm_qadr].copy(), reason)
 
