@@ -8,6 +8,8 @@
    get_package_share_directory, which knows only frankenbot and records every lookup. The fakes
    check nothing of launch's own semantics; what they show is what our code asks for: which
    packages it looks up (so which must be installed) for given arguments, and what it starts.
+   One rule of launch's is modelled on purpose (``configurations_seen_by_includes``): how launch
+   configurations reach included files, because a wrong scope there aborted the real launch.
 """
 
 from __future__ import annotations
@@ -124,6 +126,7 @@ class FakeLaunch:
         actions.DeclareLaunchArgument = record("argument")
         actions.OpaqueFunction = record("opaque")
         actions.IncludeLaunchDescription = record("include")
+        actions.GroupAction = record("group")
         substitutions = types.ModuleType("launch.substitutions")
         substitutions.LaunchConfiguration = LaunchConfiguration
         sources = types.ModuleType("launch.launch_description_sources")
@@ -181,9 +184,18 @@ def _nodes(actions: list[dict]) -> list[dict]:
     return [a for a in actions if a["kind"] == "node"]
 
 
+def _flatten(actions: list[dict]) -> list[dict]:
+    out = []
+    for a in actions:
+        out.append(a)
+        if a["kind"] == "group":
+            out += _flatten(list(a["args"][0]))
+    return out
+
+
 def _includes(actions: list[dict]) -> dict[str, dict[str, str]]:
     return {Path(a["args"][0]["path"]).name: dict(a["launch_arguments"])
-            for a in actions if a["kind"] == "include"}
+            for a in _flatten(actions) if a["kind"] == "include"}
 
 
 def test_real_launch_builds_with_jtc_and_no_driver_without_those_packages(monkeypatch):
@@ -297,3 +309,90 @@ def test_every_package_a_plan_can_start_is_an_exec_depend(tmp_path):
     for inc in full.includes:
         assert (inc.package, inc.launch_file) in KNOWN_INCLUDES
     assert {"robotiq_description", "robotiq_controllers", "tf2_ros_py"} <= declared
+
+
+# --- launch-configuration scoping ------------------------------------------------------------
+# The launch arguments each included upstream file declares (with a default) or reads from the
+# configurations it inherits, from the jazzy sources: ur_robot_driver/launch/ur_control.launch.py
+# together with ur_rsp.launch.py, which it includes passing only robot_ip and ur_type (so rsp
+# sees everything ur_control's scope holds); realsense2_camera/launch/rs_launch.py;
+# ur_moveit_config/launch/ur_moveit.launch.py.
+UPSTREAM_ARGUMENTS = {
+    "ur_control.launch.py": {
+        "ur_type", "robot_ip", "safety_limits", "safety_pos_margin", "safety_k_position",
+        "controllers_file", "description_launchfile", "tf_prefix", "use_mock_hardware",
+        "mock_sensor_commands", "headless_mode", "controller_spawner_timeout",
+        "initial_joint_controller", "activate_joint_controller", "launch_rviz",
+        "rviz_config_file", "launch_dashboard_client", "use_tool_communication", "tool_parity",
+        "tool_baud_rate", "tool_stop_bits", "tool_rx_idle_chars", "tool_tx_idle_chars",
+        "tool_device_name", "tool_tcp_port", "tool_voltage", "reverse_ip",
+        "script_command_port", "reverse_port", "script_sender_port", "trajectory_port",
+        "update_rate_config_file", "verify_robot_model", "joint_limit_params_file",
+        "kinematics_params_file", "physical_params_file", "visual_params_file",
+        "description_file"},
+    "rs_launch.py": {
+        "camera_name", "camera_namespace", "serial_no", "usb_port_id", "device_type",
+        "config_file", "json_file_path", "initial_reset", "log_level", "output",
+        "enable_color", "rgb_camera.color_profile", "enable_depth", "depth_module.depth_profile",
+        "enable_sync", "publish_tf", "tf_publish_rate", "pointcloud.enable",
+        "align_depth.enable", "wait_for_device_timeout", "reconnect_timeout"},
+    "ur_moveit.launch.py": {"launch_rviz", "ur_type", "warehouse_sqlite_path", "launch_servo",
+                            "use_sim_time", "publish_robot_description_semantic"},
+}
+
+
+def configurations_seen_by_includes(actions: list[dict], parent: dict[str, str]
+                                    ) -> dict[str, dict[str, str]]:
+    """The launch configurations each included file starts with, by ros2/launch's rules
+    (jazzy): an IncludeLaunchDescription sets its arguments into the configurations in force
+    and does not scope them (include_launch_description.py); a GroupAction with scoped=True
+    pushes a copy, and with forwarding=False clears it first, keeping only its own
+    launch_configurations (group_action.py, reset_launch_configurations.py)."""
+    seen: dict[str, dict[str, str]] = {}
+
+    def walk(items: list[dict], context: dict[str, str]) -> None:
+        for a in items:
+            if a["kind"] == "group":
+                scoped = a.get("scoped", True)
+                inner = context if not scoped else (dict(context) if a.get("forwarding", True)
+                                                     else {})
+                inner.update(a.get("launch_configurations") or {})
+                walk(list(a["args"][0]), inner)
+            elif a["kind"] == "include":
+                context.update(dict(a["launch_arguments"]))
+                seen[Path(a["args"][0]["path"]).name] = dict(context)
+
+    walk(actions, dict(parent))
+    return seen
+
+
+@pytest.mark.parametrize("overrides", [
+    {"robot_ip": "192.168.56.101", "motion_backend": "moveit"},
+    {"use_mock_hardware": "true", "launch_camera": "false"},  # docker/smoke_mock_hardware.sh
+], ids=["robot", "mock-smoke"])
+def test_included_files_get_their_own_defaults_not_ours(monkeypatch, overrides):
+    """Every argument an upstream file declares is either passed by us on purpose or left to
+    its own default: none of our declared arguments (kinematics_params_file "" above all, which
+    made xacro fail on ``kinematics_params:=``) may reach it by launch's global scope."""
+    _, actions = run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                                 **overrides)
+    path = PACKAGE_ROOT / "launch" / "real_ur5e.launch.py"
+    parent = {name: default for name, (default, _) in _declared_arguments(monkeypatch, path)}
+    parent.update(overrides)
+    seen = configurations_seen_by_includes(actions, parent)
+    assert seen, "no includes evaluated"
+    passed = _includes(actions)
+    for name, context in seen.items():
+        leaked = {k: context[k] for k in UPSTREAM_ARGUMENTS[name] & set(context)
+                  if k not in passed[name]}
+        assert not leaked, f"{name} would see our {leaked} instead of its own defaults"
+
+
+def _declared_arguments(monkeypatch, path: Path) -> list[tuple[str, tuple[str, str]]]:
+    fake = FakeLaunch(set(EVERYTHING))
+    for module_name, module in fake.modules().items():
+        monkeypatch.setitem(sys.modules, module_name, module)
+    spec = importlib.util.spec_from_file_location(f"declared_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return list(module.ARGUMENTS.items())

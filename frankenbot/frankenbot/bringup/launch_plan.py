@@ -17,6 +17,17 @@ restarted alone. The price: the gripper is not in the UR's robot_description, so
 as an attached box (motion/moveit_backend.py), and its joint states come on
 ``/robotiq/joint_states`` (the executor's ``gripper_joint_states_topic``).
 
+Launch arguments: ``ros2 launch`` keeps one set of launch configurations for the whole launch,
+and an IncludeLaunchDescription does not scope it (ros2/launch jazzy:
+include_launch_description.py sets its arguments into the parent's configurations;
+declare_launch_argument.py applies a default only when the name is not set yet). So every
+argument a parent declares reaches every file it includes, and further down: our
+``kinematics_params_file`` default "" reached ur_rsp.launch.py (included by ur_control.launch.py)
+instead of its own default, and xacro failed on ``kinematics_params:=``. Every include is
+therefore wrapped in ``GroupAction(scoped=True, forwarding=False)`` (group_action.py): the
+included file starts from exactly the arguments the plan passes, and upstream defaults apply to
+the rest.
+
 Camera pose: rs_launch runs with ``publish_tf:=false`` and the plan publishes one static
 transform parent -> colour optical frame from the calibration file (`frankenbot calibrate
 camera` writes it: translation + quaternion of the optical frame in base_link). Publishing
@@ -229,7 +240,7 @@ def gazebo_plan(args: Mapping[str, str], share: Path) -> LaunchPlan:
 def to_launch_actions(plan: LaunchPlan, share_of: Any) -> list[Any]:
     """Translate a plan into launch actions (``launch`` / ``launch_ros`` are imported here, so
     this runs only under ``ros2 launch``). ``share_of(package)`` is the package's share path."""
-    from launch.actions import IncludeLaunchDescription
+    from launch.actions import GroupAction, IncludeLaunchDescription
     from launch.launch_description_sources import PythonLaunchDescriptionSource
     from launch_ros.actions import Node
 
@@ -237,8 +248,9 @@ def to_launch_actions(plan: LaunchPlan, share_of: Any) -> list[Any]:
     for inc in plan.includes:
         source = PythonLaunchDescriptionSource(
             str(Path(share_of(inc.package)) / "launch" / inc.launch_file))
-        actions.append(IncludeLaunchDescription(source,
-                                                launch_arguments=list(inc.arguments.items())))
+        include = IncludeLaunchDescription(source, launch_arguments=list(inc.arguments.items()))
+        # not forwarded: our own arguments must never stand in for the included file's defaults
+        actions.append(GroupAction([include], scoped=True, forwarding=False))
     for spec in plan.nodes:
         kwargs: dict[str, Any] = {"package": spec.package, "executable": spec.executable,
                                   "output": "screen"}
