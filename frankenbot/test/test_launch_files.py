@@ -396,3 +396,48 @@ def _declared_arguments(monkeypatch, path: Path) -> list[tuple[str, tuple[str, s
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return list(module.ARGUMENTS.items())
+
+
+# --- the gripper controller against what the Robotiq hardware exports ---------------------------
+@pytest.mark.parametrize("hardware", ["hardware", "mock"])
+def test_gripper_controller_claims_only_exported_interfaces(hardware):
+    """robotiq_controllers.yaml activates on the real driver and on mock hardware: every
+    interface parallel_gripper_action_controller claims is one the hardware exports."""
+    from frankenbot import robotiq
+
+    data = yaml.safe_load((PACKAGE_ROOT / "config" / "robotiq_controllers.yaml").read_text())
+    assert robotiq.controller_interface_problems(data, hardware) == []
+
+
+def test_gripper_controller_check_names_upstreams_effort_interface():
+    """Upstream's robotiq_controllers.yaml (ros2_robotiq_gripper main) claims
+    robotiq_85_left_knuckle_joint/effort and /velocity, which neither hardware exports; the
+    driver's real names pass on the hardware but not on the mock."""
+    from frankenbot import robotiq
+
+    def controllers(effort: str, velocity: str) -> dict:
+        return {"controller_manager": {"ros__parameters": {"robotiq_gripper_controller": {
+                    "type": robotiq.PARALLEL_GRIPPER_TYPE}}},
+                "robotiq_gripper_controller": {"ros__parameters": {
+                    "joint": robotiq.KNUCKLE_JOINT, "max_effort_interface": effort,
+                    "max_velocity_interface": velocity}}}
+
+    upstream = controllers(f"{robotiq.KNUCKLE_JOINT}/effort", f"{robotiq.KNUCKLE_JOINT}/velocity")
+    for hardware in ("hardware", "mock"):
+        problems = robotiq.controller_interface_problems(upstream, hardware)
+        assert len(problems) == 2 and "/effort" in problems[0], problems
+    driver = controllers(f"{robotiq.KNUCKLE_JOINT}/set_gripper_max_effort",
+                         f"{robotiq.KNUCKLE_JOINT}/set_gripper_max_velocity")
+    assert robotiq.controller_interface_problems(driver, "hardware") == []
+    assert len(robotiq.controller_interface_problems(driver, "mock")) == 2
+
+
+def test_launch_refuses_a_gripper_controller_that_cannot_activate(monkeypatch, tmp_path):
+    bad = tmp_path / "robotiq_controllers.yaml"
+    text = (PACKAGE_ROOT / "config" / "robotiq_controllers.yaml").read_text()
+    bad.write_text(text.replace("    state_interfaces:", "    max_effort_interface: "
+                                "robotiq_85_left_knuckle_joint/effort\n    state_interfaces:"))
+    with pytest.raises(ConfigError, match="effort"):
+        launch_plan.check_gripper_controllers(bad, mock=False)
+    launch_plan.check_gripper_controllers(PACKAGE_ROOT / "config" / "robotiq_controllers.yaml",
+                                          mock=True)

@@ -153,6 +153,7 @@ def gripper_nodes(share: Path, *, com_port: str, use_fake_hardware: bool) -> lis
         str(share / "urdf" / "robotiq_on_tool0.urdf.xacro"),
         {"com_port": com_port, "use_fake_hardware": "true" if use_fake_hardware else "false"})}
     controllers = str(share / "config" / "robotiq_controllers.yaml")
+    check_gripper_controllers(controllers, mock=use_fake_hardware)
     nodes = [
         NodeSpec("controller_manager", "ros2_control_node", name="controller_manager",
                  namespace=ns, parameters=(description, controllers),
@@ -166,6 +167,19 @@ def gripper_nodes(share: Path, *, com_port: str, use_fake_hardware: bool) -> lis
                               arguments=(controller, "--controller-manager",
                                          f"/{ns}/controller_manager")))
     return nodes
+
+
+def check_gripper_controllers(path: str | Path, *, mock: bool) -> None:
+    """ConfigError when the gripper controller claims an interface the hardware lacks (it
+    would never activate, so no gripper action server, and every grasp would fail later)."""
+    import yaml
+
+    from frankenbot import robotiq
+
+    data = yaml.safe_load(Path(path).read_text()) or {}
+    problems = robotiq.controller_interface_problems(data, "mock" if mock else "hardware")
+    if problems:
+        raise ConfigError(f"{path}: " + "; ".join(problems))
 
 
 def real_robot_plan(args: Mapping[str, str], share: Path) -> LaunchPlan:
