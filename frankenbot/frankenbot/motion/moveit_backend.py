@@ -202,6 +202,8 @@ class MoveItBackend(JtcBackend):
             scene.current_state.update()
 
     def _plan(self, namespace: str, speed_scaling: float) -> JointTrajectory:
+        """``speed_scaling`` is the motion's own factor; the pendant slider is applied once, by
+        the scaled JTC at execution (jtc_backend's docstring)."""
         moveit, arm = self._session()
         params = self._params_cls(moveit, namespace)
         params.max_velocity_scaling_factor = float(self.limits.velocity_scale * speed_scaling)

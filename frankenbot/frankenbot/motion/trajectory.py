@@ -116,8 +116,9 @@ class JointTrajectory:
 
 @dataclass(frozen=True)
 class MotionLimits:
-    """Planning limits. ``velocity_scale``/``acceleration_scale`` come from config; the robot's
-    speed scaling (speed slider / scaled JTC) multiplies in at planning time."""
+    """Planning limits. ``velocity_scale``/``acceleration_scale`` come from config; a motion's
+    own ``speed_scaling`` factor multiplies in at planning time. The pendant's speed slider does
+    not: the scaled JTC applies it when it executes (jtc_backend's docstring says why)."""
 
     max_joint_velocity: tuple[float, ...] = (math.pi,) * 6  # rad/s (UR5e rating)
     max_joint_acceleration: tuple[float, ...] = (2.5,) * 6  # rad/s^2

@@ -7,8 +7,9 @@ from the robot. All physics, tasks, oracle and anomalies live in ``frankenbot.si
 Publishes
   /joint_states (sensor_msgs/JointState): 6 UR joints + the Robotiq knuckle, at joint_state_rate
   /clock (rosgraph_msgs/Clock): sim time, with a joint state every 1 / clock_rate
-  /speed_scaling_state_broadcaster/speed_scaling (std_msgs/Float64): 100.0 (percent, as the
-      driver's broadcaster publishes it; at ~10 Hz)
+  /speed_scaling_state_broadcaster/speed_scaling (std_msgs/Float64): ``speed_slider`` (percent,
+      as the driver's broadcaster publishes it; at ~10 Hz); the sim's controller runs
+      trajectories at that fraction, as the scaled JTC does
   /camera/camera/color/image_raw (sensor_msgs/Image, rgb8), at camera_rate (sim time)
   /camera/camera/aligned_depth_to_color/image_raw (sensor_msgs/Image, 16UC1 millimetres)
   /camera/camera/color/camera_info (sensor_msgs/CameraInfo, frame camera_color_optical_frame)
@@ -24,7 +25,8 @@ Services
   ~/evaluate (EvaluateTask)
 Parameters
   task, seed, realtime_factor, joint_state_rate, camera_rate, camera_width, camera_height,
-  render, render_process, realtime_priority, sensor_noise, sensor_seed, sensor_overrides (see
+  render, render_process, realtime_priority, sensor_noise, sensor_seed, sensor_overrides,
+  speed_slider (see
   PARAMS below for descriptions and defaults)
 
 Bad input (unknown joint names, NaN, targets beyond limits, unknown tasks or anomalies) is
@@ -84,6 +86,9 @@ PARAMS: dict[str, tuple[Any, str]] = {
                        "miscalibration) and, with each scene seed, the noise streams"),
     "sensor_overrides": ("", "sensor parameters over the profile, 'name=value,...' "
                              "(e.g. 'pose_error_m=0,light_direction_deg=0')"),
+    "speed_slider": (100.0, "the pendant's speed slider in percent (0-100): published on the "
+                            "speed scaling topic and applied by the sim's trajectory "
+                            "controller at execution, as the UR driver's scaled JTC does"),
     "realtime_priority": (0, "SCHED_FIFO priority of the physics thread, like ros2_control's "
                              "control loop (0 = normal scheduling, the default: on a 2-core "
                              "machine a FIFO thread starves the brain's nodes; needs "
@@ -136,6 +141,11 @@ class SimNode(Node):
                               width=int(v["camera_width"]), height=int(v["camera_height"]),
                               sensor=SensorModel(params, int(v["sensor_seed"])))
         self._info = self.world.camera_info()
+        slider = float(v["speed_slider"])
+        if not (math.isfinite(slider) and 0.0 <= slider <= 100.0):
+            raise SimError(f"speed_slider must be a percentage in [0, 100], got {slider}")
+        self._speed_slider = slider
+        self.world.set_speed_scaling(slider / 100.0)
         self._instabilities_seen = 0
         self._ticks = 0
         self._pub_lock = threading.Lock()  # publishers are used from the runner's threads
@@ -204,7 +214,7 @@ class SimNode(Node):
             self.joint_pub.publish(msg)
             self._ticks += 1
             if self._ticks % 12 == 0:
-                self.scaling_pub.publish(Float64(data=100.0))  # percent
+                self.scaling_pub.publish(Float64(data=self._speed_slider))  # percent
         if len(self.world.instabilities) != self._instabilities_seen:
             self._instabilities_seen = len(self.world.instabilities)
             event = self.world.instabilities[-1]

@@ -373,6 +373,12 @@ class SimWorld:
         with self._lock:
             return self._ctrl.status
 
+    def set_speed_scaling(self, fraction: float) -> None:
+        """The pendant's speed slider (0..1): the trajectory controller runs its trajectories'
+        time at this fraction of real time, as the UR driver's scaled JTC does."""
+        with self._lock:
+            self._ctrl.speed_scaling = min(max(float(fraction), 0.0), 1.0)
+
     def hold(self) -> None:
         """Stop any trajectory and hold the current joint positions."""
         with self._lock:
