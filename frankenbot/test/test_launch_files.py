@@ -441,3 +441,51 @@ def test_launch_refuses_a_gripper_controller_that_cannot_activate(monkeypatch, t
         launch_plan.check_gripper_controllers(bad, mock=False)
     launch_plan.check_gripper_controllers(PACKAGE_ROOT / "config" / "robotiq_controllers.yaml",
                                           mock=True)
+
+
+# --- a gripper on the wrist's tool connector ---------------------------------------------------
+def _gripper_com_port(actions: list[dict]) -> str:
+    control = next(n for n in _nodes(actions) if n["executable"] == "ros2_control_node")
+    description = control["parameters"][0]["robot_description"]
+    match = re.search(r"'com_port': '([^']*)'", description)
+    assert match, description
+    return match.group(1)
+
+
+def test_wrist_wired_gripper_gets_the_drivers_tool_communication(monkeypatch):
+    """The e-Series 2F-85 kit plugs into the wrist: the driver must forward the tool's RS-485
+    (use_tool_communication, 24 V, the Robotiq's line settings) to a local device, and the
+    gripper's hardware must open that device, not /dev/ttyUSB0."""
+    _, actions = run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                                 robot_ip="192.168.56.101")
+    driver = _includes(actions)["ur_control.launch.py"]
+    assert driver["use_tool_communication"] == "true"
+    assert driver["tool_voltage"] == "24"
+    assert driver["tool_device_name"] == "/tmp/ttyUR"
+    assert (driver["tool_baud_rate"], driver["tool_parity"], driver["tool_stop_bits"]) == (
+        "115200", "0", "1")
+    assert _gripper_com_port(actions) == "/tmp/ttyUR"
+    _, actions = run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                                 robot_ip="192.168.56.101", tool_device_name="/tmp/ttyTool")
+    assert _gripper_com_port(actions) == "/tmp/ttyTool"
+    assert _includes(actions)["ur_control.launch.py"]["tool_device_name"] == "/tmp/ttyTool"
+
+
+def test_usb_gripper_and_mock_hardware_leave_tool_communication_off(monkeypatch):
+    _, actions = run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                                 robot_ip="192.168.56.101", gripper_connection="usb",
+                                 gripper_com_port="/dev/ttyUSB1")
+    assert "use_tool_communication" not in _includes(actions)["ur_control.launch.py"]
+    assert _gripper_com_port(actions) == "/dev/ttyUSB1"
+    _, actions = run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                                 use_mock_hardware="true", launch_camera="false")
+    assert "use_tool_communication" not in _includes(actions)["ur_control.launch.py"]
+
+
+def test_wrist_wired_gripper_arguments_are_checked(monkeypatch):
+    with pytest.raises(ConfigError, match="gripper_connection"):
+        run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                        robot_ip="10.0.0.2", gripper_connection="bluetooth")
+    with pytest.raises(ConfigError, match="24"):
+        run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                        robot_ip="10.0.0.2", tool_voltage="12")

@@ -46,6 +46,12 @@ from frankenbot.errors import ConfigError
 BRAIN_NODES = ("perception", "memory", "planner", "executor")
 MOTION_BACKENDS = ("jtc", "moveit")
 GRIPPER_NAMESPACE = "robotiq"
+GRIPPER_CONNECTIONS = ("tool", "usb")
+TOOL_VOLTAGES = ("0", "12", "24")
+# The 2F-85's Modbus RTU line settings on the UR's tool connector (ur_control.launch.py's
+# tool_* arguments; Robotiq 2F-85 manual: 115200 baud, no parity, 1 stop bit).
+ROBOTIQ_TOOL_SERIAL = {"tool_parity": "0", "tool_baud_rate": "115200", "tool_stop_bits": "1",
+                       "tool_rx_idle_chars": "1.5", "tool_tx_idle_chars": "3.5"}
 GRIPPER_CONTROLLERS = ("joint_state_broadcaster", "robotiq_gripper_controller",
                        "robotiq_activation_controller")
 GZ_CAMERA = "/world/tabletop/model/rgbd_camera/link/link/sensor/rgbd/"
@@ -190,6 +196,19 @@ def real_robot_plan(args: Mapping[str, str], share: Path) -> LaunchPlan:
     launch_driver = _flag(args, "launch_driver")
     mock = _flag(args, "use_mock_hardware")
     ur_type = str(args.get("ur_type", "ur5e"))
+    launch_gripper = _flag(args, "launch_gripper")
+    connection = str(args.get("gripper_connection", "tool"))
+    if connection not in GRIPPER_CONNECTIONS:
+        raise ConfigError(f"gripper_connection must be one of {GRIPPER_CONNECTIONS}, got "
+                          f"{connection!r}")
+    tool_voltage = str(args.get("tool_voltage", "24"))
+    if tool_voltage not in TOOL_VOLTAGES:
+        raise ConfigError(f"tool_voltage must be one of {TOOL_VOLTAGES} (volts), got "
+                          f"{tool_voltage!r}")
+    tool_device = str(args.get("tool_device_name", "/tmp/ttyUR"))
+    gripper_on_tool = launch_gripper and connection == "tool"
+    if gripper_on_tool and not mock and tool_voltage != "24":
+        raise ConfigError("the 2F-85 on the tool connector needs tool_voltage:=24")
     plan = LaunchPlan()
     if launch_driver:
         robot_ip = str(args.get("robot_ip", ""))
@@ -209,6 +228,9 @@ def real_robot_plan(args: Mapping[str, str], share: Path) -> LaunchPlan:
                                   f"`ros2 launch ur_calibration calibration_correction.launch.py"
                                   f" robot_ip:=... target_filename:=...`)")
             driver_args["kinematics_params_file"] = kinematics
+        if gripper_on_tool and not mock:  # the driver bridges the tool's RS-485 to a device
+            driver_args.update({"use_tool_communication": "true", "tool_voltage": tool_voltage,
+                                "tool_device_name": tool_device, **ROBOTIQ_TOOL_SERIAL})
         plan.includes.append(Include("ur_robot_driver", "ur_control.launch.py", driver_args))
     if _flag(args, "launch_camera"):
         plan.includes.append(Include("realsense2_camera", "rs_launch.py", {
@@ -218,10 +240,10 @@ def real_robot_plan(args: Mapping[str, str], share: Path) -> LaunchPlan:
     calibration = str(args.get("camera_calibration", ""))
     if calibration:
         plan.nodes.append(camera_static_transform(calibration))
-    if _flag(args, "launch_gripper"):
-        plan.nodes += gripper_nodes(share, com_port=str(args.get("gripper_com_port",
-                                                                  "/dev/ttyUSB0")),
-                                    use_fake_hardware=mock)
+    if launch_gripper:
+        com_port = (tool_device if connection == "tool"
+                    else str(args.get("gripper_com_port", "/dev/ttyUSB0")))
+        plan.nodes += gripper_nodes(share, com_port=com_port, use_fake_hardware=mock)
     if backend == "moveit":
         plan.includes.append(Include("ur_moveit_config", "ur_moveit.launch.py", {
             "ur_type": ur_type, "launch_rviz": str(args.get("launch_rviz", "false"))}))
