@@ -126,12 +126,17 @@ class JointTrajectoryController:
               points: Sequence[TrajectoryPoint]) -> None:
         """Replace the running trajectory (SimError, nothing changes, on a bad one)."""
         times, pos, vel = self.validate(joint_names, points)
-        # The current state becomes the implicit first point at t = 0, as in the JTC.
+        # The current state becomes the implicit first point at t = 0, as in the JTC: where
+        # the arm is, moving as it was commanded to (a stop from speed blends, it does not jerk).
         if times[0] > 0.0:
+            qd_now = (self.desired(now)[1] if self._status.state == TrajectoryState.EXECUTING
+                      else np.zeros(len(self.joint_names)))
+            scale = min(max(self.speed_scaling, 0.0), 1.0)
             times = np.concatenate([[0.0], times])
             pos = np.vstack([q_now, pos])
-            if vel is not None:
-                vel = np.vstack([np.zeros(len(self.joint_names)), vel])
+            if vel is not None:  # trajectory-time velocity of the commanded motion
+                first = qd_now / scale if scale > 0.0 else np.zeros(len(self.joint_names))
+                vel = np.vstack([first, vel])
         self._times, self._pos, self._vel, self._t0 = times, pos, vel, now
         self._traj_time, self._last_now, self._ended_at = 0.0, now, None
         self._hold = pos[-1].copy()
