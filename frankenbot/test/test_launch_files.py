@@ -22,6 +22,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 from conftest import PACKAGE_ROOT
@@ -489,3 +490,31 @@ def test_wrist_wired_gripper_arguments_are_checked(monkeypatch):
     with pytest.raises(ConfigError, match="24"):
         run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
                         robot_ip="10.0.0.2", tool_voltage="12")
+
+
+# --- Gazebo: the camera's frame is published ---------------------------------------------------
+def test_gazebo_publishes_the_camera_frame_its_images_carry(monkeypatch):
+    """gazebo.yaml takes the camera pose from TF (camera_config ""): the frame the bridged
+    images are stamped with (the sensor's gz_frame_id) must be published, base_link -> it,
+    at the SDF's camera pose turned into an optical frame (z along the link's x)."""
+    import xml.etree.ElementTree as ET
+
+    from frankenbot.perception.camera import _quat_to_matrix
+
+    cfg = yaml.safe_load((PACKAGE_ROOT / "config" / "gazebo.yaml").read_text())
+    assert cfg["/**/frankenbot_perception"]["ros__parameters"]["camera_config"] == ""
+    _, actions = run_launch_file(monkeypatch, "gazebo.launch.py", installed=EVERYTHING)
+    tf = next(n for n in _nodes(actions) if n["executable"] == "static_transform_publisher")
+    args = tf["arguments"]
+    values = {args[i]: args[i + 1] for i in range(0, len(args), 2)}
+    root = ET.parse(PACKAGE_ROOT / "config" / "gazebo_tabletop.sdf").getroot()
+    sensor_frame = root.find(".//model[@name='rgbd_camera']//sensor/gz_frame_id").text
+    assert values["--frame-id"] == "base_link" and values["--child-frame-id"] == sensor_frame
+    pose = [float(v) for v in root.find(".//model[@name='rgbd_camera']/pose").text.split()]
+    assert [float(values[k]) for k in ("--x", "--y", "--z")] == pytest.approx(pose[:3])
+    rot = _quat_to_matrix([float(values[k]) for k in ("--qx", "--qy", "--qz", "--qw")])
+    roll, pitch, yaw = pose[3:]
+    view = np.array([np.cos(yaw) * np.cos(pitch), np.sin(yaw) * np.cos(pitch), -np.sin(pitch)])
+    assert rot[:, 2] == pytest.approx(view, abs=1e-6)  # optical z = where the camera looks
+    assert rot[2, 0] == pytest.approx(0.0, abs=1e-6)  # no roll: image x stays horizontal
+    assert {"use_sim_time": True} in tf["parameters"]

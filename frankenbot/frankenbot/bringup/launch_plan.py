@@ -126,14 +126,60 @@ def camera_static_transform(calibration_file: str | Path) -> NodeSpec:
     data = yaml.safe_load(path.read_text()) or {}
     if not isinstance(data, Mapping):
         raise ConfigError(f"camera calibration {path} must be a mapping")
-    parent, frame, (x, y, z), (qx, qy, qz, qw) = camera_pose_from_mapping(data)
+    parent, frame, xyz, quaternion = camera_pose_from_mapping(data)
+    return static_transform(parent, frame, xyz, quaternion)
+
+
+def static_transform(parent: str, child: str, xyz: Any, quaternion: Any,
+                     **node: Any) -> NodeSpec:
+    """tf2_ros static_transform_publisher parent -> child (quaternion x, y, z, w)."""
+    (x, y, z), (qx, qy, qz, qw) = xyz, quaternion
     numbers = {"--x": x, "--y": y, "--z": z, "--qx": qx, "--qy": qy, "--qz": qz, "--qw": qw}
     arguments: list[str] = []
     for flag, value in numbers.items():
-        arguments += [flag, f"{value:.9f}"]
-    arguments += ["--frame-id", parent, "--child-frame-id", frame]
+        arguments += [flag, f"{float(value):.9f}"]
+    arguments += ["--frame-id", parent, "--child-frame-id", child]
     return NodeSpec("tf2_ros", "static_transform_publisher", name="frankenbot_camera_pose",
-                    arguments=tuple(arguments))
+                    arguments=tuple(arguments), **node)
+
+
+# gz camera link (x forward, y left, z up) -> optical frame (x right, y down, z forward)
+LINK_TO_OPTICAL = ((0.0, 0.0, 1.0), (-1.0, 0.0, 0.0), (0.0, -1.0, 0.0))
+
+
+def gazebo_camera_transform(sdf_path: str | Path, model: str = "rgbd_camera") -> NodeSpec:
+    """base_link -> the Gazebo camera's image frame, from the world file itself.
+
+    The bridged images carry the sensor's ``gz_frame_id``; perception looks that frame up in
+    TF (config/gazebo.yaml: camera_config ""), so it must be published. The world frame is
+    base_link (ur_simulation_gz spawns the arm at the origin). One source: the SDF's pose.
+    """
+    import math
+    import xml.etree.ElementTree as ET
+
+    import numpy as np
+
+    from frankenbot.perception.calibration import quat_xyzw
+
+    root = ET.parse(sdf_path).getroot()
+    found = next((m for m in root.iter("model") if m.get("name") == model), None)
+    if found is None:
+        raise ConfigError(f"{sdf_path} has no model {model!r}")
+    pose_text = found.findtext("pose", default="0 0 0 0 0 0")
+    frame = found.findtext(".//sensor/gz_frame_id", default="")
+    if not frame:
+        raise ConfigError(f"{sdf_path}: the {model} sensor has no gz_frame_id, so its images "
+                          f"carry a frame nobody publishes")
+    x, y, z, roll, pitch, yaw = (float(v) for v in pose_text.split())
+    cr, sr, cp, sp, cy, sy = (math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch),
+                              math.cos(yaw), math.sin(yaw))
+    link = np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])  # SDF rpy: R = Rz(yaw) Ry(pitch) Rx(roll)
+    optical = link @ np.array(LINK_TO_OPTICAL)
+    return static_transform("base_link", frame, (x, y, z),
+                            quat_xyzw(optical),
+                            parameters=({"use_sim_time": True},))
 
 
 def brain_nodes(config: str, planner: str, *, use_sim_time: bool,
@@ -263,6 +309,7 @@ def gazebo_plan(args: Mapping[str, str], share: Path) -> LaunchPlan:
         "initial_joint_controller": "scaled_joint_trajectory_controller",
         "launch_rviz": "false",
     }))
+    plan.nodes.append(gazebo_camera_transform(share / "config" / "gazebo_tabletop.sdf"))
     plan.nodes.append(NodeSpec(
         "ros_gz_bridge", "parameter_bridge", name="frankenbot_camera_bridge",
         parameters=({"use_sim_time": True},),
