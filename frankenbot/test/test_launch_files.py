@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 import yaml
 from conftest import PACKAGE_ROOT
+from robot_description_support import robotiq_urdf
 
 from frankenbot.bringup import launch_plan
 from frankenbot.errors import ConfigError
@@ -138,9 +139,9 @@ class FakeLaunch:
         ament = types.ModuleType("ament_index_python")
         ament_packages = types.ModuleType("ament_index_python.packages")
         ament_packages.get_package_share_directory = self.share
-        xacro = types.ModuleType("xacro")  # renders nothing: only that it is asked
+        xacro = types.ModuleType("xacro")  # the gripper's URDF as xacro would render it
         xacro.process_file = lambda path, mappings: types.SimpleNamespace(
-            toxml=lambda: f"<robot file='{path}' {mappings}/>")
+            toxml=lambda: robotiq_urdf({"file": path, **mappings}))
         return {"launch": launch, "launch.actions": actions,
                 "launch.substitutions": substitutions,
                 "launch.launch_description_sources": sources, "launch_ros": launch_ros,
@@ -518,3 +519,20 @@ def test_gazebo_publishes_the_camera_frame_its_images_carry(monkeypatch):
     assert rot[:, 2] == pytest.approx(view, abs=1e-6)  # optical z = where the camera looks
     assert rot[2, 0] == pytest.approx(0.0, abs=1e-6)  # no roll: image x stays horizontal
     assert {"use_sim_time": True} in tf["parameters"]
+
+
+def test_executor_gets_the_tcp_offset_of_the_gripper_description(monkeypatch):
+    """One source for the TCP: the launch computes tcp_offset from the gripper's rendered
+    description and gives it to the executor (without a gripper, the executor's default)."""
+    from frankenbot import tcp
+
+    _, actions = run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                                 robot_ip="192.168.56.101")
+    executor = next(n for n in _nodes(actions) if n["executable"] == "executor")
+    offsets = [p["tcp_offset"] for p in executor["parameters"]
+               if isinstance(p, dict) and "tcp_offset" in p]
+    assert offsets == [pytest.approx(tcp.tcp_offset_from_description(robotiq_urdf()))]
+    _, actions = run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                                 robot_ip="192.168.56.101", launch_gripper="false")
+    executor = next(n for n in _nodes(actions) if n["executable"] == "executor")
+    assert not [p for p in executor["parameters"] if isinstance(p, dict) and "tcp_offset" in p]

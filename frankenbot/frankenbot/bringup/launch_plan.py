@@ -95,6 +95,14 @@ class XacroDescription:
     mappings: dict[str, str]
 
 
+@dataclass(frozen=True)
+class TcpOffsetOf:
+    """A parameter value: the TCP offset of a gripper description, computed when the
+    description is rendered (frankenbot.tcp: the one source of the real robot's offset)."""
+
+    description: XacroDescription
+
+
 @dataclass
 class LaunchPlan:
     includes: list[Include] = field(default_factory=list)
@@ -198,12 +206,19 @@ def brain_nodes(config: str, planner: str, *, use_sim_time: bool,
     return out
 
 
+def gripper_description(share: Path, *, com_port: str, use_fake_hardware: bool
+                        ) -> XacroDescription:
+    """urdf/robotiq_on_tool0.urdf.xacro with the serial port and the hardware kind."""
+    return XacroDescription(str(share / "urdf" / "robotiq_on_tool0.urdf.xacro"),
+                            {"com_port": com_port,
+                             "use_fake_hardware": "true" if use_fake_hardware else "false"})
+
+
 def gripper_nodes(share: Path, *, com_port: str, use_fake_hardware: bool) -> list[NodeSpec]:
     """The Robotiq's own controller manager and friends under /robotiq (see module docstring)."""
     ns = GRIPPER_NAMESPACE
-    description = {"robot_description": XacroDescription(
-        str(share / "urdf" / "robotiq_on_tool0.urdf.xacro"),
-        {"com_port": com_port, "use_fake_hardware": "true" if use_fake_hardware else "false"})}
+    description = {"robot_description": gripper_description(
+        share, com_port=com_port, use_fake_hardware=use_fake_hardware)}
     controllers = str(share / "config" / "robotiq_controllers.yaml")
     check_gripper_controllers(controllers, mock=use_fake_hardware)
     nodes = [
@@ -290,10 +305,13 @@ def real_robot_plan(args: Mapping[str, str], share: Path) -> LaunchPlan:
         com_port = (tool_device if connection == "tool"
                     else str(args.get("gripper_com_port", "/dev/ttyUSB0")))
         plan.nodes += gripper_nodes(share, com_port=com_port, use_fake_hardware=mock)
+        described = gripper_description(share, com_port=com_port, use_fake_hardware=mock)
     if backend == "moveit":
         plan.includes.append(Include("ur_moveit_config", "ur_moveit.launch.py", {
             "ur_type": ur_type, "launch_rviz": str(args.get("launch_rviz", "false"))}))
     executor_extra: dict[str, Any] = {"motion_backend": backend}
+    if launch_gripper:  # the TCP from the gripper's description, not a hand-typed number
+        executor_extra["tcp_offset"] = TcpOffsetOf(described)
     plan.nodes += brain_nodes(str(share / "config" / "real_ur5e.yaml"),
                               str(args.get("planner", "auto")), use_sim_time=False,
                               extra={"executor": executor_extra})
@@ -357,8 +375,16 @@ def _render(parameter: Any) -> Any:
     out = {}
     for key, value in parameter.items():
         if isinstance(value, XacroDescription):
-            import xacro  # ROS package xacro (exec_depend); only with launch_gripper:=true
+            value = _xacro(value)
+        elif isinstance(value, TcpOffsetOf):
+            from frankenbot.tcp import tcp_offset_from_description
 
-            value = xacro.process_file(value.path, mappings=dict(value.mappings)).toxml()
+            value = tcp_offset_from_description(_xacro(value.description))
         out[key] = value
     return out
+
+
+def _xacro(description: XacroDescription) -> str:
+    import xacro  # ROS package xacro (exec_depend); only with launch_gripper:=true
+
+    return xacro.process_file(description.path, mappings=dict(description.mappings)).toxml()
