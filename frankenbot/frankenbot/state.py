@@ -110,6 +110,7 @@ class RobotSnapshot:
     moving: bool = False
     estop: bool = False
     stamp: float = 0.0
+    speed_scaling: float = 1.0  # the pendant slider's fraction: motions take 1/this as long
 
 
 @dataclass(frozen=True)

@@ -160,15 +160,13 @@ def test_speed_scaling_slows_trajectory_time_in_the_sim_controller():
     lower, upper = np.full(6, -6.0), np.full(6, 6.0)
     ctrl = JointTrajectoryController(JOINT_NAMES, lower, upper)
     q0 = np.zeros(6)
+    ctrl.speed_scaling = 0.5
     ctrl.start(0.0, q0, JOINT_NAMES, [TrajectoryPoint(1.0, [0.5, 0, 0, 0, 0, 0])])
-    ctrl.set_time_scale(0.5, 0.0)
     assert ctrl.desired(1.0)[0][0] == pytest.approx(0.25)  # half way after 1 s at 50 %
-    ctrl.set_time_scale(1.0, 1.0)
+    ctrl.speed_scaling = 1.0
     assert ctrl.desired(1.5)[0][0] == pytest.approx(0.5)  # then at full speed
     q, t, end = ctrl.progress(1.5)
     assert t == pytest.approx(1.0) and end == pytest.approx(1.0)
-    with pytest.raises(SimError):
-        ctrl.set_time_scale(2.0, 1.5)
 
 
 def test_stand_in_interfaces_stay_out_of_a_real_workspace_and_yield_to_the_distro(tmp_path):

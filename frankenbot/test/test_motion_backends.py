@@ -113,3 +113,65 @@ def test_every_catalog_primitive_is_implemented(robot) -> None:
 
     prims = build_primitives(robot)
     assert set(prims.names) == {s.name for s in default_catalog().primitives}
+
+
+def test_moveit_plans_are_slowed_to_the_tcp_speed_limit(monkeypatch) -> None:
+    """A MoveIt plan timed by joint limits alone (as its time parameterisation does) swings the
+    TCP at ~0.8 m/s on a 1.5 rad shoulder turn; the envelope allows 0.5 m/s and used to
+    reject it. The backend now slows the plan to the planning TCP limit, path unchanged."""
+    import sys
+    import types
+
+    pytest.importorskip("trajectory_msgs")
+    from trajectory_msgs.msg import JointTrajectory as TrajectoryMsg
+    from trajectory_msgs.msg import JointTrajectoryPoint
+
+    from frankenbot.motion import moveit_backend as mb
+    from frankenbot.motion.config import load_arm_config
+    from frankenbot.motion.kinematics import HOME_JOINTS, UR5eKinematics
+    from frankenbot.motion.safety import SafetyEnvelope
+    from frankenbot.motion.trajectory import MotionLimits, joint_move
+
+    for name in ("moveit", "moveit.planning", "moveit_configs_utils"):  # TEST-ONLY stand-ins
+        module = types.ModuleType(name)
+        module.MoveItPy = module.PlanRequestParameters = module.MoveItConfigsBuilder = object
+        monkeypatch.setitem(sys.modules, name, module)
+    cfg = load_arm_config()
+    kin = UR5eKinematics(cfg.kinematics)
+    envelope = SafetyEnvelope(cfg.safety, kin)
+    start = np.array(HOME_JOINTS)
+    goal = start + np.array([1.5, 0.0, 0.0, 0.0, 0.0, 0.0])
+    joints_only = joint_move(start, goal, MotionLimits())  # no kin: joint limits only
+    msg = TrajectoryMsg(joint_names=list(JOINT_NAMES))
+    for t, q, v in zip(joints_only.times(), joints_only.positions(), joints_only.velocities(),
+                       strict=True):
+        point = JointTrajectoryPoint(positions=q.tolist(), velocities=v.tolist())
+        point.time_from_start.sec = int(t)
+        point.time_from_start.nanosec = int(round((t - int(t)) * 1e9)) % 1_000_000_000
+        msg.points.append(point)
+
+    class Result:  # moveit's PlanningComponent.plan() result
+        trajectory = types.SimpleNamespace(get_robot_trajectory_msg=lambda: types.SimpleNamespace(
+            joint_trajectory=msg))
+
+        def __bool__(self) -> bool:
+            return True
+
+    class Arm:
+        def set_start_state_to_current_state(self) -> None: ...
+        def set_goal_state(self, **kw) -> None: ...
+        def plan(self, single_plan_parameters=None) -> Result:
+            return Result()
+
+    backend = mb.MoveItBackend(robot=None, kinematics=kin, envelope=envelope, limits=cfg.limits,
+                               execution=cfg.execution)
+    backend._moveit, backend._arm = object(), Arm()
+    backend._params_cls = lambda moveit, namespace: types.SimpleNamespace()
+    with pytest.raises(Exception, match="TCP speed"):
+        envelope.check_trajectory(joints_only, start)  # MoveIt's own timing: rejected
+    traj = backend.plan_pose(start, kin.fk(goal))
+    tcp = kin.link_points(traj.positions())[:, -1, :]
+    speed = np.linalg.norm(np.diff(tcp, axis=0), axis=1) / np.diff(traj.times())
+    assert float(np.max(speed)) <= cfg.limits.max_cartesian_speed * 1.001
+    assert np.allclose(traj.positions(), joints_only.positions())  # same path, slower
+    assert traj.duration > joints_only.duration

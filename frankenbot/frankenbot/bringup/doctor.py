@@ -14,7 +14,8 @@ by name); the camera's colour, aligned depth and camera_info topics, and the cam
 or the TF chain base_link <- optical frame); the gripper's joint in its joint states, its
 command interface and, with the Robotiq's action, whether its last goal moved the fingers (a
 Robotiq that is not activated takes goals and stalls where it is; nothing else on the graph
-shows it, so this is judged only once the gripper has been commanded).
+shows it, so this is judged only once the gripper has been commanded); on the real robot, the
+executor's TCP offset against the gripper's description (/robotiq/robot_description).
 """
 
 from __future__ import annotations
@@ -124,6 +125,8 @@ class Observations:
     # (stalled, reached_goal, knuckle) of the gripper action's last finished goal, if any
     gripper_result: tuple[bool, bool, float] | None = None
     tf_edges: dict[str, str] | None = None  # child -> parent (None: TF not observable here)
+    gripper_description: str | None = None  # URDF text on GRIPPER_DESCRIPTION_TOPIC
+    executor_tcp_offset: float | None = None  # the executor's tcp_offset parameter, if read
 
     def has_action(self, name: str) -> bool:
         return f"{name}/_action/send_goal" in self.services
@@ -237,6 +240,8 @@ def evaluate(expect: Expectations, seen: Observations) -> list[Check]:
     else:
         checks.append(_missing("gripper joint", f"no {expect.gripper_joint} on {topic}",
                                "is the gripper driver running (launch_gripper:=true)?"))
+    if expect.real_driver and expect.gripper_mode != "topic":
+        checks.append(tcp_check(seen.executor_tcp_offset, seen.gripper_description))
     if expect.gripper_mode == "topic":
         checks.append(_ok("gripper command", f"{robotiq.COMMAND_TOPIC} is subscribed")
                       if seen.subscribers.get(robotiq.COMMAND_TOPIC) else
@@ -279,6 +284,42 @@ def _safety_check(seen: Observations) -> Check:
     if mode not in ur_driver.SAFETY_OK:
         return _missing("safety mode", ur_driver.safety_mode_fault(mode))
     return _ok("safety mode", ur_driver.SAFETY_MODES.get(mode, str(mode)))
+
+
+GRIPPER_DESCRIPTION_TOPIC = "/robotiq/robot_description"  # the gripper's robot_state_publisher
+
+
+def tcp_check(configured: float | None, description: str | None) -> Check:
+    """The executor's tcp_offset (its parameter; < 0 means config/safety.yaml's) against the
+    pad centre of the gripper's description (frankenbot.tcp), within ``tcp.TOLERANCE``."""
+    from frankenbot import tcp
+    from frankenbot.errors import FrankenbotError
+
+    name = "TCP offset"
+    if description is None:
+        return _missing(name, f"no gripper description on {GRIPPER_DESCRIPTION_TOPIC}",
+                        "is the gripper's robot_state_publisher running (launch_gripper:=true)?")
+    try:
+        described = tcp.tcp_offset_from_description(description)
+        low, high = tcp.tcp_range(description)
+    except FrankenbotError as e:
+        return _missing(name, f"cannot read the TCP from the description: {e}",
+                        "use urdf/robotiq_on_tool0.urdf.xacro (it has the pad frames)")
+    if configured is None:
+        return _missing(name, "the executor's tcp_offset parameter could not be read",
+                        "is frankenbot_executor running?")
+    source = "parameter"
+    if configured < 0:
+        from frankenbot.motion.config import load_arm_config
+
+        configured, source = load_arm_config().kinematics.tcp_offset, "config/safety.yaml"
+    detail = (f"executor {configured:.4f} m ({source}), description {described:.4f} m at a "
+              f"{1000 * tcp.REFERENCE_WIDTH:.0f} mm grip ({low:.4f} open .. {high:.4f} closed)")
+    if abs(configured - described) > tcp.TOLERANCE:
+        return _missing(name, detail, "start the executor with real_ur5e.launch.py (it passes "
+                        "the description's offset) or set its tcp_offset parameter; set the "
+                        "same TCP on the pendant")
+    return _ok(name, detail)
 
 
 def _controller_checks(seen: Observations) -> list[Check]:
@@ -366,6 +407,10 @@ def observe(expect: Expectations, timeout: float = 5.0) -> Observations:
         from action_msgs.msg import GoalStatusArray
 
         wanted.append((f"{expect.gripper_action}/_action/status", GoalStatusArray, latched))
+    if expect.real_driver and expect.gripper_mode != "topic":
+        from std_msgs.msg import String
+
+        wanted.append((GRIPPER_DESCRIPTION_TOPIC, String, latched))
 
     def keep(topic: str):
         def callback(msg: Any) -> None:
@@ -397,17 +442,22 @@ def observe(expect: Expectations, timeout: float = 5.0) -> Observations:
                 snapshot = Observations(seen.nodes, seen.publishers, seen.subscribers,
                                         seen.services, dict(seen.messages), seen.controllers,
                                         seen.safety_mode_observable, None, seen.tf_edges)
-            complete = all(c.status != Status.MISSING for c in evaluate(expect, snapshot))
+            # (the TCP check needs a service call, made once after the wait)
+            complete = all(c.status != Status.MISSING for c in evaluate(expect, snapshot)
+                           if c.name != "TCP offset")
             if complete or time.monotonic() >= deadline:
                 break
             time.sleep(0.25)
         if expect.real_driver:
             seen.controllers = _list_controllers(node)
+            seen.executor_tcp_offset = _executor_parameter(node, "tcp_offset")
         with lock:
             status = statuses.get(f"{expect.gripper_action}/_action/status")
         if status is not None:
             seen.gripper_result = _last_gripper_result(node, expect.gripper_action, status)
         seen.messages = snapshot.messages
+        description = seen.messages.get(GRIPPER_DESCRIPTION_TOPIC)
+        seen.gripper_description = None if description is None else str(description.data)
     finally:
         executor.shutdown()
         thread.join(timeout=2.0)  # the spin loop must end before its context does
@@ -500,6 +550,26 @@ def _last_gripper_result(node: Any, action: str, status: Any,
         return None
     r = response.result
     return bool(r.stalled), bool(r.reached_goal), float(r.state.position[0])
+
+
+def _executor_parameter(node: Any, name: str, timeout: float = 3.0) -> float | None:
+    """A double parameter of frankenbot_executor (rcl_interfaces GetParameters), or None."""
+    from rcl_interfaces.srv import GetParameters
+
+    client = node.create_client(GetParameters, "/frankenbot_executor/get_parameters")
+    try:
+        if not client.wait_for_service(timeout_sec=timeout):
+            return None
+        future = client.call_async(GetParameters.Request(names=[name]))
+        deadline = time.monotonic() + timeout
+        while not future.done() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        result = future.result() if future.done() else None
+        if result is None or not result.values or result.values[0].type != 3:  # DOUBLE
+            return None
+        return float(result.values[0].double_value)
+    finally:
+        node.destroy_client(client)
 
 
 def run(setup: str, timeout: float = 5.0) -> list[Check]:

@@ -41,7 +41,12 @@ from frankenbot.errors import MotionError
 from frankenbot.motion.jtc_backend import ExecutionConfig, JtcBackend, PlanningError
 from frankenbot.motion.kinematics import JOINT_NAMES, UR5eKinematics
 from frankenbot.motion.safety import SafetyEnvelope
-from frankenbot.motion.trajectory import JointTrajectory, MotionLimits, TrajectoryPoint
+from frankenbot.motion.trajectory import (
+    JointTrajectory,
+    MotionLimits,
+    TrajectoryPoint,
+    limit_tcp_speed,
+)
 from frankenbot.ports import RobotInterface
 
 MOVEIT_NODE_NAME = "frankenbot_moveit_py"  # not the executor's name: two nodes, two names
@@ -202,6 +207,8 @@ class MoveItBackend(JtcBackend):
             scene.current_state.update()
 
     def _plan(self, namespace: str, speed_scaling: float) -> JointTrajectory:
+        """``speed_scaling`` is the motion's own factor; the pendant slider is applied once, by
+        the scaled JTC at execution (jtc_backend's docstring)."""
         moveit, arm = self._session()
         params = self._params_cls(moveit, namespace)
         params.max_velocity_scaling_factor = float(self.limits.velocity_scale * speed_scaling)
@@ -210,7 +217,10 @@ class MoveItBackend(JtcBackend):
         result = arm.plan(single_plan_parameters=params)
         if not result:
             raise PlanningError(FailureCode.UNREACHABLE, f"MoveIt ({namespace}) found no plan")
-        return _trajectory_from_robot_trajectory(result.trajectory)
+        # MoveIt's time parameterisation bounds joint speeds only: a long swing can move the
+        # TCP faster than the envelope allows, so the plan is slowed to the TCP limit here
+        return limit_tcp_speed(_trajectory_from_robot_trajectory(result.trajectory), self.kin,
+                               0.95 * self.limits.max_cartesian_speed * speed_scaling)
 
     def _tool0_pose_msg(self, tcp_pose: np.ndarray) -> Any:
         from geometry_msgs.msg import PoseStamped

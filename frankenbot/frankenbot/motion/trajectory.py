@@ -116,8 +116,9 @@ class JointTrajectory:
 
 @dataclass(frozen=True)
 class MotionLimits:
-    """Planning limits. ``velocity_scale``/``acceleration_scale`` come from config; the robot's
-    speed scaling (speed slider / scaled JTC) multiplies in at planning time."""
+    """Planning limits. ``velocity_scale``/``acceleration_scale`` come from config; a motion's
+    own ``speed_scaling`` factor multiplies in at planning time. The pendant's speed slider does
+    not: the scaled JTC applies it when it executes (jtc_backend's docstring says why)."""
 
     max_joint_velocity: tuple[float, ...] = (math.pi,) * 6  # rad/s (UR5e rating)
     max_joint_acceleration: tuple[float, ...] = (2.5,) * 6  # rad/s^2
@@ -219,15 +220,34 @@ def time_parameterize(waypoints: Sequence[Sequence[float]], limits: MotionLimits
     pos[-1] = wps[-1]
     vel[0] = 0.0
     vel[-1] = 0.0
-    if kin is not None and len(t) > 1:
-        tcp = kin.link_points(pos)[:, -1, :]
-        speed = np.linalg.norm(np.diff(tcp, axis=0), axis=1) / np.diff(t)
-        allowed = 0.95 * limits.max_cartesian_speed * speed_scaling
-        ratio = float(np.max(speed)) / allowed
-        if ratio > 1.0:  # stretch time: velocities / ratio, accelerations / ratio^2
-            t = t * ratio
-            vel = vel / ratio
-    return JointTrajectory.from_arrays(JOINT_NAMES, t, pos, vel)
+    traj = JointTrajectory.from_arrays(JOINT_NAMES, t, pos, vel)
+    if kin is not None:
+        traj = limit_tcp_speed(traj, kin, 0.95 * limits.max_cartesian_speed * speed_scaling)
+    return traj
+
+
+def limit_tcp_speed(traj: JointTrajectory, kin: UR5eKinematics,
+                    max_speed: float) -> JointTrajectory:
+    """``traj`` slowed uniformly so the TCP's speed between samples stays within ``max_speed``.
+
+    Time is stretched by the worst ratio: velocities fall by it, accelerations by its square,
+    the path is unchanged. Measured as the safety envelope measures it (chord between samples
+    over their time), so a trajectory that passes here passes the envelope's speed check. Any
+    joint-space timing needs it: our own joint moves and MoveIt's time parameterisation, which
+    bounds joint velocities and accelerations but knows no TCP speed.
+    """
+    if not (max_speed > 0 and math.isfinite(max_speed)):
+        raise ValueError(f"max_speed must be positive, got {max_speed}")
+    if len(traj) < 2:
+        return traj
+    t = traj.times()
+    tcp = kin.link_points(traj.positions())[:, -1, :]
+    speed = np.linalg.norm(np.diff(tcp, axis=0), axis=1) / np.diff(t)
+    ratio = float(np.max(speed)) / max_speed
+    if ratio <= 1.0:
+        return traj
+    vel = traj.velocities() / ratio if traj.has_velocities else None
+    return JointTrajectory.from_arrays(traj.joint_names, t * ratio, traj.positions(), vel)
 
 
 def joint_move(q_start: Sequence[float], q_goal: Sequence[float], limits: MotionLimits,

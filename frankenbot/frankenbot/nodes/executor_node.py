@@ -102,6 +102,9 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "feedback_rate_hz": (10.0, "maximum rate of action feedback and tree_state messages"),
     "reset_topic": ("", "std_msgs/Header topic announcing a new world (the sim's "
                         "~/scene_reset): held-object and drawer beliefs are dropped; '' = none"),
+    "tcp_offset": (-1.0, "m from tool0 to the finger pads' centre; < 0 = config/safety.yaml's "
+                         "(the sim gripper's). real_ur5e.launch.py sets it from the gripper's "
+                         "description (frankenbot.tcp); `frankenbot doctor` checks it"),
     "pixel_service": ("frankenbot_perception/resolve_pixel",
                       "service that back-projects set-of-mark pixels for place_at_pixel, "
                       "move_above_pixel and push_to_pixel; '' = no pixel targets"),
@@ -256,9 +259,10 @@ class ExecutorNode(Node):
             pixels = RosPixelResolver(self, str(p["pixel_service"]),
                                       callback_group=MutuallyExclusiveCallbackGroup())
         # moveit: MoveItPy runs in this process as its own node (moveit_backend.MOVEIT_NODE_NAME)
+        tcp_offset = float(p["tcp_offset"])
         prims = build_primitives(robot, backend=backend, fixtures=resources.fixtures_path(),
                                  moveit_node=self if backend == "moveit" else None,
-                                 pixels=pixels)
+                                 pixels=pixels, tcp_offset=tcp_offset if tcp_offset >= 0 else None)
         return robot, prims
 
     def _build_expert(self, method: str, model: str, threads: int) -> LocalExpert | None:

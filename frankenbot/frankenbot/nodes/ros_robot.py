@@ -12,8 +12,9 @@ Subscribes  /joint_states (sensor_msgs/JointState: the six UR joints, and the gr
             /frankenbot/scene (frankenbot_interfaces/SceneObjects; unless a scene source is
             injected), /frankenbot/estop (std_msgs/Bool).
 Publishes   /scaled_joint_trajectory_controller/joint_trajectory (trajectory_msgs/JointTrajectory;
-            the stop is a one-point hold at the measured joints: the Jazzy JTC rejects an empty
-            trajectory), robotiq.COMMAND_TOPIC (std_msgs/Float64MultiArray; ``gripper_mode=topic``).
+            in topic mode the stop is one point that brings every joint to rest ahead of where
+            it is now, see ``stop_msg``: the Jazzy JTC rejects an empty trajectory),
+            robotiq.COMMAND_TOPIC (std_msgs/Float64MultiArray; ``gripper_mode=topic``).
 Actions     (control_msgs is imported lazily: the distro's on a robot; on the development
             machines the stand-in of compat_interfaces/, served by the sim's driver twin)
             ``trajectory_mode="action"``: FollowJointTrajectory on
@@ -30,10 +31,16 @@ controller rejected because it is not active (asked of controller_manager/list_c
 and a Robotiq that did not move when commanded (not activated). The executor node ends a running
 task with the fault's sentence; motion is refused meanwhile.
 
-E-stop: the Bool callback publishes the stop itself, before anything else (and cancels the
-action goal), and ``send_trajectory`` refuses motion until a False arrives. While the driver
-reports the External Control program as not running, trajectories are refused with
-``ur_driver.PROGRAM_NOT_RUNNING``. The robot clock is the node's clock (sim time under
+E-stop: the Bool callback stops the arm itself, before anything else, and ``send_trajectory``
+refuses motion until a False arrives. With the FollowJointTrajectory action the stop is the goal's
+cancel alone: the JTC then holds its own, current state (or decelerates, with
+decelerate_on_cancel) (ros2_controllers jazzy joint_trajectory_controller.cpp,
+goal_cancelled_callback / set_hold_position). A hold on the topic as well would target
+positions measured up to a joint-state period and a DDS hop earlier, behind an arm moving at
+speed: the controller would pull it back, a jerk that can end in a protective stop. In topic
+mode (the sim, Gazebo) the stop decelerates from the arm's extrapolated current state.
+While the driver reports the External Control program as not running, trajectories are refused
+with ``ur_driver.PROGRAM_NOT_RUNNING``. The robot clock is the node's clock (sim time under
 ``use_sim_time``); the joint state counts as missing when none arrived within ``state_timeout``
 seconds of wall time.
 """
@@ -82,7 +89,9 @@ SCENE_TOPIC = "frankenbot/scene"
 ESTOP_TOPIC = "frankenbot/estop"
 STALL_WALL_TIMEOUT = 5.0  # s of wall time without clock progress before sleep() gives up
 GRIPPER_MODES = ("topic", "parallel", "gripper_command")
-STOP_RAMP = 0.05  # s: the hold point's time_from_start (the JTC blends into it, no jump)
+STOP_RAMP = 0.05  # s: the shortest stop (the JTC blends into its point, no jump)
+STOP_DECELERATION = 2.5  # rad/s^2 per joint while stopping (the planning limit; safety max 5)
+MAX_STATE_AGE = 0.2  # s: a joint state older than this is not extrapolated further
 SAFETY_MODE_TOPIC = ur_driver.SAFETY_MODE_TOPIC.lstrip("/")
 LIST_CONTROLLERS = ur_driver.LIST_CONTROLLERS_SERVICE.lstrip("/")
 GRIPPER_STUCK = 0.005  # rad: a knuckle that moved less than this did not move
@@ -183,6 +192,26 @@ def hold_msg(positions: Sequence[float], ramp: float = STOP_RAMP,
     point.time_from_start = _duration(max(0.0, float(ramp)))
     msg.points.append(point)
     return msg
+
+
+def stop_msg(positions: Sequence[float], velocities: Sequence[float], *, age: float = 0.0,
+             deceleration: float = STOP_DECELERATION, ramp: float = STOP_RAMP,
+             names: Sequence[str] = JOINT_NAMES) -> JointTrajectoryMsg:
+    """The topic-mode stop: one point at rest, reached with a uniform deceleration.
+
+    The arm is where the joint state said plus ``velocities * age`` (the state is ``age`` s old
+    when the stop goes out). Every joint decelerates from its velocity to rest in the same time
+    T = max(ramp, max|v| / deceleration), so it stops at ``q_now + v * T / 2``: ahead of the arm
+    along its motion, never behind it. The JTC joins its current state to this point with a
+    cubic that, with these end conditions, is exactly that constant deceleration.
+    """
+    q = [float(v) for v in positions]
+    v = [float(x) for x in velocities] if len(velocities) == len(q) else [0.0] * len(q)
+    age = min(max(float(age), 0.0), MAX_STATE_AGE)
+    now = [qi + vi * age for qi, vi in zip(q, v, strict=True)]
+    duration = max(float(ramp), max((abs(vi) for vi in v), default=0.0) / float(deceleration))
+    return hold_msg([qi + vi * duration / 2.0 for qi, vi in zip(now, v, strict=True)],
+                    duration, names)
 
 
 def parallel_gripper_goal(action_type: Any, joint: str, position: float) -> Any:
@@ -391,7 +420,6 @@ class RosRobot:
             self._estop.set()
             self._publish_stop()
             self.estop_latencies.append(time.perf_counter() - t0)
-            self._cancel_goal()
             self.node.get_logger().warning("e-stop engaged: arm stopped, motion blocked")
         elif self._estop.is_set():
             self._estop.clear()
@@ -607,7 +635,6 @@ class RosRobot:
 
     def stop(self) -> None:
         self._publish_stop()
-        self._cancel_goal()
 
     def command_gripper(self, width: float, max_effort: float = 50.0) -> None:
         if not math.isfinite(width):
@@ -671,15 +698,21 @@ class RosRobot:
 
     # --- helpers --------------------------------------------------------------------------
     def _publish_stop(self) -> None:
-        """A one-point hold at the measured joints (or, with no joint state yet, nothing to
-        hold: the controller is then not following anything we sent)."""
+        """Stop the arm: cancel the running action goal (the JTC holds its own current
+        state), or, with no goal to cancel (topic mode, or a goal not yet accepted), publish a
+        decelerating stop from the extrapolated state (``stop_msg``). With no joint state yet
+        there is nothing to stop: the controller is not following anything we sent."""
         with self._lock:
             joint = self._joint
+            age = self.now() - self._joint_received
+            handle, self._goal_handle = self._goal_handle, None
             if self._traj_state == TrajectoryState.ACTIVE:
                 self._traj_state = TrajectoryState.PREEMPTED
             self._traj_duration = 0.0
-        if joint is not None:
-            self._traj_pub.publish(hold_msg(joint[0], self._stop_ramp))
+        if handle is not None:
+            handle.cancel_goal_async()
+        elif joint is not None:
+            self._traj_pub.publish(stop_msg(joint[0], joint[1], age=age, ramp=self._stop_ramp))
 
     def _send_goal(self, msg: JointTrajectoryMsg) -> None:
         """FollowJointTrajectory goal (real driver); acceptance and result update the state."""
@@ -701,6 +734,9 @@ class RosRobot:
         with self._lock:
             self._goal_handle = handle
         handle.get_result_async().add_done_callback(self._result_callback)
+        if self._estop.is_set():  # engaged while the goal was on its way: nothing to cancel then
+            self._publish_stop()
+            raise EstopEngaged("e-stop engaged while the trajectory was being accepted")
 
     def _rejection_reason(self, msg: JointTrajectoryMsg) -> str:
         """The controller says no without saying why: name the likely reason. A driver fault
@@ -753,9 +789,3 @@ class RosRobot:
                 self._traj_state = TrajectoryState.PREEMPTED
             else:
                 self._traj_state = TrajectoryState.ABORTED
-
-    def _cancel_goal(self) -> None:
-        with self._lock:
-            handle, self._goal_handle = self._goal_handle, None
-        if handle is not None:
-            handle.cancel_goal_async()

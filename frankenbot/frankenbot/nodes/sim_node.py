@@ -7,8 +7,9 @@ from the robot. All physics, tasks, oracle and anomalies live in ``frankenbot.si
 Publishes
   /joint_states (sensor_msgs/JointState): 6 UR joints + the Robotiq knuckle, at joint_state_rate
   /clock (rosgraph_msgs/Clock): sim time, with a joint state every 1 / clock_rate
-  /speed_scaling_state_broadcaster/speed_scaling (std_msgs/Float64): 100.0 (percent, as the
-      driver's broadcaster publishes it; at ~10 Hz)
+  /speed_scaling_state_broadcaster/speed_scaling (std_msgs/Float64): ``speed_slider`` (percent,
+      as the driver's broadcaster publishes it; at ~10 Hz); the sim's controller runs
+      trajectories at that fraction, as the scaled JTC does
   /camera/camera/color/image_raw (sensor_msgs/Image, rgb8), at camera_rate (sim time)
   /camera/camera/aligned_depth_to_color/image_raw (sensor_msgs/Image, 16UC1 millimetres)
   /camera/camera/color/camera_info (sensor_msgs/CameraInfo, frame camera_color_optical_frame)
@@ -33,7 +34,7 @@ Driver twin (``driver_twin:=true``, ``frankenbot.nodes.driver_twin``): the real 
 Parameters
   task, seed, realtime_factor, joint_state_rate, camera_rate, camera_width, camera_height,
   render, render_process, realtime_priority, sensor_noise, sensor_seed, sensor_overrides,
-  driver_twin (see PARAMS below for descriptions and defaults)
+  speed_slider, driver_twin (see PARAMS below for descriptions and defaults)
 
 Bad input (unknown joint names, NaN, targets beyond limits, unknown tasks or anomalies) is
 rejected with a logged message and nothing moves. Messages are stamped with sim time.
@@ -92,6 +93,9 @@ PARAMS: dict[str, tuple[Any, str]] = {
                        "miscalibration) and, with each scene seed, the noise streams"),
     "sensor_overrides": ("", "sensor parameters over the profile, 'name=value,...' "
                              "(e.g. 'pose_error_m=0,light_direction_deg=0')"),
+    "speed_slider": (100.0, "the pendant's speed slider in percent (0-100): published on the "
+                            "speed scaling topic and applied by the sim's trajectory "
+                            "controller at execution, as the UR driver's scaled JTC does"),
     "realtime_priority": (0, "SCHED_FIFO priority of the physics thread, like ros2_control's "
                              "control loop (0 = normal scheduling, the default: on a 2-core "
                              "machine a FIFO thread starves the brain's nodes; needs "
@@ -147,6 +151,11 @@ class SimNode(Node):
                               width=int(v["camera_width"]), height=int(v["camera_height"]),
                               sensor=SensorModel(params, int(v["sensor_seed"])))
         self._info = self.world.camera_info()
+        slider = float(v["speed_slider"])
+        if not (math.isfinite(slider) and 0.0 <= slider <= 100.0):
+            raise SimError(f"speed_slider must be a percentage in [0, 100], got {slider}")
+        self._speed_slider = slider
+        self.world.set_speed_scaling(slider / 100.0)
         self._instabilities_seen = 0
         self._ticks = 0
         self._pub_lock = threading.Lock()  # publishers are used from the runner's threads
@@ -190,6 +199,7 @@ class SimNode(Node):
             from frankenbot.nodes.driver_twin import DriverTwin, gripper_config
 
             self.twin = DriverTwin(self, self.world, gripper=gripper_config())
+            self.twin.state.speed_slider = self._speed_slider / 100.0
         self.runner = SimRunner(self.world, realtime_factor=float(v["realtime_factor"]),
                                 rate_hz=float(v["joint_state_rate"]),
                                 camera_rate=float(v["camera_rate"]), render=bool(v["render"]),
@@ -217,7 +227,7 @@ class SimNode(Node):
         msg.position = [*map(float, s.positions), float(s.gripper_position)]
         msg.velocity = [*map(float, s.velocities), 0.0]
         msg.effort = []
-        scaling = 100.0  # percent
+        scaling = self._speed_slider  # percent
         if self.twin is not None:  # the UR's joint_state_broadcaster: the arm only
             self.twin.tick(s.stamp, s.positions)
             del msg.name[-1], msg.position[-1], msg.velocity[-1]

@@ -8,6 +8,7 @@ or ``moveit`` (moveit_py on a full ROS install; needs a node).
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +27,21 @@ BACKENDS = ("jtc", "moveit")
 def build_primitives(robot: RobotInterface, *, arm_config: str | Path | None = None,
                      fixtures: str | Path | None = None, backend: str = "jtc",
                      primitive_config: PrimitiveConfig | None = None,
-                     moveit_node: Any = None, pixels: PixelResolver | None = None
-                     ) -> Primitives:
-    """Primitives over ``robot`` with config/safety.yaml and config/scene_fixtures.yaml."""
+                     moveit_node: Any = None, pixels: PixelResolver | None = None,
+                     tcp_offset: float | None = None) -> Primitives:
+    """Primitives over ``robot`` with config/safety.yaml and config/scene_fixtures.yaml.
+
+    ``tcp_offset`` replaces the file's ``motion.tcp_offset`` (the real robot's comes from the
+    gripper's description, frankenbot.tcp)."""
     if backend not in BACKENDS:
         raise ConfigError(f"unknown motion backend {backend!r}; expected one of {BACKENDS}")
     cfg = load_arm_config(arm_config)
+    if tcp_offset is not None:
+        try:
+            kinematics = dataclasses.replace(cfg.kinematics, tcp_offset=float(tcp_offset))
+        except ValueError as e:
+            raise ConfigError(f"tcp_offset: {e}") from e
+        cfg = dataclasses.replace(cfg, kinematics=kinematics)
     kin = UR5eKinematics(cfg.kinematics)
     envelope = SafetyEnvelope(cfg.safety, kin)
     prim_cfg = primitive_config or PrimitiveConfig()

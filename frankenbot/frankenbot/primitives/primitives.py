@@ -176,7 +176,7 @@ class Primitives:
             tcp_position=self.kin.tcp_position(state.positions),
             gripper_width=grip.width if grip else 0.0, gripper_closed_cmd=closed,
             held_object=held, moving=speed > 0.02, estop=self.robot.estop_engaged(),
-            stamp=state.stamp)
+            stamp=state.stamp, speed_scaling=self.robot.speed_scaling())
 
     # --- argument and scene helpers -------------------------------------------------------
     @staticmethod

@@ -405,6 +405,16 @@ class SimWorld:
         with self._lock:
             return self._ctrl.status
 
+    def set_speed_scaling(self, fraction: float) -> None:
+        """The pendant's speed slider (0..1): the trajectory controller runs its trajectories'
+        time at this fraction of real time, as the UR driver's scaled JTC does (SimError
+        outside [0, 1], nothing changes)."""
+        value = float(fraction)
+        if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+            raise SimError(f"speed scaling must be within [0, 1], got {fraction}")
+        with self._lock:
+            self._ctrl.speed_scaling = value
+
     def hold(self) -> None:
         """Stop any trajectory and hold the current joint positions."""
         with self._lock:
@@ -415,11 +425,6 @@ class SimWorld:
         """Raise SimError where ``command_trajectory`` would (nothing starts either way)."""
         with self._lock:
             self._ctrl.validate(joint_names, points)
-
-    def set_speed_scaling(self, fraction: float) -> None:
-        """The pendant's speed slider: trajectory time runs at ``fraction`` (0..1) of real."""
-        with self._lock:
-            self._ctrl.set_time_scale(fraction, float(self.data.time))
 
     def trajectory_progress(self) -> tuple[np.ndarray, float, float]:
         """(desired joints now, trajectory time, its end; -inf without a trajectory)."""
