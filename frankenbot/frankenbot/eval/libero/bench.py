@@ -287,3 +287,44 @@ def probe_planner(spec: LiberoSpec, sel: Selection, *, out_dir: Path,
     log(f"totals: {result['totals']}")
     log(planner_probe.markdown(result))
     return result, path
+
+
+# ------------------------------------------------------------------------------ anomaly mixes
+def mix_like(mapped: MappedTask) -> str:
+    """The task family a LIBERO task behaves like for the anomaly kinds a mix may draw: into a
+    bowl/basket/tray or onto a plate (the container kinds), another pick and place, or "" when
+    it grasps nothing (drawers, doors, the stove: arm-level kinds only)."""
+    from frankenbot.sim import layout
+    from frankenbot.sim.scene_spec import parse_goal
+
+    like = ""
+    for atom in parse_goal(mapped.goal):
+        if atom.predicate in ("open", "closed", "turned_on", "turned_off"):
+            continue
+        target = layout.OBJECT_BY_NAME.get(atom.args[1])
+        if target is not None and target.shape == "plate":
+            return "put_on_plate"
+        if target is not None and target.shape in ("bowl", "basket", "tray", "bin"):
+            return "put_in_bowl"
+        like = "pick_up"
+    return like
+
+
+def mix_tasks(suite: str) -> dict[str, str]:
+    """``--mix-suite``: the suite's set-up task ids -> the family each behaves like."""
+    done, _skipped = map_tasks(bddl.load_tasks(suite))
+    return {m.task.task_id: mix_like(m) for m in done}
+
+
+_MAPPED: dict[str, MappedTask] = {}
+
+
+def scene_for(task_id: str, seed: int, language: str = "benchmark"
+              ) -> tuple[Any, dict[str, str]]:
+    """(scene, taught names) of a LIBERO task id for ``seed`` (a mix episode's scene)."""
+    if not _MAPPED:
+        _MAPPED.update({m.task.task_id: m for m in map_tasks(bddl.load_tasks())[0]})
+    m = _MAPPED.get(task_id)
+    if m is None:
+        raise ConfigError(f"{task_id} is not a set-up LIBERO task")
+    return sample_scene(m, seed, language), m.names

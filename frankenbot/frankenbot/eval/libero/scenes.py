@@ -40,6 +40,8 @@ GROW = 0.02  # m a region grows by when the object does not fit
 GROWTHS = 12
 TRIES = 40  # draws per region size
 ATTEMPTS = 40  # whole layouts before giving up
+ON_BURNER_JITTER = 0.02  # m about the burner's centre
+ON_TOP_JITTER = 0.03  # m about a fixture top's corner nearest the robot
 GAP = tasks.GAP
 LANGUAGES = ("benchmark", "bddl")
 
@@ -267,23 +269,33 @@ def _stacked(s: Start, rng: np.random.Generator, out: dict[str, Placement], fmap
         c, sn = math.cos(part.yaw), math.sin(part.yaw)
         return Placement(s.name, centre[0] + c * lx - sn * ly, centre[1] + sn * lx + c * ly,
                          _yaw(s.name, rng), centre[2] - sz / 2 + half + 0.002)
-    # on a fixture's top or its burner
+    # on a burner (near its centre), or on a fixture's top at the corner nearest the robot
+    # (a fixture's top is high, and the slots stand at the back of the reach)
     part = fmap.part(s.ref)
+    c0, s0 = 0.0, 0.0
     if part is not None:
         centre, size, yaw = part.position, part.size, part.yaw
-        reach = 0.02
-        jx = jy = reach
+        jx = jy = ON_BURNER_JITTER
     else:
         f = fmap.fixture(s.ref)
         if f is None or not f.top:
             raise SimError(f"{s.ref} has no top to stand {s.name} on")
         centre, size, yaw = f.position, f.size, f.yaw
-        jx = max(0.0, size[0] / 2 - spec.radius - 0.02)
-        jy = max(0.0, size[1] / 2 - spec.radius - 0.02)
-    lx, ly = float(rng.uniform(-jx, jx)), float(rng.uniform(-jy, jy))
+        hx = max(0.0, size[0] / 2 - spec.radius - 0.02)
+        hy = max(0.0, size[1] / 2 - spec.radius - 0.02)
+        corners = [(sx * hx, sy * hy) for sx in (-1, 1) for sy in (-1, 1)]
+        c0, s0 = min(corners, key=lambda v: math.hypot(*_to_world(centre, yaw, *v)))
+        jx, jy = min(hx, ON_TOP_JITTER), min(hy, ON_TOP_JITTER)
+    lx, ly = c0 + float(rng.uniform(-jx, jx)), s0 + float(rng.uniform(-jy, jy))
+    if part is None:  # stay on the top
+        lx, ly = float(np.clip(lx, -hx, hx)), float(np.clip(ly, -hy, hy))
+    x, y = _to_world(centre, yaw, lx, ly)
+    return Placement(s.name, x, y, _yaw(s.name, rng), centre[2] + size[2] / 2 + half + 0.002)
+
+
+def _to_world(centre, yaw: float, lx: float, ly: float) -> tuple[float, float]:
     c, sn = math.cos(yaw), math.sin(yaw)
-    return Placement(s.name, centre[0] + c * lx - sn * ly, centre[1] + sn * lx + c * ly,
-                     _yaw(s.name, rng), centre[2] + size[2] / 2 + half + 0.002)
+    return centre[0] + c * lx - sn * ly, centre[1] + sn * lx + c * ly
 
 
 def start_view(spec: SceneSpec, fmap) -> OracleView:
