@@ -75,6 +75,12 @@ def test_memory_table_pairs_the_two_runs_task_by_task():
     assert t["mean"]["lines"] == [11.0, 5.0] and t["mean"]["planning_calls"] == [1.5, 1.0]
     assert t["mean"]["successes"] == [1, 2]
     assert t["per_task"][1]["tokens"] == [90, 40]
+    # a refused plan has no program: sizes average the pairs planned in both arms only
+    a.append(_outcome("t3", 1, False, planning_calls=1))
+    b.append(_outcome("t3", 1, False, planning_calls=1))
+    t = bench.memory_table(a, b)
+    assert t["mean"]["lines"] == [11.0, 5.0] and t["planned_in_both"] == 2
+    assert t["episodes"] == 3
 
 
 def test_taught_names_label_perceived_objects_by_their_look():

@@ -155,17 +155,22 @@ def memory_table(without: Sequence[EpisodeOutcome], with_memory: Sequence[Episod
                      "vlm_calls": [a.vlm_calls, b.vlm_calls],
                      "success": [a.success, b.success]})
 
-    def mean(arm: int, key: str) -> float:
-        return statistics.fmean(r[key][arm] for r in rows) if rows else 0.0
+    # sizes compare programs, so only pairs planned in both arms count (a refusal has none)
+    planned = [r for r in rows if r["lines"][0] > 0 and r["lines"][1] > 0]
 
-    total = {key: [mean(0, key), mean(1, key)]
-             for key in ("lines", "tokens", "planning_calls", "vlm_calls")}
+    def mean(arm: int, key: str, among: list[dict[str, Any]]) -> float:
+        return statistics.fmean(r[key][arm] for r in among) if among else 0.0
+
+    total: dict[str, Any] = {key: [mean(0, key, planned), mean(1, key, planned)]
+                             for key in ("lines", "tokens")}
+    for key in ("planning_calls", "vlm_calls"):
+        total[key] = [mean(0, key, rows), mean(1, key, rows)]
     total["successes"] = [sum(r["success"][0] for r in rows), sum(r["success"][1] for r in rows)]
-    half = len(rows) // 2
-    total["lines_second_half"] = [statistics.fmean(r["lines"][i] for r in rows[half:])
-                                  if rows[half:] else 0.0 for i in (0, 1)]
+    half = planned[len(planned) // 2:]
+    total["lines_second_half"] = [mean(i, "lines", half) for i in (0, 1)]
     return {"arms": ["without memory", "with memory (starts empty, grows from this run)"],
-            "mean": total, "per_task": rows}
+            "episodes": len(rows), "planned_in_both": len(planned), "mean": total,
+            "per_task": rows}
 
 
 def result_name(spec: LiberoSpec) -> str:
