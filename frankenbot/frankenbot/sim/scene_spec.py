@@ -160,9 +160,8 @@ def _holds(atom: GoalAtom, params: Mapping[str, object], view, lines: list[str])
 
     name, args = atom.predicate, atom.args
     if name in ("open", "closed", "turned_on", "turned_off"):
-        part = _part_id(view, args[0])
         goal = {"open": "open", "closed": "closed", "turned_on": "on", "turned_off": "off"}[name]
-        return families.goal_holds(view, part, goal, lines)
+        return families.goal_holds(view, _part_id(view, args[0]), goal, lines)
     obj = tasks._get(view, args[0])
     target = args[1]
     if name in RELATIONS:

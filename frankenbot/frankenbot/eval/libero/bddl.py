@@ -272,7 +272,7 @@ def package_licence() -> str:
     from importlib.metadata import PackageNotFoundError, metadata
 
     try:
-        return str(metadata(PACKAGE).get("License", "") or "")
+        return str((metadata(PACKAGE).get_all("License") or [""])[0])
     except PackageNotFoundError:
         return ""
 

@@ -146,7 +146,7 @@ def summarise(sel: Selection, outcomes: Sequence[EpisodeOutcome]) -> dict[str, A
 def memory_table(without: Sequence[EpisodeOutcome], with_memory: Sequence[EpisodeOutcome]
                  ) -> dict[str, Any]:
     """Per task and in total: program lines, tokens, planning calls and success, both arms."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for a, b in zip(without, with_memory, strict=True):
         rows.append({"task": a.family, "seed": a.seed,
                      "lines": [a.program_lines, b.program_lines],
@@ -209,6 +209,7 @@ def run_libero(spec: LiberoSpec, *, out_dir: Path, log: Callable[[str], None] = 
                               memory_config=MemoryConfig(load_seeds=False))
         with InProcessBrain(mem_options) as brain:
             with_memory = run_tasks(brain, tasks, spec.seeds, spec.language, log, tag=" mem")
+            assert brain.memory is not None
             skills = [s.name for s in brain.memory.list_skills()]
         results["memory"] = memory_table(outcomes, with_memory)
         results["memory"]["skills_learned"] = skills

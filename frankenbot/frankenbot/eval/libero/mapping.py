@@ -217,7 +217,8 @@ def _instance_number(inst: str) -> int:
 class _Resolver:
     """Names of one task: LIBERO instances and regions -> our ids."""
 
-    def __init__(self, task: BddlTask, objects: dict[str, str], fixtures: dict[str, str]):
+    def __init__(self, task: BddlTask, objects: dict[str, str], fixtures: dict[str, str]
+                 ) -> None:
         self.task, self.objects, self.fixtures = task, objects, fixtures
 
     def fixture_region(self, name: str) -> tuple[str, str]:
