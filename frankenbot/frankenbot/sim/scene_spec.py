@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from frankenbot.errors import SimError
+from frankenbot.shapes import OPEN_CONTAINERS
 from frankenbot.sim import families, layout
 
 SCENE_FAMILY = "scene"  # TaskInstance.family of a scene given as data
@@ -168,14 +169,12 @@ def _holds(atom: GoalAtom, params: Mapping[str, object], view, lines: list[str])
         return _relation(obj, name, target, params, view, lines)
     if target in view.objects:
         base = view.objects[target]
-        if name == "in" or base.shape == "plate":
+        if base.shape in OPEN_CONTAINERS:  # in it; "on" it may also mean on its rim
             good, line = tasks.inside(obj, base)
-            if not good and name == "on" and base.shape in ("bowl", "bin", "basket", "tray"):
+            if not good and name == "on":
                 good, line = _on_rim(obj, base)
-        elif base.shape in ("bowl", "bin", "basket", "tray"):
+        elif name == "in" or base.shape == "plate":
             good, line = tasks.inside(obj, base)
-            if not good:
-                good, line = _on_rim(obj, base)
         else:
             good, line = tasks.on_top(obj, base)
         lines.append(("OK " if good else "NO ") + line)
