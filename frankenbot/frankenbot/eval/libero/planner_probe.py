@@ -202,11 +202,15 @@ def grouped(rows: Sequence[ProbeRow]) -> dict[str, Any]:
                                     "cases": []})
         g[r.verdict] += 1
         if r.verdict != "reads":
-            g["cases"].append({"task": r.task, "language": r.language,
-                               "instruction": r.instruction, "verdict": r.verdict,
-                               "why": r.detail[:400]})
+            g["cases"].append({"task": r.task, "language": r.language, "verdict": r.verdict,
+                               "why": _short(r.detail)})
     return dict(sorted(out.items(), key=lambda kv: -(kv[1]["refused"] + kv[1]["misreads"]
                                                      + kv[1]["error"])))
+
+
+def _short(detail: str) -> str:
+    """The planner's reason without the list of what it knows (the same in every refusal)."""
+    return detail.split(". The offline planner knows:")[0][:240]
 
 
 def report(rows: Sequence[ProbeRow]) -> dict[str, Any]:
@@ -216,7 +220,8 @@ def report(rows: Sequence[ProbeRow]) -> dict[str, Any]:
     langs = sorted({r.language for r in rows})
     return {"totals": {lang: {v: count(lang, v) for v in ("reads", "misreads", "refused",
                                                           "error")} for lang in langs},
-            "forms": grouped(rows), "rows": [asdict(r) for r in rows]}
+            "forms": grouped(rows),
+            "rows": [{**asdict(r), "detail": _short(r.detail)} for r in rows]}
 
 
 def markdown(result: dict[str, Any]) -> str:
