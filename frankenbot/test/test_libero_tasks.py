@@ -176,9 +176,9 @@ def test_stove_goal_needs_the_burner_lit_and_both_pots_on_it(world):
     burner = families.fixture_map(spec.fixtures).part("stove_burner")
     bx, by, bz = burner.position
     top = bz + burner.size[2] / 2
-    _put(world, "gray_can", (bx - 0.035, by, top + 0.051))
+    _put(world, "red_can", (bx - 0.035, by, top + 0.051))
     assert not world.evaluate(0.1).success  # one pot only
-    _put(world, "gray_can_2", (bx + 0.04, by, top + 0.051))
+    _put(world, "red_can_2", (bx + 0.04, by, top + 0.051))
     verdict = world.evaluate(0.2)
     assert verdict.success, verdict.text
     world.set_fixture_state("stove_knob", 0.0)
