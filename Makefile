@@ -10,7 +10,7 @@ SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := $(CURDIR)/.venv
 STAMP_DIR := $(VENV)/.stamps
-REQ := requirements/base.txt requirements/constraints.txt
+REQ := requirements/base.txt requirements/constraints.txt requirements/data.txt
 APT_PACKAGES := cmake g++ make libusb-1.0-0 libegl1 libegl-mesa0 libgl1-mesa-dri libgomp1 chromium fonts-dejavu-core postgresql
 ENV := source $(CURDIR)/env.sh &&
 INSTRUCTION ?= put the red block in the green bowl
@@ -36,6 +36,8 @@ $(STAMP_DIR)/requirements: $(REQ) scripts/patch_venv.sh
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	set -o pipefail; $(VENV)/bin/python -m pip install -q --upgrade pip==26.3 2>&1 | { grep -v "^WARNING: Location" || true; }
 	set -o pipefail; $(VENV)/bin/python -m pip install -q -r requirements/base.txt -c requirements/constraints.txt 2>&1 | { grep -v "^WARNING: Location" || true; }
+	@# data-only packages (LIBERO's task definitions): their declared dependencies are not wanted
+	set -o pipefail; $(VENV)/bin/python -m pip install -q --no-deps -r requirements/data.txt 2>&1 | { grep -v "^WARNING: Location" || true; }
 	bash scripts/patch_venv.sh $(VENV)
 	@mkdir -p $(STAMP_DIR) && touch $@
 

@@ -205,13 +205,16 @@ class Fixture:
         lx, ly = self.local_xy(x, y)
         return abs(lx) <= self.size[0] / 2 + margin and abs(ly) <= self.size[1] / 2 + margin
 
-    def footprint_contains(self, x: float, y: float, margin: float = 0.02) -> bool:
+    def footprint_contains(self, x: float, y: float, margin: float = 0.02,
+                           parts: Iterable[str] | None = None) -> bool:
         """Is (x, y) over the fixture's body or the space its drawers, doors and handles sweep
-        (what no movable object stands on, and what perception leaves to the map)?"""
+        (what no movable object stands on, and what perception leaves to the map)? ``parts``:
+        only these parts' swept space (None: every part's)."""
         if self.body_contains(x, y, margin):
             return True
+        only = None if parts is None else set(parts)
         for part in self.all_parts():
-            if part.handle is None:
+            if part.handle is None or (only is not None and part.part_id not in only):
                 continue
             reach = part.travel if part.sliding else 0.0
             steps = np.linspace(0.0, part.travel if part.kind == "hinged_door" else reach, 7)

@@ -13,7 +13,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from frankenbot.errors import FrankenbotError
 from frankenbot.eval.tables import EpisodeOutcome
@@ -79,15 +79,18 @@ class InProcessBrain:
             review=review)
 
     def run_episode(self, family: str, seed: int, *, inject: tuple[str, str] | None = None,
-                    record_to: Path | None = None, instruction: str | None = None
+                    record_to: Path | None = None, instruction: str | None = None,
+                    scene: Any = None, names: Mapping[str, str] | None = None
                     ) -> EpisodeOutcome:
         """One episode; ``record_to`` writes its MCAP recording (ROS 2 encoding) there;
         ``instruction`` replaces the task's own words (same task, same oracle: how
-        ``bench --phrasings`` runs a phrasing on a sampled scene)."""
+        ``bench --phrasings`` runs a phrasing on a sampled scene). ``scene``: a scene given as
+        data (``sim.scene_spec.SceneSpec``, an external suite's task) instead of the family's,
+        ``family`` then only labels the outcome; ``names``: what its objects are called."""
         from dataclasses import replace
 
         t0 = time.monotonic()
-        instance = self.stack.reset(family, seed)
+        instance = self.stack.reset(family, seed, scene=scene, names=names)
         if instruction is not None:
             instance = replace(instance, instruction=instruction)
         recording = None
@@ -134,16 +137,18 @@ class InProcessBrain:
     def _episode(self, family: str, seed: int, instance: Any, inject: tuple[str, str] | None,
                  t0: float) -> EpisodeOutcome:
         from frankenbot.execution.episode import report_of
-        from frankenbot.program import parse_program
-        from frankenbot.program.tree import count_lines
 
         task_id = f"{family}-{seed}"
+        library = ({s.name for s in self.memory.list_skills()} if self.memory is not None
+                   else set())
         planned = self.runner.plan(instance.instruction, task_id=task_id,
                                    planner=self.planner_kind)
+        calls = 1 + planned.repair_calls
         if not planned.ok:
             return EpisodeOutcome(family, seed, instance.instruction, False, False,
                                   planned.vlm_calls, time.monotonic() - t0,
-                                  detail=f"planner: {planned.message}")
+                                  detail=f"planner: {planned.message}", planning_calls=calls)
+        lines, tokens = written_size(planned.program_text, library)
         if inject is not None:
             self.world.inject(inject[0], inject[1], {})
         # The watchdog: an episode that outlives its wall-clock budget is cancelled (the arm
@@ -166,7 +171,7 @@ class InProcessBrain:
             family=family, seed=seed, instruction=instance.instruction,
             success=bool(verdict.success), program_ok=outcome.success,
             vlm_calls=planned.vlm_calls + outcome.vlm_calls, wall_time=time.monotonic() - t0,
-            program_lines=count_lines(parse_program(planned.program_text).program),
+            program_lines=lines, program_tokens=tokens, planning_calls=calls,
             anomalies=len(tiers),
             tiers=tiers, injected=inject[0] if inject else "",
             anomaly_classes=tuple(a.anomaly_class.value for a in outcome.anomalies),
@@ -184,6 +189,22 @@ class InProcessBrain:
         if self.memory is not None:
             self.memory.close()
         self.stack.close()
+
+
+def written_size(program_text: str, library: set[str]) -> tuple[int, int]:
+    """(lines, estimated tokens) of what the planner wrote: the program less the definitions
+    of library skills it carries along (a call of a memory skill is one line, as in the
+    memory benchmark)."""
+    from dataclasses import replace
+
+    from frankenbot.memory.tokens import estimate_tokens
+    from frankenbot.program import parse_program
+    from frankenbot.program.printer import print_program
+    from frankenbot.program.tree import count_lines
+
+    program = parse_program(program_text).program
+    written = replace(program, skills=tuple(s for s in program.skills if s.name not in library))
+    return count_lines(written), estimate_tokens(print_program(written))
 
 
 def _vlm_client() -> Any:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from frankenbot import resources
 from frankenbot.common import quaternion_yaw
@@ -60,6 +60,30 @@ def pose_feed_scene(world: Any) -> Callable[[], Scene]:
         return last[0]
 
     return source
+
+
+def _names_by_look(names: Mapping[str, str]) -> dict[tuple[str, str], str]:
+    from frankenbot.sim import layout
+
+    out = {}
+    for name, words in names.items():
+        spec = layout.OBJECT_BY_NAME.get(name)
+        if spec is None:
+            raise SimError(f"cannot name {name!r}: not in the catalogue")
+        out[(spec.colour, spec.shape)] = words
+    return out
+
+
+def named(scene: Scene, names: Mapping[tuple[str, str], str]) -> Scene:
+    """``scene`` with the objects of a taught look (colour and category, as perceived) labelled
+    by the name a user gave them ("alphabet soup" for the red can), as a robot that was shown
+    the things of its kitchen would report them; ids, shapes and colours stay perception's."""
+    if not names:
+        return scene
+    objs = tuple(replace(o, label=names[(o.colour, o.shape)])
+                 if not o.is_fixture and (o.colour, o.shape) in names else o
+                 for o in scene.objects)
+    return replace(scene, objects=objs)
 
 
 class SimStack:
@@ -106,6 +130,7 @@ class SimStack:
         else:
             self._pose_feed = pose_feed_scene(self.world)
         self._source: Any = None  # the perception thread of the running episode
+        self.names: dict[tuple[str, str], str] = {}  # (colour, shape) -> taught name
         self.robot = SimRobot(self.world, scene_source=self.scene, physics_thread=True)
         self.primitives = self._build_primitives()
 
@@ -134,11 +159,12 @@ class SimStack:
 
     # ------------------------------------------------------------------ what the brain sees
     def scene(self) -> Scene:
-        """The current scene (stale before the first perceived frame of an episode)."""
+        """The current scene (stale before the first perceived frame of an episode), its
+        objects labelled with the names taught for this episode (``reset(names=...)``)."""
         if self._pose_feed is not None:
-            return self._pose_feed()
+            return named(self._pose_feed(), self.names)
         source = self._source
-        return source.scene() if source is not None else Scene(stale=True)
+        return named(source.scene(), self.names) if source is not None else Scene(stale=True)
 
     def snapshot(self) -> Any:
         """Robot state, scene, primitive facts and the sim clock: what the interpreter reads."""
@@ -148,11 +174,16 @@ class SimStack:
                              self.robot.now())
 
     # ------------------------------------------------------------------ episodes
-    def reset(self, family: str, seed: int) -> Any:
+    def reset(self, family: str, seed: int, *, scene: Any = None,
+              names: Mapping[str, str] | None = None) -> Any:
         """Release the e-stop, build the task's world, fresh primitives, forget perceived tracks;
-        returns the sim's ``TaskInstance``."""
+        returns the sim's ``TaskInstance``. ``scene``: a ``sim.scene_spec.SceneSpec`` to build
+        instead of the family's; ``names``: catalogue object -> the name a user taught the
+        robot for it (``named``), for this episode."""
         self.robot.set_estop(False)
-        instance = self.world.reset(family, seed)
+        instance = (self.world.reset_scene(scene) if scene is not None
+                    else self.world.reset(family, seed))
+        self.names = _names_by_look(names or {})
         self.primitives = self._build_primitives()
         if self._pipeline is not None:
             self._pipeline.reset()

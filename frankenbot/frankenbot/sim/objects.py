@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from frankenbot.errors import SimError
 
@@ -158,6 +158,25 @@ OBJECTS: tuple[ObjectSpec, ...] = (
     ObjectSpec("orange_marker", "marker", "orange", RGBA["orange"], (0.14, 0.02, 0.02), 0.03,
                dims=(("radius", 0.01),)),
     ObjectSpec("green_spatula", "spatula", "green", RGBA["green"], (0.24, 0.04, 0.015), 0.08),
+)
+
+
+def _like(name: str, model: str, colour: str | None = None) -> ObjectSpec:
+    """Another instance of ``model``'s category and geometry (a second bowl of the same make,
+    or the same can in another colour): its size signature stays one its category already has."""
+    spec = next(o for o in OBJECTS if o.name == model)
+    if colour is None:
+        return replace(spec, name=name)
+    return replace(spec, name=name, colour=colour, rgba=RGBA[colour])
+
+
+# Second and third instances that scenes of external suites need (LIBERO: three bowls alike,
+# two plates, two packs of butter or two books alike, two pots alike). Every object is in every
+# model (parked when unused), so each one costs physics time in every scene: only these five.
+OBJECTS = OBJECTS + (
+    _like("black_bowl_2", "black_bowl"), _like("black_bowl_3", "black_bowl"),
+    _like("white_plate_2", "white_plate"), _like("yellow_box_2", "yellow_box"),
+    _like("red_can_2", "red_can"),
 )
 OBJECT_BY_NAME = {o.name: o for o in OBJECTS}
 CATEGORIES: tuple[str, ...] = tuple(dict.fromkeys(o.shape for o in OBJECTS))

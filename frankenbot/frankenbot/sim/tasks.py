@@ -16,7 +16,7 @@ import numpy as np
 
 from frankenbot.common import quaternion_yaw
 from frankenbot.errors import SimError
-from frankenbot.sim import families, layout
+from frankenbot.sim import families, layout, scene_spec
 
 
 @dataclass(frozen=True)
@@ -581,6 +581,8 @@ def _check(family: str, p: Mapping[str, object], view: OracleView, lines: list[s
         return relative_ok(p, view, lines)
     if family in families.FAMILIES:
         return families.check(family, p, view, lines)
+    if family == scene_spec.SCENE_FAMILY:
+        return scene_spec.check(p, view, lines)
     raise SimError(f"no oracle for family {family!r}")  # pragma: no cover
 
 

@@ -39,6 +39,7 @@ from frankenbot.sim.controller import (
 )
 from frankenbot.sim.fixture_rig import SLEEP_ALLOWED, SLEEP_NEVER, FixtureRig
 from frankenbot.sim.kinematics import HOME
+from frankenbot.sim.scene_spec import SCENE_FAMILY, SceneSpec
 from frankenbot.sim.sensor import SensorModel, SensorSpec
 from frankenbot.sim.tasks import ObjectState, OracleView, TaskInstance
 
@@ -157,6 +158,7 @@ class SimWorld:
         self._last_good_time = 0.0
         self.instabilities: list[InstabilityEvent] = []
         self._anomalies = AnomalyEngine()
+        self._scene_spec: SceneSpec | None = None
         self.reset(task, seed)
 
     # ------------------------------------------------------------------ lifecycle
@@ -166,6 +168,22 @@ class SimWorld:
         if family is not None and family not in tasks.TASK_FAMILIES:
             raise SimError(f"unknown task {family!r}; valid: {', '.join(tasks.TASK_FAMILIES)}")
         sampled = tasks.sample_task(family, seed) if family else tasks.sample_free_scene(seed)
+        self._scene_spec = None
+        return self._load(sampled, family, seed)
+
+    def reset_scene(self, spec: SceneSpec) -> TaskInstance:
+        """Build a scene given as data (``sim/scene_spec.py``), judged by its goal expression
+        (SimError, and the world unchanged, when a name in it is unknown)."""
+        spec.validate()
+        task = TaskInstance(SCENE_FAMILY, spec.task_id, spec.instruction, spec.params())
+        states = dict(spec.fixture_states)
+        sampled = tasks.SampledScene(task, tuple(spec.placements), states.get("drawer", 0.0),
+                                     tuple(spec.fixtures), states)
+        self._scene_spec = spec
+        return self._load(sampled, SCENE_FAMILY, spec.seed)
+
+    def _load(self, sampled: tasks.SampledScene, family: str | None, seed: int
+              ) -> TaskInstance:
         with self._lock:
             m, d = self.model, self.data
             t = float(d.time) if math.isfinite(d.time) else 0.0
@@ -353,7 +371,10 @@ class SimWorld:
         _log.error("physics went unstable (%s) in %s; resetting the episode", reason,
                    self._task.task_id)
         d.time = self._last_good_time  # keep sim time monotonic for /clock
-        self.reset(self._family, self._seed)
+        if self._scene_spec is not None:
+            self.reset_scene(self._scene_spec)
+        else:
+            self.reset(self._family, self._seed)
         return False
 
     def _expire_timed_effects(self) -> None:
