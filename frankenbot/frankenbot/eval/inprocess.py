@@ -29,7 +29,8 @@ class BrainOptions:
     memory_config: Any = None  # a MemoryConfig (robot_id, thresholds); None: the defaults
     episode_timeout: float = 240.0  # wall seconds of execution before the episode is cancelled
     noise: str = "none"  # sim camera sensor model: none | realistic | harsh
-    review: str = "never"  # safety review of each plan: auto | always | never
+    # safety review of each plan and replan: auto | always | never (the planner node's default)
+    review: str = "auto"
     review_config: Any = None  # planner.review.ReviewConfig (None: config/review.yaml)
     # seconds without a processed frame before the scene counts as stale (perception and the
     # executor, both on the sim's clock): the mix benchmark's value (eval/mix.py). In one
@@ -64,14 +65,9 @@ class InProcessBrain:
 
         # Memory learns from the executor's report only (EpisodeRunner.finish); the oracle's
         # verdict below is the measurement and never reaches it.
-        review = None
-        if options.review != "never":
-            from frankenbot.planner.review import SafetyReview, apply_review, load_review_config
+        from frankenbot.planner.review import review_port
 
-            safety = SafetyReview(options.review_config or load_review_config())
-
-            def review(outcome: Any, scene: Any) -> Any:
-                return apply_review(outcome, scene, safety, options.review)
+        review = review_port(options.review, options.review_config)
         self.runner = EpisodeRunner(
             self.planner, scene=self.stack.scene,
             context=store_context(self.memory) if self.memory is not None else None,
@@ -109,7 +105,8 @@ class InProcessBrain:
         from frankenbot.execution.executor import ExecutorParams
 
         params = ExecutorParams(scene_stale_after_s=self.options.scene_stale_after_s)
-        self.executor = self.stack.executor(self.planner, experience=experience, params=params,
+        # tier-3 replans go through the runner: reviewed like the first plan
+        self.executor = self.stack.executor(self.runner, experience=experience, params=params,
                                             **hooks)
         try:
             with self.stack.running(

@@ -150,9 +150,12 @@ class RosReplanner:
         if not self._client.wait_for_service(timeout_sec=2.0):
             return ReplanResult(False, "", "frankenbot/replan is not available", 0)
         self._node.set_phase("replanning")
-        req = Replan.Request(task_id=self.task_id, instruction=self.instruction,
-                             program=self.program_text, failure_context=failure_context,
-                             failed_node=situation.node_path)
+        req = Replan.Request(
+            task_id=self.task_id, instruction=self.instruction, program=self.program_text,
+            failure_context=failure_context, failed_node=situation.node_path,
+            kind=situation.kind.value, objects=list(situation.objects),
+            held_object=situation.held_object or "",
+            failed_call=situation.failed_call.text() if situation.failed_call else "")
         res = call_and_wait(self._client, req, self.timeout)
         self._node.set_phase("executing")
         if res is None:

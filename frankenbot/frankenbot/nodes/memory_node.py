@@ -33,10 +33,9 @@ from rclpy.node import Node
 
 from frankenbot.errors import FrankenbotError
 from frankenbot.memory.config import MemoryConfig
-from frankenbot.memory.records import EpisodeAnomaly, EpisodeRecord, SkillRecord
 from frankenbot.memory.store import MemoryStore
+from frankenbot.nodes.memory_msgs import episode_from_request, skill_msg
 from frankenbot.nodes.spin import run_node
-from frankenbot_interfaces.msg import Skill
 from frankenbot_interfaces.srv import GetContext, ListSkills, RecordEpisode
 
 PARAM_DOCS: dict[str, str] = {
@@ -56,19 +55,6 @@ PARAM_DOCS: dict[str, str] = {
     "use_embeddings": "rank exemplars with all-MiniLM-L6-v2 (false: lexical BM25 only)",
     "embedding_model_dir": "directory of a sentence embedding model; empty = the packaged MiniLM",
 }
-
-
-def skill_msg(s: SkillRecord) -> Skill:
-    return Skill(name=s.name, param_names=list(s.param_names), param_types=list(s.param_types),
-                 description=s.description, body=s.body, uses=s.uses, successes=s.successes,
-                 origin=s.origin)
-
-
-def episode_anomaly(e: Any) -> EpisodeAnomaly:
-    """AnomalyEvent message -> EpisodeAnomaly (the primitive is derived from node_path later)."""
-    return EpisodeAnomaly(kind=e.kind, tier=int(e.tier), action=e.action, outcome=e.outcome,
-                         node_path=e.node_path, source=e.source, detail=e.detail,
-                         anomaly_class=e.anomaly_class, latency=float(e.latency))
 
 
 class MemoryNode(Node):
@@ -128,16 +114,7 @@ class MemoryNode(Node):
 
     def record_episode_callback(self, request: Any, response: Any) -> Any:
         try:
-            episode = EpisodeRecord(
-                instruction=request.instruction, program=request.program,
-                success=bool(request.success), outcome=request.outcome,
-                task_id=request.task_id,
-                anomalies=tuple(episode_anomaly(a) for a in request.anomalies),
-                vlm_calls=int(request.vlm_calls), repair_calls=int(request.repair_calls),
-                planning_time=float(request.planning_time),
-                execution_time=float(request.execution_time),
-                trace_json=request.trace_json or "[]")
-            result = self.store.record_episode(episode)
+            result = self.store.record_episode(episode_from_request(request))
         except FrankenbotError as e:
             self.get_logger().error(f"episode {request.task_id} not stored: {e}",
                                     throttle_duration_sec=2.0)

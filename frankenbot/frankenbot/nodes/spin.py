@@ -53,14 +53,22 @@ def report_callback_error(node: Node, error: Exception) -> None:
         + "".join(traceback.format_exception(error))[-2000:], throttle_duration_sec=2.0)
 
 
+def wait_future(future: Any, timeout: float) -> bool:
+    """Block this thread (a worker, never the spinning one) until ``future`` is done or
+    ``timeout`` s passed; the executor's other threads complete it meanwhile."""
+    if future.done():
+        return True
+    done = threading.Event()
+    future.add_done_callback(lambda _f: done.set())
+    return done.wait(timeout) or future.done()
+
+
 def call_and_wait(client: Any, request: Any, timeout: float) -> Any | None:
     """Call a service from a thread the executor does not need (a node's control thread, never
     a callback that must return) and wait up to ``timeout`` s; the response, or None when none
     came (the request is then cancelled). The caller checks availability first."""
     future = client.call_async(request)
-    done = threading.Event()
-    future.add_done_callback(lambda _f: done.set())
-    if not done.wait(timeout) or future.result() is None:
+    if not wait_future(future, timeout) or future.result() is None:
         future.cancel()
         return None
     return future.result()

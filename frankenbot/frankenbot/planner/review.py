@@ -20,12 +20,13 @@ branches of an ``if``, loops once) over a copy of the perceived scene and checks
 * stack stability: a stack taller than ``max_stack_height`` or on a base narrower than the
   object is refused; pushes along a path through other objects are refused.
 
-Modes (``review: auto|always|never``): auto reviews programs that carry, stack or push within
-``near_distance`` of other objects (or anywhere when zones are configured); always reviews every
-program; never skips. With a VLM client, ``second_opinion`` asks it to argue the safety side
-(one counted VLM call); the arbitration rule: the geometric pass's refusal stands; a VLM
-objection refuses only when it names an object or zone of the scene (a grounded, checkable
-hazard), else it is recorded and the geometric verdict stands.
+Modes (``review: auto|always|never``, the planner node's parameter; default auto): auto
+reviews programs that carry, stack or push within ``near_distance`` of other objects (or
+anywhere when zones are configured); always reviews every program; never skips. With a VLM
+client, ``second_opinion`` asks it to argue the safety side (one counted VLM call); the
+arbitration rule: the geometric pass's refusal stands; a VLM objection refuses only when it
+names an object or zone of the scene (a grounded, checkable hazard), else it is recorded and
+the geometric verdict stands.
 
 Pure: no robot, no sim; the same inputs give the same verdict.
 """
@@ -48,6 +49,7 @@ from frankenbot.program.tree import Arg, Call, Ident, If, Program, Repeat, Stmt,
 from frankenbot.state import Scene, SceneObject
 
 REVIEW_MODES = ("auto", "always", "never")
+DEFAULT_REVIEW_MODE = "auto"  # the planner node's ``review`` parameter, the benchmarks' brain
 APPROACH_HEIGHT = 0.10  # the primitives' approach height (PrimitiveConfig.approach_height)
 GRASP_DEPTH = 0.02  # PrimitiveConfig.grasp_depth
 PLACE_CLEARANCE = 0.008  # PrimitiveConfig.place_clearance
@@ -87,7 +89,10 @@ class Zone:
 
 @dataclass(frozen=True)
 class ReviewConfig:
-    mode: str = "auto"
+    """Thresholds and zones of the review (``config/review.yaml``). Whether and when to review
+    (the mode) is the caller's: the planner node's ``review`` parameter, ``frankenbot plan
+    --review``, the benchmarks' ``BrainOptions.review``."""
+
     max_drop: float = 0.05  # m of free fall allowed at a release
     clearance: float = 0.03  # m between a carried object and anything it passes
     near_distance: float = 0.15  # m: auto mode reviews carries passing this close to objects
@@ -95,14 +100,12 @@ class ReviewConfig:
     max_stack_height: float = 0.13  # m: the top of a stack (three 4 cm blocks is 0.12)
     zones: tuple[Zone, ...] = ()
 
-    def __post_init__(self) -> None:
-        if self.mode not in REVIEW_MODES:
-            raise ConfigError(f"review mode must be one of {', '.join(REVIEW_MODES)}, got "
-                              f"{self.mode!r}")
-
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> "ReviewConfig":
         data = data.get("review", data) if isinstance(data, Mapping) else {}
+        if "mode" in data:
+            raise ConfigError("review mode is not a review.yaml setting: set the planner node's "
+                              "`review` parameter (or `frankenbot plan --review MODE`)")
         zones = []
         for z in data.get("zones", []) or []:
             try:
@@ -118,8 +121,7 @@ class ReviewConfig:
         if unknown:
             raise ConfigError(f"unknown review setting(s) {sorted(unknown)}; known: "
                               f"{sorted(known | {'zones'})}")
-        values = {k: (str(v) if k == "mode" else float(v)) for k, v in data.items()
-                  if k in known}
+        values = {k: float(v) for k, v in data.items() if k in known}
         return cls(**values, zones=tuple(zones))
 
 
@@ -218,8 +220,8 @@ class SafetyReview:
         self.config = config or ReviewConfig()
         self.second_opinion = second_opinion  # prompt -> (answer text, VLM calls)
 
-    def review(self, program: Program, scene: Scene, mode: str | None = None) -> ReviewVerdict:
-        mode = mode or self.config.mode
+    def review(self, program: Program, scene: Scene, mode: str = DEFAULT_REVIEW_MODE
+               ) -> ReviewVerdict:
         if mode not in REVIEW_MODES:
             raise ConfigError(f"review mode must be one of {', '.join(REVIEW_MODES)}")
         text = print_program(program)
@@ -544,7 +546,7 @@ def _apply(program: Program, edits: Mapping[int, tuple[Stmt, ...]]) -> Program:
 
 
 def review_text(text: str, scene: Scene, config: ReviewConfig | None = None,
-                mode: str | None = None,
+                mode: str = DEFAULT_REVIEW_MODE,
                 second_opinion: Callable[[str], tuple[str, int]] | None = None
                 ) -> ReviewVerdict:
     """Parse ``text`` (a validated program) and review it."""
@@ -555,7 +557,7 @@ def review_text(text: str, scene: Scene, config: ReviewConfig | None = None,
 
 
 def apply_review(outcome: Any, scene: Scene, review: SafetyReview,
-                 mode: str | None = None) -> tuple[Any, ReviewVerdict]:
+                 mode: str = DEFAULT_REVIEW_MODE) -> tuple[Any, ReviewVerdict]:
     """A validated ``PlanOutcome`` through the review: refused -> not ok (nothing will move),
     edited -> the edited program (parsed again), else unchanged. Second-opinion calls are
     added to the outcome's VLM calls."""
@@ -574,6 +576,23 @@ def apply_review(outcome: Any, scene: Scene, review: SafetyReview,
         return replace(outcome, program_text=verdict.program_text, program=program,
                        vlm_calls=calls), verdict
     return replace(outcome, vlm_calls=calls), verdict
+
+
+def review_port(mode: str, config: ReviewConfig | None = None,
+                second_opinion: Callable[[str], tuple[str, int]] | None = None
+                ) -> Callable[[Any, Scene], tuple[Any, ReviewVerdict]] | None:
+    """The episode runner's review step for ``mode`` (None for never: nothing is reviewed);
+    ``config`` None reads ``config/review.yaml``."""
+    if mode not in REVIEW_MODES:
+        raise ConfigError(f"review mode must be one of {', '.join(REVIEW_MODES)}, got {mode!r}")
+    if mode == "never":
+        return None
+    review = SafetyReview(config or load_review_config(), second_opinion)
+
+    def port(outcome: Any, scene: Scene) -> tuple[Any, ReviewVerdict]:
+        return apply_review(outcome, scene, review, mode)
+
+    return port
 
 
 def vlm_second_opinion(client: Any) -> Callable[[str], tuple[str, int]]:
