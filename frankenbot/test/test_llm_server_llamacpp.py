@@ -37,7 +37,7 @@ def server():
 
 def _planner(server: LlmServer, **kw) -> Planner:
     vlm = vlm_config_for("llamacpp", base_url=server.url, retry_backoff=0.2, **kw)
-    cfg = PlannerConfig(default_planner="vlm", max_repairs=0, vlm=vlm)
+    cfg = PlannerConfig(planner_mode="vlm", max_repairs=0, vlm=vlm)
     return Planner(cfg, make_client(cfg))
 
 

@@ -104,7 +104,7 @@ def test_zones_refuse_a_target_inside_and_move_a_free_spot_out() -> None:
     assert not (0.4 - 0.03 <= x <= 0.5 + 0.03 and -0.05 - 0.03 <= y <= 0.03)
     with pytest.raises(ConfigError, match="kind"):
         Zone("z", "lava", (0, 1), (0, 1))
-    with pytest.raises(ConfigError, match="unknown review setting"):
+    with pytest.raises(ConfigError, match="review: unknown setting max_dorp"):
         ReviewConfig.from_mapping({"review": {"max_dorp": 1}})
 
 

@@ -242,6 +242,20 @@ class BrainClient:
             time.sleep(0.01)
         return future.result()
 
+    def set_parameters(self, node: str, values: dict[str, Any], timeout: float = 10.0
+                       ) -> list[Any]:
+        """``ros2 param set`` for a running node of this brain (e.g. ``frankenbot_planner``,
+        ``{"review": "never"}``); the SetParametersResult of each, in order (a refused one
+        says why in ``reason``)."""
+        from rclpy.parameter import Parameter
+        from rclpy.parameter_client import AsyncParameterClient
+
+        client = AsyncParameterClient(self.node, node)
+        if not client.wait_for_services(timeout_sec=timeout):
+            raise FrankenbotError(f"{node}'s parameter services are not available")
+        future = client.set_parameters([Parameter(k, value=v) for k, v in values.items()])
+        return list(self._wait_future(future, timeout, f"{node} set_parameters").results)
+
     def wait_for_scene(self, *, after: float, min_objects: int = 1,
                        required: tuple[str, ...] = (), timeout: float = 30.0) -> int:
         """Wait for a fresh (not stale) /frankenbot/scene stamped after ``after`` (seconds, the

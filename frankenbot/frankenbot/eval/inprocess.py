@@ -51,7 +51,7 @@ class InProcessBrain:
         self.stack = SimStack(scene="perceived", realtime_factor=options.realtime_factor,
                               camera_rate=options.camera_rate,
                               perception_rate=options.perception_rate, noise=options.noise,
-                              stale_timeout_s=options.scene_stale_after_s)
+                              stale_timeout=options.scene_stale_after_s)
         self.world, self.robot = self.stack.world, self.stack.robot
         self.planner = Planner(client=_vlm_client() if options.planner == "vlm" else None)
         self.planner_kind = options.planner

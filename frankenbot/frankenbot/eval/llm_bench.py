@@ -118,7 +118,7 @@ def bench_validity(url: str, n_tasks: int, max_tokens: int) -> dict[str, Any]:
     seed = evaluation_seeds(1)[0]
     out: dict[str, Any] = {"families": families, "seed": seed}
     for label, mode in (("constrained", "auto"), ("unconstrained", "text")):
-        cfg = PlannerConfig(default_planner="vlm", max_repairs=0, vlm=vlm_config_for(
+        cfg = PlannerConfig(planner_mode="vlm", max_repairs=0, vlm=vlm_config_for(
             "llamacpp", base_url=url, mode=mode, max_tokens=max_tokens))
         planner = Planner(cfg, make_client(cfg))
         valid, parsed, times, tokens = 0, 0, [], []

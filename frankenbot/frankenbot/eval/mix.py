@@ -253,7 +253,7 @@ class MixRunner:
 
         self.options = options
         self.stack = SimStack(scene="perceived", realtime_factor=options.realtime_factor,
-                              stale_timeout_s=options.scene_stale_after_s)
+                              stale_timeout=options.scene_stale_after_s)
         client = None
         if options.planner == "vlm":
             from frankenbot.eval.inprocess import _vlm_client
@@ -278,7 +278,7 @@ class MixRunner:
             tier2_method: str = "rules") -> MixOutcome:
         """Play ``spec`` under ``ablation``; ``expert``/``tier2_method`` replace tier 2's
         default (the rule table), as the executor node's parameters would."""
-        from frankenbot.anomaly.escalation import Budgets
+        from frankenbot.anomaly.escalation import Budgets, Tier2Settings
         from frankenbot.execution.executor import ExecutorParams
         from frankenbot.planner.request import PlanRequest
 
@@ -287,7 +287,7 @@ class MixRunner:
         memory = self._memory(ablation)
         params = ExecutorParams(budgets=Budgets(ablation.handler_retries, ablation.tier2_attempts,
                                                 ablation.replans),
-                                tier2_method=tier2_method,
+                                tier2=Tier2Settings(tier2_method),
                                 scene_stale_after_s=self.options.scene_stale_after_s)
         experience = None
         if memory is not None:

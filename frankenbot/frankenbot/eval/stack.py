@@ -68,7 +68,7 @@ class SimStack:
     def __init__(self, *, scene: str = "perceived", realtime_factor: float = 2.0,
                  camera_rate: float = 10.0, perception_rate: float = 10.0,
                  noise: str = "none", sensor_seed: int = 0,
-                 stale_timeout_s: float | None = None) -> None:
+                 stale_timeout: float | None = None) -> None:
         from frankenbot.sim.robot_adapter import SimRobot
         from frankenbot.sim.sensor import SensorModel, sensor_params
         from frankenbot.sim.world import SimWorld
@@ -96,10 +96,10 @@ class SimStack:
             camera, config = camera_of_world(self.world), PerceptionConfig()
             if self.world.sensor.active:
                 camera, config = self._calibrated(camera, fixtures)
-            # ``stale_timeout_s``: sim seconds without a processed frame before the perceived
+            # ``stale_timeout``: sim seconds without a processed frame before the perceived
             # scene is stale (None: perception's default)
-            if stale_timeout_s is not None:
-                config = replace(config, stale_timeout_s=stale_timeout_s)
+            if stale_timeout is not None:
+                config = replace(config, stale_timeout=stale_timeout)
             self._pipeline = PerceptionPipeline(camera, fixtures, config)
             # pixel targets back-project the same depth perception sees, with its camera model
             self.pixels = DepthPixelResolver(camera)

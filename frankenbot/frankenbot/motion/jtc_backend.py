@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from frankenbot import settings
 from frankenbot.common import FailureCode
 from frankenbot.errors import MotionError, SafetyViolation
 from frankenbot.motion.backend import MotionOutcome
@@ -36,18 +37,28 @@ from frankenbot.ports import (
     RobotInterface,
     TrajectoryState,
 )
+from frankenbot.settings import setting
 
 
 @dataclass(frozen=True)
 class ExecutionConfig:
     """How motions are watched while they run."""
 
-    poll_period: float = 0.004  # s of robot time between checks (cancel, e-stop, progress)
-    goal_tolerance: float = 0.01  # rad: max joint error for a reached goal
-    settle_velocity: float = 0.05  # rad/s: max joint speed for a reached goal
-    goal_time_margin: float = 1.0  # s past the planned duration before a stall is an abort
-    min_speed_scaling: float = 0.05  # plan at no less than this fraction (a paused robot waits)
-    state_wait: float = 1.0  # wall s to wait for a fresh joint state before failing (no_state)
+    poll_period: float = setting(0.004, "robot time between checks (cancel, e-stop, progress)",
+                                 unit="s", low=1e-4)
+    goal_tolerance: float = setting(0.01, "largest joint error of a reached goal", unit="rad",
+                                    low=0.0)
+    settle_velocity: float = setting(0.05, "largest joint speed of a reached goal",
+                                     unit="rad/s", low=0.0)
+    goal_time_margin: float = setting(1.0, "past the planned duration before a stall is an "
+                                      "abort", unit="s", low=0.0)
+    min_speed_scaling: float = setting(0.05, "plan at no less than this fraction of full speed "
+                                       "(a paused robot waits)", low=1e-3, high=1.0)
+    state_wait: float = setting(1.0, "wall time to wait for a fresh joint state before failing "
+                                "(no_state)", unit="s", low=0.0)
+
+    def __post_init__(self) -> None:
+        settings.validate(self, "execution")
 
 
 class PlanningError(MotionError):

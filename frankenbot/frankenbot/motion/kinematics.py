@@ -18,7 +18,9 @@ from typing import Sequence
 import numpy as np
 from ur_analytic_ik import ur5e
 
-from frankenbot.errors import MotionError
+from frankenbot import settings
+from frankenbot.errors import ConfigError, MotionError
+from frankenbot.settings import setting
 
 JOINT_NAMES: tuple[str, ...] = (
     "shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint",
@@ -99,19 +101,22 @@ def symmetric_yaws(yaw: float, symmetry: float) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class KinematicsConfig:
-    """Geometry the kinematics needs: TCP length and joint limits (rad)."""
+    """Geometry the kinematics needs: TCP length and joint limits."""
 
-    tcp_offset: float = 0.15  # m along tool0 z from the flange to the fingertip centre
-    lower: tuple[float, ...] = DEFAULT_LOWER
-    upper: tuple[float, ...] = DEFAULT_UPPER
+    tcp_offset: float = setting(0.15, "along tool0 z from the flange to the fingertip centre",
+                                unit="m", low=0.0, high=0.5)
+    lower: tuple[float, ...] = setting(DEFAULT_LOWER, "lower joint limits, 6 values",
+                                       unit="rad")
+    upper: tuple[float, ...] = setting(DEFAULT_UPPER, "upper joint limits, 6 values",
+                                       unit="rad")
 
     def __post_init__(self) -> None:
+        settings.validate(self, "kinematics")
         if len(self.lower) != 6 or len(self.upper) != 6:
-            raise ValueError(f"joint limits need 6 values, got {len(self.lower)}/{len(self.upper)}")
+            raise ConfigError(f"joint limits need 6 values, got {len(self.lower)}/"
+                              f"{len(self.upper)}")
         if any(lo >= hi for lo, hi in zip(self.lower, self.upper, strict=True)):
-            raise ValueError(f"each lower limit must be below its upper limit: {self}")
-        if not (0.0 <= self.tcp_offset < 0.5):
-            raise ValueError(f"tcp_offset must be in [0, 0.5) m, got {self.tcp_offset}")
+            raise ConfigError(f"each lower limit must be below its upper limit: {self}")
 
 
 class UR5eKinematics:

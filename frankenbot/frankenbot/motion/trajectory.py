@@ -20,8 +20,10 @@ from typing import Sequence
 
 import numpy as np
 
-from frankenbot.errors import MotionError
+from frankenbot import settings
+from frankenbot.errors import ConfigError, MotionError
 from frankenbot.motion.kinematics import JOINT_NAMES, UnreachableError, UR5eKinematics
+from frankenbot.settings import setting
 
 
 class DiscontinuityError(MotionError):
@@ -119,29 +121,29 @@ class MotionLimits:
     """Planning limits. ``velocity_scale``/``acceleration_scale`` come from config; the robot's
     speed scaling (speed slider / scaled JTC) multiplies in at planning time."""
 
-    max_joint_velocity: tuple[float, ...] = (math.pi,) * 6  # rad/s (UR5e rating)
-    max_joint_acceleration: tuple[float, ...] = (2.5,) * 6  # rad/s^2
-    max_cartesian_speed: float = 0.25  # m/s of the TCP
-    velocity_scale: float = 0.5
-    acceleration_scale: float = 0.5
-    sample_period: float = 0.02  # s between trajectory points
-    linear_step: float = 0.02  # m between IK samples on a Cartesian line
-    linear_max_joint_step: float = 0.25  # rad between neighbouring samples before it is a jump
+    max_joint_velocity: tuple[float, ...] = setting((math.pi,) * 6, "planned joint speed "
+                                                    "limits, 6 values (UR5e rating)",
+                                                    unit="rad/s", low=1e-6)
+    max_joint_acceleration: tuple[float, ...] = setting((2.5,) * 6, "planned joint acceleration "
+                                                        "limits, 6 values", unit="rad/s^2",
+                                                        low=1e-6)
+    max_cartesian_speed: float = setting(0.25, "planned TCP speed", unit="m/s", low=1e-6)
+    velocity_scale: float = setting(0.5, "share of the joint speed limits a motion uses",
+                                    low=1e-6, high=1.0)
+    acceleration_scale: float = setting(0.5, "share of the joint acceleration limits a motion "
+                                        "uses", low=1e-6, high=1.0)
+    sample_period: float = setting(0.02, "time between trajectory points", unit="s", low=1e-4)
+    linear_step: float = setting(0.02, "between IK samples on a Cartesian line", unit="m",
+                                 low=1e-4)
+    linear_max_joint_step: float = setting(0.25, "between neighbouring samples of a line; more "
+                                           "is a flip and rejected", unit="rad", low=1e-4)
 
     def __post_init__(self) -> None:
+        settings.validate(self, "motion")
         for name in ("max_joint_velocity", "max_joint_acceleration"):
             vals = getattr(self, name)
-            if len(vals) != 6 or any(not (v > 0 and math.isfinite(v)) for v in vals):
-                raise ValueError(f"{name} needs 6 positive values, got {vals}")
-        for name in ("velocity_scale", "acceleration_scale"):
-            v = getattr(self, name)
-            if not 0.0 < v <= 1.0:
-                raise ValueError(f"{name} must be in (0, 1], got {v}")
-        for name in ("max_cartesian_speed", "sample_period", "linear_step",
-                     "linear_max_joint_step"):
-            v = getattr(self, name)
-            if not (v > 0 and math.isfinite(v)):
-                raise ValueError(f"{name} must be positive, got {v}")
+            if len(vals) != 6 or not all(math.isfinite(v) for v in vals):
+                raise ConfigError(f"motion {name} needs 6 finite values, got {vals}")
 
 
 def _trapezoid(length: float, v_max: float, a_max: float) -> tuple[float, float, float]:

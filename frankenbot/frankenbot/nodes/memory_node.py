@@ -8,7 +8,8 @@ Services (relative names: under ``--namespace arm1`` they are /arm1/frankenbot/m
   /frankenbot/memory/list_skills (frankenbot_interfaces/srv/ListSkills)
       the library, optionally filtered by a substring of name or description.
 
-Parameters (defaults in ``frankenbot.memory.config.MemoryConfig``)
+Parameters (``frankenbot.memory.config.MemoryConfig``: types, ranges, defaults; all read at
+start-up)
   db_path (string, "" = <user data dir>/frankenbot/memory.sqlite3), db_url (string,
   sqlite:///path | postgresql://user@host:port/db: a memory shared by a fleet), robot_id (string,
   "" = this node's namespace), fixtures (comma-separated fixture ids of this robot), seed_dir
@@ -24,10 +25,9 @@ background thread at start-up; until it is ready retrieval is lexical (reported 
 from __future__ import annotations
 
 import sys
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import Any
 
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
@@ -35,26 +35,9 @@ from frankenbot.errors import FrankenbotError
 from frankenbot.memory.config import MemoryConfig
 from frankenbot.memory.store import MemoryStore
 from frankenbot.nodes.memory_msgs import episode_from_request, skill_msg
+from frankenbot.nodes.parameters import NodeSettings
 from frankenbot.nodes.spin import run_node
 from frankenbot_interfaces.srv import GetContext, ListSkills, RecordEpisode
-
-PARAM_DOCS: dict[str, str] = {
-    "db_path": "SQLite file of the memory; empty = <user data dir>/frankenbot/memory.sqlite3",
-    "db_url": "database URL (sqlite:///path or postgresql://user@host:port/db); overrides db_path",
-    "robot_id": "this robot's name in a shared memory; empty = the node's namespace",
-    "fixtures": "comma-separated fixture ids of this robot's scene; skills learnt with others"
-                " are not offered (empty = not checked)",
-    "seed_dir": "directory of seed skill files (*.fb); empty = the package's skills/",
-    "load_seeds": "load and validate the seed skills at start-up",
-    "min_support": "k: successful episodes that must contain a call sequence to promote it",
-    "min_success_rate": "r: successes / episodes containing a sequence needed to promote it",
-    "min_pattern_length": "shortest statement sequence considered for promotion (>= 2)",
-    "max_pattern_length": "longest statement sequence considered for promotion",
-    "token_budget": "default token budget of get_context (estimated tokens)",
-    "max_exemplars": "default number of exemplar episodes returned by get_context",
-    "use_embeddings": "rank exemplars with all-MiniLM-L6-v2 (false: lexical BM25 only)",
-    "embedding_model_dir": "directory of a sentence embedding model; empty = the packaged MiniLM",
-}
 
 
 class MemoryNode(Node):
@@ -62,7 +45,7 @@ class MemoryNode(Node):
 
     def __init__(self) -> None:
         super().__init__("frankenbot_memory")
-        config = self._read_config()
+        config = NodeSettings(self, MemoryConfig).value
         if not config.robot_id:
             config = replace(config, robot_id=self.get_namespace().strip("/"))
         self.store = MemoryStore.open(config=config)
@@ -86,15 +69,6 @@ class MemoryNode(Node):
             f"memory at {self.store.where} ({self.store.dialect}) for robot"
             f" {config.robot_id or '(unnamed)'}: {len(self.store.list_skills())} skills,"
             f" {self.store.episode_count()} episodes")
-
-    def _read_config(self) -> MemoryConfig:
-        defaults = MemoryConfig()
-        values: dict[str, Any] = {}
-        for f in fields(MemoryConfig):
-            desc = ParameterDescriptor(description=PARAM_DOCS[f.name])
-            values[f.name] = self.declare_parameter(
-                f.name, getattr(defaults, f.name), desc).value
-        return MemoryConfig.from_mapping(values)
 
     def get_context_callback(self, request: Any, response: Any) -> Any:
         try:

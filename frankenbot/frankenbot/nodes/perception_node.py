@@ -21,10 +21,14 @@ Services
 Resets also come from ``reset_topic`` (std_msgs/Header; the sim publishes one when it loads a
   new scene): tracks are forgotten and frames stamped before header.stamp are skipped, so an
   object of a vanished scene never lends its id to a new object nearby.
-Parameters (all declared with descriptions): rate, max_latency, stale_timeout, sync_tolerance,
-  camera_config, fixtures_path, detector_backend, detector_queries, detector_model,
-  detector_threshold, stride, table_height, table_rgb, min_height, max_height, workspace_min,
-  workspace_max, base_frame, publish_annotated, annotated_rate, reset_topic.
+Parameters: ``perception.config.PerceptionNodeSettings`` (rate, max_latency, sync_tolerance,
+  camera_config, fixtures_path, detector_*, base_frame, publish_annotated, annotated_rate,
+  reset_topic) and every ``PerceptionConfig`` setting under its own name (stride,
+  table_height, table_rgb, min_height, max_height, workspace_min, workspace_max,
+  stale_timeout, ...), each declared with type, unit and range; the live ones (max_latency,
+  sync_tolerance, publish_annotated, annotated_rate, min_height, max_height, min_points,
+  min_points_floor, stale_timeout) take effect at the next frame, the rest are refused with
+  the reason (restart the node).
 
 Subscription callbacks only store the latest messages (image queues of depth 1: a frame that
 waited is never worth more than the next one) and wake the processing callback through a guard
@@ -45,7 +49,6 @@ from collections import deque
 from dataclasses import replace
 from typing import Any
 
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
@@ -56,13 +59,14 @@ from visualization_msgs.msg import MarkerArray
 
 from frankenbot import resources
 from frankenbot.errors import FrankenbotError, PerceptionError
+from frankenbot.nodes.parameters import NodeSettings
 from frankenbot.nodes.ros_robot import joint_state_problem
 from frankenbot.nodes.spin import run_node
 from frankenbot.perception.annotate import annotate
 from frankenbot.perception.camera import CameraModel, load_camera
-from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.config import DEFAULT_QUERIES, PerceptionNodeSettings
 from frankenbot.perception.fixtures import load_fixture_geometry
-from frankenbot.perception.pipeline import DEFAULT_QUERIES, PerceptionPipeline
+from frankenbot.perception.pipeline import PerceptionPipeline
 from frankenbot.perception.pixels import DepthPixelResolver
 from frankenbot.perception.ros_conversions import (
     depth_from_image_msg,
@@ -136,66 +140,26 @@ class PerceptionNode(Node):
 
     def __init__(self) -> None:
         super().__init__("frankenbot_perception")
-        p = self._declare
-        self.rate = float(p("rate", 10.0, "Hz: frames are processed as they arrive, at most "
-                            "this many a second (by camera stamp); also the stale check's rate"))
-        self.max_latency = float(p("max_latency", 0.5, "frames older than this (s, since "
-                                   "arrival) are skipped instead of processed"))
-        self.stale_timeout = float(p("stale_timeout", 1.0, "scene is stale when no frame was "
-                                     "processed for this long (s)"))
-        self.sync_tolerance = float(p("sync_tolerance", 0.05, "max colour/depth stamp "
-                                      "difference (s) for a frame pair"))
-        camera_config = str(p("camera_config", "", "camera.yaml: translation + quaternion (a bare "
-                              "name is looked up in the package's config/); empty: the pose "
-                              "from TF base_frame <- camera frame (needs tf2_ros)"))
-        fixtures_path = str(p("fixtures_path", "", "scene_fixtures.yaml (drawer, zone; bare "
-                              "name: package config/); empty: none"))
-        self.backend = str(p("detector_backend", "geometric", "geometric (colour + depth "
-                             "clusters) or owlv2 (open-vocabulary, transformers)"))
-        queries = str(p("detector_queries", "block,bowl,plate,bin", "comma-separated text "
-                        "queries for the open-vocabulary backend"))
-        detector_model = str(p("detector_model", "", "local directory of the OWLv2 checkpoint "
-                               "(owlv2 backend; never downloaded at run time)"))
-        detector_threshold = float(p("detector_threshold", 0.2, "OWLv2 box score threshold"))
-        stride = int(p("stride", 2, "pixel stride of the point cloud (1 = full resolution)"))
-        table_height = float(p("table_height", 0.0, "table top z in base_link (RANSAC fallback)"))
-        self.base_frame = str(p("base_frame", "base_link", "frame of the published scene"))
-        self.publish_annotated = bool(p("publish_annotated", True, "publish the set-of-mark "
-                                        "image"))
-        self.annotated_rate = float(p("annotated_rate", 2.0, "Hz: the set-of-mark image is "
-                                      "drawn at most this often (drawing costs CPU)"))
-        reset_topic = str(p("reset_topic", "", "std_msgs/Header topic that announces a new "
-                            "scene (the sim's ~/scene_reset); empty: none"))
+        self.settings = NodeSettings(self, PerceptionNodeSettings, on_change=self._settings_changed)
+        cfg = self.settings.value
+        self.rate = cfg.rate
+        self.backend = cfg.detector_backend
+        self.base_frame = cfg.base_frame
+        camera_config, fixtures_path = cfg.camera_config, cfg.fixtures_path
         self._last_annotated = 0.0
-        if self.backend not in ("geometric", "owlv2"):
-            raise FrankenbotError(f"detector_backend must be geometric or owlv2, got "
-                                  f"{self.backend!r}")
-        defaults = PerceptionConfig()
-        min_height = float(p("min_height", defaults.min_height, "m above the table: lower "
-                             "points are table (raise for noisy depth)"))
-        max_height = float(p("max_height", defaults.max_height, "m above the table: higher "
-                             "points are ignored"))
-        ws_min = [float(v) for v in p("workspace_min", list(defaults.workspace_min),
-                                      "workspace box corner [x, y, z] in base_link, m")]
-        ws_max = [float(v) for v in p("workspace_max", list(defaults.workspace_max),
-                                      "workspace box corner [x, y, z] in base_link, m")]
-        table_rgb = [float(v) for v in p("table_rgb", [0.0, 0.0, 0.0], "the table's colour "
-                                          "(RGB 0-255) frames are white-balanced to; zeros: "
-                                          "camera.yaml's table_rgb (from calibration) or off")]
-        if not all(v > 0 for v in table_rgb) and camera_config:
-            table_rgb = _calibrated_table_rgb(resources.config_path(camera_config)) or table_rgb
-        self.config = PerceptionConfig.from_mapping({
-            "stride": stride, "table_height": table_height,
-            "stale_timeout_s": self.stale_timeout, "min_height": min_height,
-            "max_height": max_height, "workspace_min": ws_min, "workspace_max": ws_max,
-            "table_rgb": table_rgb})
+        pipeline = cfg.pipeline
+        if not all(v > 0 for v in pipeline.table_rgb) and camera_config:
+            table_rgb = _calibrated_table_rgb(resources.config_path(camera_config))
+            if table_rgb is not None:
+                pipeline = replace(pipeline, table_rgb=tuple(table_rgb))
+        self.config = pipeline
         self._detector = None
-        self._queries = tuple(q.strip() for q in queries.split(",") if q.strip())
+        self._queries = tuple(q.strip() for q in cfg.detector_queries.split(",") if q.strip())
         if self.backend == "owlv2":
             from frankenbot.perception.detector import Owlv2Detector
 
-            self._detector = Owlv2Detector.from_pretrained(detector_model,
-                                                           threshold=detector_threshold)
+            self._detector = Owlv2Detector.from_pretrained(cfg.detector_model,
+                                                           threshold=cfg.detector_threshold)
         self._extrinsics = (load_camera(resources.config_path(camera_config)).matrix
                             if camera_config else None)
         self._fixtures = (load_fixture_geometry(resources.config_path(fixtures_path))
@@ -255,10 +219,10 @@ class PerceptionNode(Node):
         self.create_timer(1.0 / max(self.rate, 0.1), self.process_callback, callback_group=work)
         # Resets share the processing group: none can land halfway through a frame.
         self.create_service(Trigger, "~/reset", self.reset_service_callback, callback_group=work)
-        if reset_topic:
+        if cfg.reset_topic:
             latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                                  durability=DurabilityPolicy.TRANSIENT_LOCAL)
-            self.create_subscription(Header, reset_topic, self.reset_topic_callback, latched,
+            self.create_subscription(Header, cfg.reset_topic, self.reset_topic_callback, latched,
                                      callback_group=work)
         # its own group: a pixel is answered while a frame is being processed
         self.create_service(ResolvePixel, "~/resolve_pixel", self.resolve_pixel_callback,
@@ -266,9 +230,11 @@ class PerceptionNode(Node):
         self.get_logger().info(f"perception up: backend {self.backend}, {self.rate} Hz, "
                                f"camera pose from {camera_config or 'TF'}")
 
-    def _declare(self, name: str, default: Any, description: str) -> Any:
-        desc = ParameterDescriptor(description=description)
-        return self.declare_parameter(name, default, desc).value
+    def _settings_changed(self, cfg: PerceptionNodeSettings) -> None:
+        """A live parameter changed (``ros2 param set``): the next frame uses it."""
+        self.config = replace(cfg.pipeline, table_rgb=self.config.table_rgb)
+        if self._pipeline is not None:
+            self._pipeline.config = self.config
 
     def _init_tf(self) -> None:
         try:  # tf2_ros exists on a real ROS install only
@@ -355,7 +321,7 @@ class PerceptionNode(Node):
     def process_callback(self) -> None:
         """The ``rate`` timer: a pair the guard condition missed, then the stale check."""
         self._process_newest()
-        if time.monotonic() - self._last_ok > self.stale_timeout:
+        if time.monotonic() - self._last_ok > self.config.stale_timeout:
             # frames stopped (or every recent frame was unusable): say so, keep the objects
             stale = Scene(objects=self._last_scene.objects, stamp=self._last_scene.stamp,
                           stale=True, frame_id=self.base_frame)
@@ -371,7 +337,7 @@ class PerceptionNode(Node):
             rgb_msg = (self._matching_rgb(time_from_msg(depth_msg.header.stamp))
                        if depth_msg is not None else None)
         fresh = (depth_msg is not None and depth_msg is not self._last_processed_depth
-                 and time.monotonic() - arrival <= self.max_latency)
+                 and time.monotonic() - arrival <= self.settings.value.max_latency)
         if fresh and rgb_msg is not None:
             self._last_processed_depth = depth_msg
             t0 = time.monotonic()
@@ -447,9 +413,10 @@ class PerceptionNode(Node):
 
     def _matching_rgb(self, stamp: float) -> Image | None:
         """The buffered colour frame closest in time to ``stamp``, within sync_tolerance."""
+        tolerance = self.settings.value.sync_tolerance
         best = min(self._rgb_msgs, default=None,
                    key=lambda m: abs(time_from_msg(m.header.stamp) - stamp))
-        if best is None or abs(time_from_msg(best.header.stamp) - stamp) > self.sync_tolerance:
+        if best is None or abs(time_from_msg(best.header.stamp) - stamp) > tolerance:
             return None  # its colour frame has not arrived yet (or was dropped)
         return best
 
@@ -464,7 +431,8 @@ class PerceptionNode(Node):
                 if self._reset_after - CLOCK_JUMP_S < stamp <= self._reset_after:
                     return  # taken before the scene was reset: it shows the old scene
                 self._reset_after = None  # the new scene's first frame (or a restarted clock)
-            if abs(time_from_msg(rgb_msg.header.stamp) - stamp) > self.sync_tolerance:
+            tolerance = self.settings.value.sync_tolerance
+            if abs(time_from_msg(rgb_msg.header.stamp) - stamp) > tolerance:
                 return  # wait for the matching colour frame
             if too_soon(stamp, self._last_stamp, self.rate):
                 self.counts["too_soon"] += 1
@@ -498,8 +466,9 @@ class PerceptionNode(Node):
         if self.marker_pub.get_subscription_count() > 0:  # RViz open: markers each frame
             self.marker_pub.publish(scene_markers(scene, lifetime_s=max(2.0 / self.rate, 0.5)))
         now = time.monotonic()
-        if (self.publish_annotated and self.image_pub.get_subscription_count() > 0
-                and now - self._last_annotated >= 1.0 / max(self.annotated_rate, 1e-3)):
+        cfg = self.settings.value
+        if (cfg.publish_annotated and self.image_pub.get_subscription_count() > 0
+                and now - self._last_annotated >= 1.0 / cfg.annotated_rate):
             self._last_annotated = now
             image, _ = annotate(rgb, scene, self._pipeline.camera)
             self.image_pub.publish(image_msg_from_rgb(image, stamp, info.header.frame_id))

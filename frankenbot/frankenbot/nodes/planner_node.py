@@ -20,8 +20,12 @@ Uses
   action /frankenbot/execute_program (ExecuteProgram, frankenbot_executor)
   services /frankenbot/memory/get_context and /frankenbot/memory/record_episode when available
 
-Parameters: see ``PARAMS`` below (planner_mode, vlm.*, review, review_config,
-prompt_budget_chars, use_image, timeouts, stats_file).
+Parameters: ``planner.settings.PlannerNodeSettings`` (types, units, ranges, defaults):
+planner_mode, max_repairs, prompt_budget_chars, prompt_skill_bodies, vlm.*, review,
+review_config, use_image, scene_wait, memory_timeout, executor_wait, execution_timeout,
+stats_file. The review, the waits and timeouts and stats_file may change live (``ros2 param
+set``, from the next task on); the planner and VLM settings are refused with the reason
+(restart the node).
 
 Every task runs through ``execution.episode.EpisodeRunner`` (plan -> safety review -> execute ->
 record), the same flow the in-process benchmarks measure, with its ports filled by ROS
@@ -41,7 +45,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
@@ -51,51 +54,19 @@ from sensor_msgs.msg import Image
 from frankenbot import resources
 from frankenbot.errors import FrankenbotError, PerceptionError
 from frankenbot.execution.episode import Episode, EpisodeRunner
+from frankenbot.nodes.parameters import NodeSettings
 from frankenbot.nodes.planner_ports import RosExecutor, RosMemory
 from frankenbot.nodes.spin import run_node
-from frankenbot.planner.planner import Planner, PlannerConfig, make_client
+from frankenbot.planner.planner import Planner, make_client
 from frankenbot.planner.prompt import encode_png
 from frankenbot.planner.request import FailureContext, PlanImage, PlanOutcome
 from frankenbot.planner.review import load_review_config, review_port
-from frankenbot.planner.vlm_client import VlmConfig
+from frankenbot.planner.settings import PlannerNodeSettings
 from frankenbot.ports import CancelToken
 from frankenbot.state import Scene
 from frankenbot_interfaces.action import RunTask
 from frankenbot_interfaces.msg import SceneObjects, TaskStatus
 from frankenbot_interfaces.srv import Replan, SubmitTask
-
-# name -> (default, description)
-PARAMS: dict[str, tuple[Any, str]] = {
-    "planner_mode": ("auto", "auto (VLM when an endpoint is configured, else offline) | offline "
-                             "| vlm"),
-    "vlm.model": ("gpt-5-mini", "model name at the OpenAI-compatible endpoint"),
-    "vlm.api_key": ("", "API key; empty = OPENAI_API_KEY from the environment"),
-    "vlm.base_url": ("", "endpoint base URL; empty = OPENAI_BASE_URL or api.openai.com"),
-    "vlm.mode": ("auto", "auto (the server's constraint, text if refused) | grammar | guided | "
-                 "text"),
-    "vlm.server": ("auto", "auto (probe) | openai | vllm | sglang | llamacpp | ollama: which "
-                   "constraint field and grammar dialect to send"),
-    "vlm.timeout": (60.0, "seconds per HTTP request"),
-    "vlm.transport_retries": (2, "HTTP retries per planning call (5xx, timeouts); not counted "
-                                 "as planning calls"),
-    "vlm.max_output_tokens": (4096, "completion token limit per call (reasoning included)"),
-    "vlm.temperature": (-1.0, "sampling temperature; < 0 = not sent (reasoning models)"),
-    "vlm.reasoning_effort": ("", "'' = not sent; minimal | low | medium | high"),
-    "vlm.image_detail": ("auto", "image detail for the VLM: low | high | auto"),
-    "review": ("auto", "safety review of every plan and replan: auto (carries, stacks and pushes "
-                       "near objects; everything when zones are configured) | always | never"),
-    "review_config": ("review.yaml", "review thresholds and zones (a bare name: the package's "
-                                     "config/)"),
-    "prompt_budget_chars": (16000, "prompt text budget; exemplars are trimmed first"),
-    "prompt_skill_bodies": (False, "list skill bodies in the prompt, not only signatures"),
-    "use_image": (True, "send perception's annotated image with the prompt"),
-    "scene_wait": (3.0, "seconds to wait for a first scene before planning"),
-    "memory_timeout": (2.0, "seconds to wait for memory's services (planning works without)"),
-    "executor_wait": (5.0, "seconds to wait for the executor's action server"),
-    "execution_timeout": (900.0, "seconds a task may execute before it is cancelled"),
-    "stats_file": ("", "append one JSON line of planning metrics per task ('' = off)"),
-}
-
 
 KEEP_TASKS = 64  # recent tasks kept for replan bookkeeping (the running one is the newest)
 WAIT_POLL_S = 0.1  # s between checks of a waiting callback (cancel requests, shutdown)
@@ -126,22 +97,9 @@ class PlannerNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("frankenbot_planner", **kwargs)
-        for name, (default, doc) in PARAMS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(description=doc))
-        p = self._p
-        vlm = VlmConfig(model=p("vlm.model"), api_key=p("vlm.api_key"),
-                        base_url=p("vlm.base_url"), mode=p("vlm.mode"),
-                        server=p("vlm.server"),
-                        timeout=float(p("vlm.timeout")),
-                        transport_retries=int(p("vlm.transport_retries")),
-                        max_output_tokens=int(p("vlm.max_output_tokens")),
-                        temperature=(None if float(p("vlm.temperature")) < 0
-                                     else float(p("vlm.temperature"))),
-                        reasoning_effort=p("vlm.reasoning_effort"),
-                        image_detail=p("vlm.image_detail"))
-        self.config = PlannerConfig(default_planner=p("planner_mode"), vlm=vlm,
-                                    prompt_budget_chars=int(p("prompt_budget_chars")),
-                                    prompt_skill_bodies=bool(p("prompt_skill_bodies")))
+        self.settings = NodeSettings(self, PlannerNodeSettings, on_change=self._settings_changed)
+        cfg = self.settings.value
+        self.config = cfg.planner
         self.planner = Planner(self.config, make_client(self.config))
         self._state_lock = threading.Lock()  # guards _scene, _image, _current, _tasks
         self._scene: Scene | None = None
@@ -149,6 +107,7 @@ class PlannerNode(Node):
         self._current: _Task | None = None  # the task that holds the arm (planning or running)
         self._tasks: dict[str, _Task] = {}
         self._ids = itertools.count(1)
+        self._closing = False
 
         sensors = MutuallyExclusiveCallbackGroup()
         serving = ReentrantCallbackGroup()
@@ -159,15 +118,15 @@ class PlannerNode(Node):
                                  callback_group=sensors)
         qos = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
         self.status_pub = self.create_publisher(TaskStatus, "frankenbot/task_status", qos)
-        memory = RosMemory(self, timeout=lambda: float(self._p("memory_timeout")),
+        memory = RosMemory(self, timeout=lambda: self.settings.value.memory_timeout,
                            callback_group=clients)
         self.execute_port = RosExecutor(
-            self, server_wait=lambda: float(self._p("executor_wait")),
-            timeout=lambda: float(self._p("execution_timeout")),
+            self, server_wait=lambda: self.settings.value.executor_wait,
+            timeout=lambda: self.settings.value.execution_timeout,
             on_feedback=self._execution_feedback, callback_group=clients)
         self.runner = EpisodeRunner(self.planner, scene=self._latest_scene,
                                     context=memory.context, execute=self.execute_port,
-                                    record=memory.record, review=self._review_port())
+                                    record=memory.record, review=self._review_port(cfg))
         self.create_service(SubmitTask, "frankenbot/submit_task", self.submit_callback,
                             callback_group=serving)
         self.create_service(Replan, "frankenbot/replan", self.replan_callback,
@@ -176,17 +135,23 @@ class PlannerNode(Node):
             self, RunTask, "frankenbot/run_task", execute_callback=self.run_task_callback,
             goal_callback=self.goal_callback, cancel_callback=lambda _g: CancelResponse.ACCEPT,
             callback_group=serving)
-        mode = "VLM " + vlm.model if self.planner.client is not None else "offline"
-        self.get_logger().info(f"planner ready ({p('planner_mode')}: {mode}; review "
-                               f"{p('review')})")
+        mode = ("VLM " + self.config.vlm.model if self.planner.client is not None
+                else "offline")
+        self.get_logger().info(f"planner ready ({self.config.planner_mode}: {mode}; review "
+                               f"{cfg.review})")
 
-    def _p(self, name: str) -> Any:
-        return self.get_parameter(name).value
-
-    def _review_port(self) -> Any:
-        path = str(self._p("review_config"))
+    @staticmethod
+    def _review_port(cfg: PlannerNodeSettings) -> Any:
+        path = cfg.review_config
         config = load_review_config(resources.config_path(path)) if path else None
-        return review_port(str(self._p("review")), config)
+        return review_port(cfg.review, config)
+
+    def _settings_changed(self, cfg: PlannerNodeSettings) -> None:
+        """A live parameter changed: the review takes it from the next plan on (the timeouts
+        and the rest are read where they are used). A review_config that cannot be read raises
+        ConfigError here, which refuses the change."""
+        self.runner.review = self._review_port(cfg)
+        self.get_logger().info(f"review now {cfg.review} ({cfg.review_config or 'defaults'})")
 
     # -- inputs ------------------------------------------------------------------------------
 
@@ -211,7 +176,7 @@ class PlannerNode(Node):
 
     def _latest_scene(self) -> Scene:
         """The runner's scene port: the newest fresh scene, waiting up to ``scene_wait``."""
-        deadline = time.monotonic() + float(self._p("scene_wait"))
+        deadline = time.monotonic() + self.settings.value.scene_wait
         while True:
             with self._state_lock:
                 scene = self._scene
@@ -227,7 +192,7 @@ class PlannerNode(Node):
 
         with self._state_lock:
             image_msg = self._image
-        if image_msg is None or not self._p("use_image"):
+        if image_msg is None or not self.settings.value.use_image:
             return None
         try:
             return encode_png(rgb_from_image_msg(image_msg))
@@ -393,10 +358,14 @@ class PlannerNode(Node):
         return result
 
     def _execution_feedback(self, task_id: str, fb: Any) -> None:
-        """The execute port's feedback: on to the RunTask goal and the task status."""
+        """The execute port's feedback: on to the RunTask goal and the task status (None: the
+        executor accepted the goal)."""
         with self._state_lock:
             task = self._tasks.get(task_id)
         if task is None:
+            return
+        if fb is None:
+            self._status(task, "executing")
             return
         out = task.outcome
         if task.goal_handle is not None:
@@ -460,6 +429,8 @@ class PlannerNode(Node):
 
     def _status(self, task: _Task, phase: str, *, done: bool = False, success: bool = False,
                 outcome: str = "", summary: str = "") -> None:
+        if self._closing:  # a worker finishing after destroy_node: nobody to tell
+            return
         out = task.outcome
         task.phase = phase
         msg = TaskStatus(task_id=task.task_id, instruction=task.instruction, phase=phase,
@@ -475,7 +446,7 @@ class PlannerNode(Node):
         self.status_pub.publish(msg)
 
     def _write_stats(self, task: _Task) -> None:
-        path = str(self._p("stats_file"))
+        path = self.settings.value.stats_file
         out = task.outcome
         if not path or out is None:
             return
@@ -490,6 +461,17 @@ class PlannerNode(Node):
                 f.write(json.dumps(line) + "\n")
         except OSError as e:
             self.get_logger().warning(f"cannot write planner stats to {path}: {e}")
+
+
+    def destroy_node(self) -> None:
+        """Cancel what runs (the executor stops the arm) and stop publishing from workers."""
+        with self._state_lock:
+            tasks = list(self._tasks.values())
+        for task in tasks:
+            if not task.done.is_set():
+                task.cancel.cancel("the planner is shutting down")
+        self._closing = True
+        super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> int:

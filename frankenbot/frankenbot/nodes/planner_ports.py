@@ -84,8 +84,8 @@ class RosMemory:
 class RosExecutor:
     """The runner's ``execute`` port over ``/frankenbot/execute_program``.
 
-    ``on_feedback(task_id, feedback)`` gets every ExecuteProgram feedback (and one with phase
-    ``executing`` when the executor accepts the goal). A cancel, or ``timeout()`` s of execution,
+    ``on_feedback(task_id, feedback)`` gets every ExecuteProgram feedback, and None when the
+    executor has accepted the goal. A cancel, or ``timeout()`` s of execution,
     cancels the executor's goal (the executor stops the arm); an executor that vanishes
     mid-task ends the task with a note naming it.
     """
@@ -119,7 +119,7 @@ class RosExecutor:
         if not wait_future(send, 10.0) or send.result() is None or not send.result().accepted:
             return report("error", "the executor rejected the program")
         handle = send.result()
-        self._on_feedback(task_id, ExecuteProgram.Feedback(phase="executing"))
+        self._on_feedback(task_id, None)
         result_future = handle.get_result_async()
         deadline = time.monotonic() + self._timeout()
         cancelled = False

@@ -42,18 +42,21 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import yaml
 
-from frankenbot import resources, spatial
+from frankenbot import resources, settings, spatial
 from frankenbot.errors import ConfigError
+from frankenbot.primitives.config import PrimitiveConfig
 from frankenbot.program.printer import print_program
 from frankenbot.program.tree import Arg, Call, Ident, If, Program, Repeat, Stmt, While
+from frankenbot.settings import setting
 from frankenbot.state import Scene, SceneObject
 
 REVIEW_MODES = ("auto", "always", "never")
 DEFAULT_REVIEW_MODE = "auto"  # the planner node's ``review`` parameter, the benchmarks' brain
-APPROACH_HEIGHT = 0.10  # the primitives' approach height (PrimitiveConfig.approach_height)
-GRASP_DEPTH = 0.02  # PrimitiveConfig.grasp_depth
-PLACE_CLEARANCE = 0.008  # PrimitiveConfig.place_clearance
-CONTAINER_FLOOR = 0.008
+_PRIMITIVES = PrimitiveConfig()  # the heights the primitives carry, grasp and release at
+APPROACH_HEIGHT = _PRIMITIVES.approach_height
+GRASP_DEPTH = _PRIMITIVES.grasp_depth
+PLACE_CLEARANCE = _PRIMITIVES.place_clearance
+CONTAINER_FLOOR = _PRIMITIVES.container_floor
 CARRY_SHAPES_FLAT = ("plate", "zone")
 PALM_RADIUS = 0.055  # m: the gripper body (2F-85 palm half length) sweeps at least this wide
 
@@ -93,16 +96,27 @@ class ReviewConfig:
     (the mode) is the caller's: the planner node's ``review`` parameter, ``frankenbot plan
     --review``, the benchmarks' ``BrainOptions.review``."""
 
-    max_drop: float = 0.05  # m of free fall allowed at a release
-    clearance: float = 0.03  # m between a carried object and anything it passes
-    near_distance: float = 0.15  # m: auto mode reviews carries passing this close to objects
-    max_carry_height: float = 0.45  # m TCP above the table (the lift's range)
-    max_stack_height: float = 0.13  # m: the top of a stack (three 4 cm blocks is 0.12)
+    max_drop: float = setting(0.05, "free fall allowed when the gripper opens while holding",
+                              unit="m", low=0.0)
+    clearance: float = setting(0.03, "gap a carried object keeps from anything it passes",
+                               unit="m", low=0.0)
+    near_distance: float = setting(0.15, "auto mode reviews carries passing this close to other "
+                                   "objects", unit="m", low=0.0)
+    max_carry_height: float = setting(0.45, "TCP height above the table a 'carry high' edit may "
+                                      "ask for (the lift's range)", unit="m", low=0.0)
+    max_stack_height: float = setting(0.13, "top of a stack (three 4 cm blocks: 0.12)",
+                                      unit="m", low=0.0)
     zones: tuple[Zone, ...] = ()
+
+    def __post_init__(self) -> None:
+        settings.validate(self, "review")
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> "ReviewConfig":
+        """The ``review:`` section of review.yaml: the settings plus the zones (a list)."""
         data = data.get("review", data) if isinstance(data, Mapping) else {}
+        if not isinstance(data, Mapping):
+            raise ConfigError("the review section must be a mapping")
         if "mode" in data:
             raise ConfigError("review mode is not a review.yaml setting: set the planner node's "
                               "`review` parameter (or `frankenbot plan --review MODE`)")
@@ -116,13 +130,8 @@ class ReviewConfig:
             except (KeyError, TypeError, IndexError, ValueError) as e:
                 raise ConfigError(f"review zone {z!r}: needs name, kind, x [lo, hi], "
                                   f"y [lo, hi] ({e})") from e
-        known = {f for f in cls.__dataclass_fields__ if f != "zones"}
-        unknown = set(data) - known - {"zones"}
-        if unknown:
-            raise ConfigError(f"unknown review setting(s) {sorted(unknown)}; known: "
-                              f"{sorted(known | {'zones'})}")
-        values = {k: float(v) for k, v in data.items() if k in known}
-        return cls(**values, zones=tuple(zones))
+        values = {k: v for k, v in data.items() if k != "zones"}
+        return settings.build(cls, values, where="review", zones=tuple(zones))
 
 
 def load_review_config(path: str | Path | None = None) -> ReviewConfig:
