@@ -4,7 +4,8 @@ then approve it, edit it, or refuse it with a reason (and optionally ask a VLM t
 The validator checks syntax, catalog and envelope; it cannot see that carrying a block from here
 to there passes a tower at gripper height, that a release happens 30 cm above a bowl, or that
 the target lies in a zone people marked off. This pass walks main's calls in source order (both
-branches of an ``if``, loops once) over a copy of the perceived scene and checks:
+branches of an ``if``, loops once, the program's skills inlined where they are called) over a
+copy of the perceived scene and checks:
 
 * swept volume of each carry: the held object's footprint along the straight line from where it
   was picked to where it is placed, at the height the primitives carry it (their approach
@@ -38,7 +39,7 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 import yaml
 
@@ -46,7 +47,16 @@ from frankenbot import resources, settings, spatial
 from frankenbot.errors import ConfigError
 from frankenbot.primitives.config import PrimitiveConfig
 from frankenbot.program.printer import print_program
-from frankenbot.program.tree import Arg, Call, Ident, If, Program, Repeat, Stmt, While
+from frankenbot.program.tree import (
+    Arg,
+    Call,
+    Ident,
+    Program,
+    SkillInliner,
+    Stmt,
+    Transformer,
+    iter_calls,
+)
 from frankenbot.settings import setting
 from frankenbot.state import Scene, SceneObject
 
@@ -210,17 +220,6 @@ def _call(name: str, **args: Any) -> Call:
                             for k, v in args.items()))
 
 
-def _calls(stmts: Sequence[Stmt]) -> Iterable[Call]:
-    for s in stmts:
-        if isinstance(s, Call):
-            yield s
-        elif isinstance(s, If):
-            yield from _calls(s.then)
-            yield from _calls(s.orelse)
-        elif isinstance(s, (Repeat, While)):
-            yield from _calls(s.body)
-
-
 class SafetyReview:
     """The geometric pass plus the optional second opinion and arbitration."""
 
@@ -236,8 +235,10 @@ class SafetyReview:
         text = print_program(program)
         if mode == "never":
             return ReviewVerdict("skipped", text, reviewed=False)
+        # what skill calls will do counts as much as what main spells out
+        expanded = SkillInliner({sk.name: sk for sk in program.skills}).program(program)
         sim = _Sim({o.object_id: o for o in scene.objects})
-        for call in _calls(program.main.body):
+        for call in iter_calls(expanded.main.body):
             self._step(sim, call)
         if mode == "auto" and not (sim.near_others or sim.findings or self.config.zones):
             return ReviewVerdict("skipped", text, (Finding(
@@ -247,7 +248,7 @@ class SafetyReview:
         if refusals:
             decision, out = "refuse", text
         elif sim.edits:
-            decision, out = "edit", print_program(_apply(program, sim.edits))
+            decision, out = "edit", print_program(_Edits(sim.edits).program(expanded))
         else:
             decision, out = "approve", text
         verdict = ReviewVerdict(decision, out, tuple(sim.findings))
@@ -537,21 +538,14 @@ def parse_second_opinion(answer: str) -> tuple[str, str]:
     return verdict, str(data.get("reason", "")).strip()
 
 
-def _apply(program: Program, edits: Mapping[int, tuple[Stmt, ...]]) -> Program:
-    def block(stmts: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
-        out: list[Stmt] = []
-        for s in stmts:
-            if isinstance(s, Call) and id(s) in edits:
-                out += edits[id(s)]
-            elif isinstance(s, If):
-                out.append(replace(s, then=block(s.then), orelse=block(s.orelse)))
-            elif isinstance(s, (Repeat, While)):
-                out.append(replace(s, body=block(s.body)))
-            else:
-                out.append(s)
-        return tuple(out)
+class _Edits(Transformer):
+    """The review's edits: each edited call (by identity) replaced by its statements."""
 
-    return replace(program, main=replace(program.main, body=block(program.main.body)))
+    def __init__(self, edits: Mapping[int, tuple[Stmt, ...]]) -> None:
+        self.edits = edits
+
+    def expand(self, s: Stmt) -> tuple[Stmt, ...]:
+        return self.edits[id(s)] if id(s) in self.edits else (self.stmt(s),)
 
 
 def review_text(text: str, scene: Scene, config: ReviewConfig | None = None,
