@@ -330,6 +330,22 @@ def block_path(stmt: str, key: str) -> str:
     return f"{stmt}/{key}"
 
 
+def call_frame_path(call: str, skill: str) -> str:
+    """At run time: the body of ``skill`` called at ``call`` (``main/2/carry``; its statements
+    are ``main/2/carry/0`` ...), so a trace tells apart two calls of one skill."""
+    return f"{call}/{skill}"
+
+
+def insert_path(at: str) -> str:
+    """At run time: a call a tier-2 repair inserted at the node ``at``."""
+    return f"{at}/insert"
+
+
+def within(path: str, ancestor: str) -> bool:
+    """``path`` is ``ancestor`` or lies inside it (a nested block, a skill it called)."""
+    return path == ancestor or path.startswith(ancestor + "/")
+
+
 # ------------------------------------------------------------------ walking: one traversal
 
 def blocks_of(stmt: Stmt) -> tuple[tuple[str, tuple[Stmt, ...]], ...]:
@@ -494,13 +510,5 @@ def count_lines(program: Program) -> int:
 
 def block_depth(stmts: tuple[Stmt, ...]) -> int:
     """Nesting depth of a block (1 for a flat block, 0 for an empty one)."""
-    depth = 0
-    for s in stmts:
-        if isinstance(s, If):
-            d = 1 + max(block_depth(s.then), block_depth(s.orelse))
-        elif isinstance(s, (Repeat, While)):
-            d = 1 + block_depth(s.body)
-        else:
-            d = 1
-        depth = max(depth, d)
-    return depth
+    return max((1 + max((block_depth(b) for _k, b in blocks_of(s)), default=0)
+                for s in stmts), default=0)
