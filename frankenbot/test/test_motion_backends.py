@@ -12,10 +12,11 @@ import pytest
 
 from frankenbot.errors import ConfigError
 from frankenbot.motion.kinematics import JOINT_NAMES, rot_z
-from frankenbot.motion.moveit_backend import (
+from frankenbot.nodes.moveit_backend import (
     MoveItUnavailable,
     _quaternion,
     _trajectory_from_robot_trajectory,
+    moveit_motion,
 )
 from frankenbot.primitives.config import drawer_from_fixtures
 from frankenbot.primitives.factory import build_primitives
@@ -31,18 +32,13 @@ def robot():
     world.close()
 
 
-def test_unknown_backend_is_a_config_error(robot) -> None:
-    with pytest.raises(ConfigError, match="unknown motion backend"):
-        build_primitives(robot, backend="teleport")
-
-
 def test_moveit_backend_without_moveit_says_so(robot) -> None:
     pytest.importorskip("rclpy")
     try:
         import moveit  # noqa: F401
     except ImportError:
         with pytest.raises(MoveItUnavailable, match="moveit_py"):
-            build_primitives(robot, backend="moveit")
+            build_primitives(robot, motion=moveit_motion(None))
     else:  # pragma: no cover - a full ROS install
         pytest.skip("moveit_py is installed here; exercised on the real install")
 

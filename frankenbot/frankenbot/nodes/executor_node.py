@@ -202,9 +202,13 @@ class ExecutorNode(Node):
 
             pixels = RosPixelResolver(self, p.pixel_service,
                                       callback_group=MutuallyExclusiveCallbackGroup())
-        # moveit: MoveItPy runs in this process as its own node (moveit_backend.MOVEIT_NODE_NAME)
-        prims = build_primitives(robot, backend=backend, fixtures=resources.fixtures_path(),
-                                 moveit_node=self if backend == "moveit" else None,
+        motion = None
+        if backend == "moveit":
+            # MoveItPy runs in this process as its own node (moveit_backend.MOVEIT_NODE_NAME)
+            from frankenbot.nodes.moveit_backend import moveit_motion
+
+            motion = moveit_motion(self)
+        prims = build_primitives(robot, fixtures=resources.fixtures_path(), motion=motion,
                                  pixels=pixels)
         return robot, prims
 

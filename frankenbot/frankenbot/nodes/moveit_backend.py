@@ -126,6 +126,17 @@ def _trajectory_from_robot_trajectory(robot_trajectory: Any) -> JointTrajectory:
     return JointTrajectory(JOINT_NAMES, points)
 
 
+def moveit_motion(node: Any) -> Any:
+    """The ``motion`` factory of ``primitives.factory.build_primitives`` for this backend."""
+
+    def make(robot: RobotInterface, cfg: Any, kinematics: UR5eKinematics,
+             envelope: SafetyEnvelope) -> "MoveItBackend":
+        return MoveItBackend(robot, kinematics=kinematics, envelope=envelope, limits=cfg.limits,
+                             execution=cfg.execution, node=node, table_z=cfg.safety.table_z)
+
+    return make
+
+
 class MoveItBackend(JtcBackend):
     """JtcBackend whose planning is done by MoveIt (OMPL free moves, Pilz LIN straight lines)."""
 
