@@ -20,8 +20,8 @@ from rclpy.action import ActionClient  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
 
+from frankenbot.nodes.scene_msgs import scene_to_msg  # noqa: E402
 from frankenbot.nodes.spin import ResponsiveExecutor  # noqa: E402
-from frankenbot.perception.ros_conversions import scene_to_msg  # noqa: E402
 from frankenbot.state import Scene  # noqa: E402
 from frankenbot_interfaces.action import ExecuteProgram  # noqa: E402
 from frankenbot_interfaces.msg import AnomalyEvent, SceneObjects, TreeState  # noqa: E402

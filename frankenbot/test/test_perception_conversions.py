@@ -13,7 +13,7 @@ from frankenbot.state import Scene, SceneObject
 pytest.importorskip("sensor_msgs.msg")
 pytest.importorskip("frankenbot_interfaces.msg")
 
-from frankenbot.perception import ros_conversions as rc
+from frankenbot.nodes import scene_msgs as rc
 
 
 def _scene() -> Scene:

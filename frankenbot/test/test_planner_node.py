@@ -48,8 +48,8 @@ class Harness:
         from rclpy.qos import QoSProfile, ReliabilityPolicy
 
         from frankenbot.eval.taskset import standard_scene
+        from frankenbot.nodes.scene_msgs import scene_to_msg
         from frankenbot.nodes.spin import ResponsiveExecutor
-        from frankenbot.perception.ros_conversions import scene_to_msg
         from frankenbot_interfaces.action import ExecuteProgram, RunTask
         from frankenbot_interfaces.msg import SceneObjects, TaskStatus
         from frankenbot_interfaces.srv import Replan, SubmitTask

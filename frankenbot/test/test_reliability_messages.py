@@ -29,7 +29,7 @@ from frankenbot.nodes.ros_robot import (  # noqa: E402
     RosRobot,
     joint_state_problem,
 )
-from frankenbot.perception.ros_conversions import (  # noqa: E402
+from frankenbot.nodes.scene_msgs import (  # noqa: E402
     depth_from_image_msg,
     intrinsics_from_camera_info,
     rgb_from_image_msg,

@@ -105,10 +105,10 @@ def _calibrate_robot(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
     from frankenbot import resources
     from frankenbot.errors import PerceptionError
+    from frankenbot.nodes.scene_msgs import depth_from_image_msg, rgb_from_image_msg
     from frankenbot.perception.calibration import calibrate_camera
     from frankenbot.perception.camera import load_camera
     from frankenbot.perception.fixtures import load_fixture_geometry
-    from frankenbot.perception.ros_conversions import depth_from_image_msg, rgb_from_image_msg
 
     initial = load_camera(resources.config_path(args.initial))
     fixtures = load_fixture_geometry(resources.config_path(args.fixtures))

@@ -35,7 +35,7 @@ import numpy as np
 from frankenbot.bringup.tap import COLOR_TOPIC, DEPTH_TOPIC, INFO_TOPIC, RateGate, TopicSpec
 from frankenbot.errors import ConfigError
 from frankenbot.motion.kinematics import UR5eKinematics
-from frankenbot.perception.ros_conversions import COLOUR_RGB
+from frankenbot.nodes.scene_msgs import COLOUR_RGB
 
 DEFAULT_PORT = 8765
 BASE_FRAME = "base_link"

@@ -66,7 +66,7 @@ def _ros_scene(timeout: float = 5.0) -> Scene:
 
     import rclpy
 
-    from frankenbot.perception.ros_conversions import scene_from_msg
+    from frankenbot.nodes.scene_msgs import scene_from_msg
     from frankenbot_interfaces.msg import SceneObjects
 
     rclpy.init()

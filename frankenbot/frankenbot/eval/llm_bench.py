@@ -184,8 +184,8 @@ PARTS = ("speed", "validity", "tier2")
 
 def run_benchmark(quick: bool = False, base_url: str = "", n_tasks: int = 0,
                   parts: Sequence[str] = PARTS) -> dict[str, Any]:
+    from frankenbot.llm.server import LlmServer, LlmServerConfig, llama_cpp_available
     from frankenbot.planner import language
-    from frankenbot.planner.llm_server import LlmServer, LlmServerConfig, llama_cpp_available
     from frankenbot.program.catalog import default_catalog
 
     if not base_url and not llama_cpp_available():

@@ -16,7 +16,7 @@ API, on a context of its own next to the server's (same weights, its own KV cach
 - log-softmax rows are computed once per needed row, in numpy.
 
 Nothing here generates text; the result is a list of floats. ``install_route(app)`` adds the
-route to llama-cpp-python's FastAPI app (``llama_server_main`` does it).
+route to llama-cpp-python's FastAPI app (``llm.server_main`` does it).
 """
 
 # no ``from __future__ import annotations``: FastAPI reads the route's annotations at run time,

@@ -51,11 +51,11 @@ from frankenbot.anomaly.candidates import Situation
 from frankenbot.anomaly.escalation import ReplanResult
 from frankenbot.anomaly.local_expert import LocalExpert, gemma_loader
 from frankenbot.anomaly.records import AnomalyRecord
-from frankenbot.anomaly.ros_conversions import event_to_msg
 from frankenbot.common import ExitStatus, NodeStatus
 from frankenbot.errors import ConfigError, FrankenbotError
 from frankenbot.execution.executor import ExecutionOutcome, ProgramExecutor
 from frankenbot.execution.settings import ExecutorNodeSettings
+from frankenbot.nodes.anomaly_msgs import event_to_msg
 from frankenbot.nodes.parameters import NodeSettings
 from frankenbot.nodes.spin import call_and_wait, run_node
 from frankenbot.program.trace import TraceEntry, trace_to_json

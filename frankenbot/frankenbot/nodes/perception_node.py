@@ -61,14 +61,7 @@ from frankenbot import resources
 from frankenbot.errors import FrankenbotError, PerceptionError
 from frankenbot.nodes.parameters import NodeSettings
 from frankenbot.nodes.ros_robot import joint_state_problem
-from frankenbot.nodes.spin import run_node
-from frankenbot.perception.annotate import annotate
-from frankenbot.perception.camera import CameraModel, load_camera
-from frankenbot.perception.config import DEFAULT_QUERIES, PerceptionNodeSettings
-from frankenbot.perception.fixtures import load_fixture_geometry
-from frankenbot.perception.pipeline import PerceptionPipeline
-from frankenbot.perception.pixels import DepthPixelResolver
-from frankenbot.perception.ros_conversions import (
+from frankenbot.nodes.scene_msgs import (
     depth_from_image_msg,
     image_msg_from_rgb,
     intrinsics_from_camera_info,
@@ -78,6 +71,13 @@ from frankenbot.perception.ros_conversions import (
     time_from_msg,
     time_to_msg,
 )
+from frankenbot.nodes.spin import run_node
+from frankenbot.perception.annotate import annotate
+from frankenbot.perception.camera import CameraModel, load_camera
+from frankenbot.perception.config import DEFAULT_QUERIES, PerceptionNodeSettings
+from frankenbot.perception.fixtures import load_fixture_geometry
+from frankenbot.perception.pipeline import PerceptionPipeline
+from frankenbot.perception.pixels import DepthPixelResolver
 from frankenbot.perception.self_filter import JointHistory
 from frankenbot.state import Scene
 from frankenbot_interfaces.msg import SceneObjects

@@ -156,7 +156,7 @@ class PlannerNode(Node):
     # -- inputs ------------------------------------------------------------------------------
 
     def scene_callback(self, msg: SceneObjects) -> None:
-        from frankenbot.perception.ros_conversions import scene_from_msg
+        from frankenbot.nodes.scene_msgs import scene_from_msg
 
         try:
             scene = scene_from_msg(msg)
@@ -188,7 +188,7 @@ class PlannerNode(Node):
 
     def _plan_image(self) -> PlanImage | None:
         """Perception's latest set-of-mark image for the prompt (None: none, or not wanted)."""
-        from frankenbot.perception.ros_conversions import rgb_from_image_msg
+        from frankenbot.nodes.scene_msgs import rgb_from_image_msg
 
         with self._state_lock:
             image_msg = self._image
