@@ -30,14 +30,15 @@ Parameters: ``perception.config.PerceptionNodeSettings`` (rate, max_latency, syn
   min_points_floor, stale_timeout) take effect at the next frame, the rest are refused with
   the reason (restart the node).
 
-Subscription callbacks only store the latest messages (image queues of depth 1: a frame that
-waited is never worth more than the next one) and wake the processing callback through a guard
-condition, so a frame is processed as soon as its colour and depth are both in, not at the next
-tick of a timer (a 10 Hz timer on a 10 Hz camera adds up to 100 ms and drops frames when the two
-drift). Processing runs in its own callback group, so a slow frame never blocks message intake;
-when it falls behind, only the newest pair is taken. ``rate`` caps the frames processed (a
-frame stamped less than 0.75 / rate after the last processed one is skipped: a 30 Hz camera is
-perceived at 10 Hz, a 10 Hz one at 10 Hz despite jitter); its timer checks for staleness.
+Subscription callbacks only hand the messages to ``perception.frame_sync.FrameSync`` (image
+queues of depth 1: a frame that waited is never worth more than the next one) and wake the
+processing callback through a guard condition, so a frame is processed as soon as its colour
+and depth are both in, not at the next tick of a timer (a 10 Hz timer on a 10 Hz camera adds up
+to 100 ms and drops frames when the two drift). Processing runs in its own callback group, so a
+slow frame never blocks message intake; when it falls behind, only the newest pair is taken.
+Which pairs are processed (stamp pairing, the ``rate`` cap, late frames, resets, a camera clock
+that jumps back) is FrameSync's decision, ROS-free and tested on its own; the ``rate`` timer
+checks for staleness.
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections import deque
 from dataclasses import replace
 from typing import Any
 
@@ -76,6 +76,13 @@ from frankenbot.perception.annotate import annotate
 from frankenbot.perception.camera import CameraModel, load_camera
 from frankenbot.perception.config import DEFAULT_QUERIES, PerceptionNodeSettings
 from frankenbot.perception.fixtures import load_fixture_geometry
+from frankenbot.perception.frame_sync import (
+    CLOCK_RESTARTED,
+    OLD_SCENE,
+    REPEATED,
+    TOO_SOON,
+    FrameSync,
+)
 from frankenbot.perception.pipeline import PerceptionPipeline
 from frankenbot.perception.pixels import DepthPixelResolver
 from frankenbot.perception.self_filter import JointHistory
@@ -88,12 +95,9 @@ UR_JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_
 COLOR_TOPIC = "camera/camera/color/image_raw"
 DEPTH_TOPIC = "camera/camera/aligned_depth_to_color/image_raw"
 INFO_TOPIC = "camera/camera/color/camera_info"
-RGB_HISTORY = 8  # colour frames kept for pairing with depth by stamp
 STATS_PERIOD_S = 10.0  # s between the intake/processing log lines
 IMAGE_QUEUE = 1  # image subscriptions keep only the newest message (see the module docstring)
-CLOCK_BACK_S = 1.0  # a frame this much older than the last one: the camera clock restarted
 MAX_IMAGE_PIXELS = 4096 * 4096  # larger frames are not from any supported camera
-CLOCK_JUMP_S = 10.0  # a frame this much older than a reset means the camera clock restarted
 
 
 def _calibrated_table_rgb(path: Any) -> list[float] | None:
@@ -127,12 +131,6 @@ def check_frame(rgb: Any, depth: Any, info: CameraInfo) -> None:
     valid = np.isfinite(depth) & (depth > 0) if depth.dtype.kind == "f" else depth > 0
     if not valid.any():
         raise PerceptionError("depth image has no valid pixel (all zero or NaN)")
-
-
-def too_soon(stamp: float, last: float | None, rate: float) -> bool:
-    """True for a frame stamped less than 0.75 / ``rate`` after the last processed one (the
-    0.75 keeps every frame of a camera at ``rate`` despite stamp jitter); rate <= 0: never."""
-    return last is not None and rate > 0 and 0.0 <= stamp - last < 0.75 / rate
 
 
 class PerceptionNode(Node):
@@ -170,27 +168,20 @@ class PerceptionNode(Node):
             self._init_tf()
 
         self._msgs_lock = threading.Lock()  # guards the latest messages below
-        # recent colour frames: the one matching a depth frame's stamp is paired with it (the
-        # latest colour frame is often already the next one when depth arrives)
-        self._rgb_msgs: deque[Image] = deque(maxlen=RGB_HISTORY)
-        self._depth_msg: Image | None = None
-        self._depth_arrival = 0.0
+        # which frames to process: colour/depth pairing, rate cap, late frames, resets and
+        # camera clock jumps (perception/frame_sync.py)
+        self._sync: FrameSync[Image] = FrameSync(rate=cfg.rate,
+                                                 sync_tolerance=cfg.sync_tolerance,
+                                                 max_latency=cfg.max_latency)
         self._info_msg: CameraInfo | None = None
         self._joint_history = JointHistory()  # the newest sample is the arm's current state
-        self._last_processed_depth: Image | None = None
         # depth of the processed frames for ~/resolve_pixel (made with the first camera model)
         self._pixels: DepthPixelResolver | None = None
         self._last_ok = 0.0  # monotonic time of the last successfully processed frame
         self._last_scene = Scene(stale=True)
-        self._last_stamp: float | None = None  # camera stamp of the last processed frame
-        # s, camera clock: frames stamped up to this predate the last reset (None: no reset
-        # pending; cleared by the first newer frame)
-        self._reset_after: float | None = None
         self.frames_processed = 0
         self.frames_rejected = 0
         self.resets = 0
-        # intake and skip counters, logged every STATS_PERIOD_S (where frames go, issue 16)
-        self.counts = {"colour": 0, "depth": 0, "unpaired": 0, "late": 0, "too_soon": 0}
         self._stats_at = time.monotonic()
         self._stats_busy = 0.0  # s spent processing since the last stats line
         self._processed_mark = 0
@@ -232,6 +223,8 @@ class PerceptionNode(Node):
 
     def _settings_changed(self, cfg: PerceptionNodeSettings) -> None:
         """A live parameter changed (``ros2 param set``): the next frame uses it."""
+        self._sync.max_latency = cfg.max_latency
+        self._sync.sync_tolerance = cfg.sync_tolerance
         self.config = replace(cfg.pipeline, table_rgb=self.config.table_rgb)
         if self._pipeline is not None:
             self._pipeline.config = self.config
@@ -248,18 +241,11 @@ class PerceptionNode(Node):
 
     # ------------------------------------------------------------------ intake (never blocks)
     def color_callback(self, msg: Image) -> None:
-        with self._msgs_lock:
-            self._rgb_msgs.append(msg)
-            self.counts["colour"] += 1
+        self._sync.colour(time_from_msg(msg.header.stamp), msg)
         self._frame_ready.trigger()  # its depth may have come first
 
     def depth_callback(self, msg: Image) -> None:
-        with self._msgs_lock:
-            if self._depth_msg is not None and self._depth_msg is not self._last_processed_depth:
-                self.counts["unpaired"] += 1  # replaced before it could be processed
-            self._depth_msg = msg
-            self._depth_arrival = time.monotonic()
-            self.counts["depth"] += 1
+        self._sync.depth(time_from_msg(msg.header.stamp), msg, time.monotonic())
         self._frame_ready.trigger()
 
     def info_callback(self, msg: CameraInfo) -> None:
@@ -328,25 +314,16 @@ class PerceptionNode(Node):
             self.scene_pub.publish(scene_to_msg(stale, 0.0))
 
     def _process_newest(self) -> None:
-        with self._msgs_lock:
-            depth_msg, info = self._depth_msg, self._info_msg
-            arrival, joints = self._depth_arrival, self._joint_history.latest()
-            if depth_msg is not None and joints is not None:
-                # the arm where the image shows it, not where it is now (self_filter.py)
-                joints = self._joint_history.at(time_from_msg(depth_msg.header.stamp)) or joints
-            rgb_msg = (self._matching_rgb(time_from_msg(depth_msg.header.stamp))
-                       if depth_msg is not None else None)
-        fresh = (depth_msg is not None and depth_msg is not self._last_processed_depth
-                 and time.monotonic() - arrival <= self.settings.value.max_latency)
-        if fresh and rgb_msg is not None:
-            self._last_processed_depth = depth_msg
+        pair = self._sync.take(time.monotonic())
+        if pair is not None:
+            with self._msgs_lock:
+                info, joints = self._info_msg, self._joint_history.latest()
+                if joints is not None:
+                    # the arm where the image shows it, not where it is now (self_filter.py)
+                    joints = self._joint_history.at(pair.stamp) or joints
             t0 = time.monotonic()
-            self._process(rgb_msg, depth_msg, info, joints, arrival)
+            self._process(pair.colour, pair.depth, pair.stamp, info, joints, pair.arrival)
             self._stats_busy += time.monotonic() - t0
-        elif (depth_msg is not None and depth_msg is not self._last_processed_depth
-              and rgb_msg is not None):
-            self._last_processed_depth = depth_msg  # waited past max_latency
-            self.counts["late"] += 1
         self._log_stats()
 
     def _log_stats(self) -> None:
@@ -354,10 +331,7 @@ class PerceptionNode(Node):
         if now - self._stats_at < STATS_PERIOD_S:
             return
         dt, self._stats_at = now - self._stats_at, now
-        with self._msgs_lock:
-            c = dict(self.counts)
-            for k in self.counts:
-                self.counts[k] = 0
+        c = self._sync.take_counts()
         busy, self._stats_busy = self._stats_busy, 0.0
         processed, self._processed_mark = (self.frames_processed - self._processed_mark,
                                            self.frames_processed)
@@ -372,10 +346,7 @@ class PerceptionNode(Node):
         self._reset(time_from_msg(msg.stamp), f"new scene {msg.frame_id or '(unnamed)'}")
 
     def reset_service_callback(self, request: Any, response: Any) -> Any:
-        with self._msgs_lock:
-            latest = self._depth_msg
-        after = time_from_msg(latest.header.stamp) if latest is not None else None
-        forgotten = self._reset(after, "~/reset called")
+        forgotten = self._reset(self._sync.latest_depth_stamp(), "~/reset called")
         response.success = True
         response.message = f"forgot {forgotten} tracked objects"
         return response
@@ -385,8 +356,7 @@ class PerceptionNode(Node):
         forgotten = len(self._pipeline.tracker.tracks) if self._pipeline is not None else 0
         if self._pipeline is not None:
             self._pipeline.reset()
-        self._reset_after = after
-        self._last_stamp = None
+        self._sync.reset(after)
         self._last_scene = Scene(stale=True)
         if self._pixels is not None:
             self._pixels.reset()  # the old scene's depth would point at what is gone
@@ -394,49 +364,16 @@ class PerceptionNode(Node):
         self.get_logger().info(f"tracks reset ({why}): {forgotten} forgotten")
         return forgotten
 
-    def _clock_went_back(self, stamp: float) -> bool:
-        """True for a frame to skip: older than the last processed one.
-
-        A jump back beyond ``CLOCK_BACK_S`` means the camera's clock restarted (a sim or driver
-        restart): the tracks' times are void, so they are forgotten and the frame is used. A
-        smaller step back is a late or repeated frame and is skipped.
-        """
-        last = self._last_stamp
-        if last is None or stamp > last:
-            return False
-        if last - stamp > CLOCK_BACK_S:
-            self.get_logger().warning(f"camera clock jumped back {last - stamp:.3f} s: tracks "
-                                      "reset", throttle_duration_sec=2.0)
-            self._reset(None, "camera clock jumped back")
-            return False
-        return True
-
-    def _matching_rgb(self, stamp: float) -> Image | None:
-        """The buffered colour frame closest in time to ``stamp``, within sync_tolerance."""
-        tolerance = self.settings.value.sync_tolerance
-        best = min(self._rgb_msgs, default=None,
-                   key=lambda m: abs(time_from_msg(m.header.stamp) - stamp))
-        if best is None or abs(time_from_msg(best.header.stamp) - stamp) > tolerance:
-            return None  # its colour frame has not arrived yet (or was dropped)
-        return best
-
-    def _process(self, rgb_msg: Image, depth_msg: Image, info: CameraInfo | None,
-                 joints: tuple[float, ...] | None, arrival: float) -> None:
+    def _process(self, rgb_msg: Image, depth_msg: Image, stamp: float,
+                 info: CameraInfo | None, joints: tuple[float, ...] | None,
+                 arrival: float) -> None:
         log = self.get_logger()
         try:
             if info is None:
                 raise PerceptionError(f"no camera_info received on {INFO_TOPIC}")
-            stamp = time_from_msg(depth_msg.header.stamp)
-            if self._reset_after is not None:
-                if self._reset_after - CLOCK_JUMP_S < stamp <= self._reset_after:
-                    return  # taken before the scene was reset: it shows the old scene
-                self._reset_after = None  # the new scene's first frame (or a restarted clock)
-            tolerance = self.settings.value.sync_tolerance
-            if abs(time_from_msg(rgb_msg.header.stamp) - stamp) > tolerance:
-                return  # wait for the matching colour frame
-            if too_soon(stamp, self._last_stamp, self.rate):
-                self.counts["too_soon"] += 1
-                return  # a faster camera than ``rate``: this frame is skipped
+            verdict = self._sync.admit(stamp)
+            if verdict in (OLD_SCENE, TOO_SOON, REPEATED):
+                return  # the old scene, a faster camera than ``rate``, a late or repeated frame
             camera = self._camera(info)
             if camera is None:
                 raise PerceptionError("camera pose unknown (no camera_config, no TF)")
@@ -449,10 +386,11 @@ class PerceptionNode(Node):
             rgb = rgb_from_image_msg(rgb_msg)
             depth = depth_from_image_msg(depth_msg)
             check_frame(rgb, depth, info)
-            if self._clock_went_back(stamp):
-                return
+            if verdict == CLOCK_RESTARTED:  # the tracks' times are void
+                log.warning("camera clock jumped back: tracks reset", throttle_duration_sec=2.0)
+                self._reset(None, "camera clock jumped back")
             result = self._pipeline.process_frame(rgb, depth, stamp, joints)
-            self._last_stamp = stamp
+            self._sync.processed(stamp)
             self._feed_pixels(camera, depth, stamp, joints)
         except FrankenbotError as e:
             self.frames_rejected += 1
