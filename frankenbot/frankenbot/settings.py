@@ -25,7 +25,6 @@ import math
 import types
 import typing
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any, Mapping, TypeVar
 
 from frankenbot.errors import ConfigError
@@ -172,9 +171,18 @@ def _kind(tp: Any) -> tuple[str, int | None]:
     raise TypeError(f"unsupported setting type {tp!r}")
 
 
-@cache
+_SCHEMAS: dict[type, tuple[Setting, ...]] = {}
+
+
 def schema(cls: type) -> tuple[Setting, ...]:
     """Every setting of ``cls`` (nested sections flattened), in declaration order."""
+    found = _SCHEMAS.get(cls)
+    if found is None:
+        found = _SCHEMAS[cls] = _schema(cls)
+    return found
+
+
+def _schema(cls: type) -> tuple[Setting, ...]:
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"{cls!r} is not a dataclass")
     hints = typing.get_type_hints(cls)
@@ -282,7 +290,8 @@ def values_of(obj: Any) -> dict[str, Any]:
 def update(obj: T, changes: Mapping[str, Any], *, where: str = "") -> T:
     """A new instance with ``changes`` (setting name -> value) applied and checked."""
     cls = type(obj)
-    fixed = {f.name: getattr(obj, f.name) for f in dataclasses.fields(cls)
+    instance: Any = obj  # a settings dataclass (``schema`` checks)
+    fixed = {f.name: getattr(obj, f.name) for f in dataclasses.fields(instance)
              if _SETTING not in f.metadata and _SECTION not in f.metadata}
     merged = {**values_of(obj), **dict(changes)}
     return build(cls, merged, where=where, **fixed)

@@ -79,7 +79,8 @@ class ExecutionOutcome:
 class Runner(Protocol):
     """The interpreter as the executor uses it (``frankenbot.program.interpreter``)."""
 
-    active_path: str
+    @property
+    def active_path(self) -> str: ...
 
     def run(self) -> Any: ...
 
@@ -97,7 +98,7 @@ def _default_runner_factory(program: Program, catalog: Catalog, executor: Any,
                             **kw: Any) -> Runner:
     from frankenbot.program.interpreter import Interpreter
 
-    return Interpreter(program, catalog, executor, **kw)  # type: ignore[return-value]
+    return Interpreter(program, catalog, executor, **kw)
 
 
 class ProgramExecutor:

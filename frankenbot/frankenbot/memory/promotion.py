@@ -182,7 +182,7 @@ def generalise_with_binding(stmts: Sequence[Stmt], external: frozenset[str] = fr
     if not stmts or not all(_minable(s) for s in stmts):
         return None
     labels = [s.name for s in stmts if isinstance(s, Label)]
-    targets = _label_refs_in(stmts)
+    targets = _label_refs_in(tuple(stmts))
     if len(set(labels)) != len(labels) or set(targets) - set(labels) \
             or set(labels) - set(targets) or set(labels) & external:
         return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from frankenbot import settings
 from frankenbot.common import FailureCode
 from frankenbot.errors import MotionError, SafetyViolation
 from frankenbot.motion.backend import MotionOutcome
-from frankenbot.motion.kinematics import HOME_JOINTS, UnreachableError, UR5eKinematics
+from frankenbot.motion.kinematics import HOME_JOINTS, UnreachableError, UR5eKinematics, Vector
 from frankenbot.motion.safety import SafetyEnvelope
 from frankenbot.motion.trajectory import (
     DiscontinuityError,
@@ -75,7 +75,7 @@ class JtcBackend:
     def __init__(self, robot: RobotInterface, *, kinematics: UR5eKinematics,
                  envelope: SafetyEnvelope, limits: MotionLimits | None = None,
                  execution: ExecutionConfig | None = None,
-                 posture: Sequence[float] | None = HOME_JOINTS) -> None:
+                 posture: Vector | None = HOME_JOINTS) -> None:
         self.robot = robot
         self.posture = None if posture is None else tuple(float(v) for v in posture)
         self.kin = kinematics
@@ -90,7 +90,7 @@ class JtcBackend:
             s = 1.0
         return min(1.0, max(self.execution.min_speed_scaling, s))
 
-    def plan_joints(self, start: Sequence[float], goal: Sequence[float],
+    def plan_joints(self, start: Vector, goal: Vector,
                     speed_scaling: float = 1.0) -> JointTrajectory:
         goal_arr = np.asarray(goal, dtype=float)
         if goal_arr.shape != (6,) or not np.all(np.isfinite(goal_arr)):
@@ -104,7 +104,7 @@ class JtcBackend:
         self._check(traj, start)
         return traj
 
-    def plan_pose(self, start: Sequence[float], tcp_pose: np.ndarray,
+    def plan_pose(self, start: Vector, tcp_pose: np.ndarray,
                   speed_scaling: float = 1.0) -> JointTrajectory:
         """Joint-space move to a TCP pose.
 
@@ -132,7 +132,7 @@ class JtcBackend:
         assert first_error is not None
         raise first_error
 
-    def plan_linear(self, start: Sequence[float], tcp_pose: np.ndarray,
+    def plan_linear(self, start: Vector, tcp_pose: np.ndarray,
                     speed_scaling: float = 1.0) -> JointTrajectory:
         pose = self._valid_pose(tcp_pose)
         try:
@@ -154,14 +154,14 @@ class JtcBackend:
             raise PlanningError(FailureCode.REJECTED_BY_SAFETY, str(e)) from e
         return pose
 
-    def _check(self, traj: JointTrajectory, start: Sequence[float]) -> None:
+    def _check(self, traj: JointTrajectory, start: Vector) -> None:
         try:
             self.envelope.check_trajectory(traj, start)
         except SafetyViolation as e:
             raise PlanningError(FailureCode.REJECTED_BY_SAFETY, str(e)) from e
 
     # --- MotionBackend --------------------------------------------------------------------
-    def move_to_joints(self, goal: Sequence[float], cancel: CancelToken,
+    def move_to_joints(self, goal: Vector, cancel: CancelToken,
                        speed: float = 1.0) -> MotionOutcome:
         return self._plan_and_run(lambda q, s: self.plan_joints(q, goal, s), cancel, speed)
 

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
 from frankenbot import settings
 from frankenbot.errors import ConfigError, SafetyViolation
-from frankenbot.motion.kinematics import JOINT_NAMES, UR5eKinematics
+from frankenbot.motion.kinematics import JOINT_NAMES, UR5eKinematics, Vector
 from frankenbot.motion.trajectory import JointTrajectory
 from frankenbot.settings import setting
 
@@ -80,7 +79,7 @@ class SafetyEnvelope:
         self._box_max = np.array(config.workspace_max)
 
     # --- single targets -------------------------------------------------------------------
-    def check_position(self, position: Sequence[float], what: str = "target") -> None:
+    def check_position(self, position: Vector, what: str = "target") -> None:
         """A TCP target position: finite, inside the box, outside the base column, above the
         table."""
         p = np.asarray(position, dtype=float)
@@ -88,7 +87,7 @@ class SafetyEnvelope:
             raise SafetyViolation(f"{what} position must be 3 finite numbers, got {p.tolist()}")
         self._check_tcp_points(p[None, :], what)
 
-    def check_joints(self, q: Sequence[float], what: str = "joint target") -> None:
+    def check_joints(self, q: Vector, what: str = "joint target") -> None:
         arr = np.asarray(q, dtype=float)
         if arr.shape != (6,) or not np.all(np.isfinite(arr)):
             raise SafetyViolation(f"{what} must be 6 finite numbers, got {arr.tolist()}")
@@ -99,7 +98,7 @@ class SafetyEnvelope:
 
     # --- trajectories ---------------------------------------------------------------------
     def check_trajectory(self, traj: JointTrajectory,
-                         current: Sequence[float] | None = None) -> None:
+                         current: Vector | None = None) -> None:
         """Every check on every sample; ``current`` is the measured joint state, if known."""
         cfg = self.config
         if tuple(traj.joint_names) != JOINT_NAMES:

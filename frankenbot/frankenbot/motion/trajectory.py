@@ -22,7 +22,7 @@ import numpy as np
 
 from frankenbot import settings
 from frankenbot.errors import ConfigError, MotionError
-from frankenbot.motion.kinematics import JOINT_NAMES, UnreachableError, UR5eKinematics
+from frankenbot.motion.kinematics import JOINT_NAMES, UnreachableError, UR5eKinematics, Vector
 from frankenbot.settings import setting
 
 
@@ -169,7 +169,7 @@ def _trapezoid_sample(t: np.ndarray, length: float, t_acc: float, t_total: float
     return np.clip(u, 0.0, length), np.maximum(du, 0.0)
 
 
-def time_parameterize(waypoints: Sequence[Sequence[float]], limits: MotionLimits,
+def time_parameterize(waypoints: Sequence[Vector] | np.ndarray, limits: MotionLimits,
                       speed_scaling: float = 1.0,
                       tcp_points: np.ndarray | None = None,
                       kin: UR5eKinematics | None = None) -> JointTrajectory:
@@ -232,7 +232,7 @@ def time_parameterize(waypoints: Sequence[Sequence[float]], limits: MotionLimits
     return JointTrajectory.from_arrays(JOINT_NAMES, t, pos, vel)
 
 
-def joint_move(q_start: Sequence[float], q_goal: Sequence[float], limits: MotionLimits,
+def joint_move(q_start: Vector, q_goal: Vector, limits: MotionLimits,
                speed_scaling: float = 1.0,
                kin: UR5eKinematics | None = None) -> JointTrajectory:
     """Rest-to-rest joint-space move, all joints synchronised (straight line in joint space).
@@ -268,7 +268,7 @@ def _rotation_exp(w: np.ndarray) -> np.ndarray:
     return np.eye(3) + math.sin(angle) * kx + (1 - math.cos(angle)) * kx @ kx
 
 
-def linear_waypoints(kin: UR5eKinematics, q_start: Sequence[float], goal_pose: np.ndarray,
+def linear_waypoints(kin: UR5eKinematics, q_start: Vector, goal_pose: np.ndarray,
                      limits: MotionLimits) -> tuple[np.ndarray, np.ndarray]:
     """Joint waypoints (M, 6) and TCP points (M, 3) along a straight TCP line to ``goal_pose``.
 
@@ -312,7 +312,7 @@ def linear_waypoints(kin: UR5eKinematics, q_start: Sequence[float], goal_pose: n
     return qs, tcps
 
 
-def linear_move(kin: UR5eKinematics, q_start: Sequence[float], goal_pose: np.ndarray,
+def linear_move(kin: UR5eKinematics, q_start: Vector, goal_pose: np.ndarray,
                 limits: MotionLimits, speed_scaling: float = 1.0) -> JointTrajectory:
     """A timed straight-line TCP move from the configuration ``q_start`` to ``goal_pose``."""
     qs, tcps = linear_waypoints(kin, q_start, goal_pose, limits)

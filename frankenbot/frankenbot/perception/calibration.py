@@ -94,9 +94,7 @@ def model_surfaces(fixtures: Sequence[FixtureGeometry], config: PerceptionConfig
                 p[:, axis] = sign * half
                 p[:, 1 - axis] = side[:, 0]
                 p[:, 2] = side[:, 1]
-                n = [0.0, 0.0, 0.0]
-                n[axis] = sign
-                faces.append((p, tuple(n)))
+                faces.append((p, (sign, 0.0, 0.0) if axis == 0 else (0.0, sign, 0.0)))
         for p, n in faces:
             pts.append(p @ rot.T + np.array([cx, cy, cz]))
             nrm.append(np.tile(rot @ np.asarray(n), (len(p), 1)))

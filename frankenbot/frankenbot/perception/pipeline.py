@@ -123,7 +123,8 @@ class PerceptionPipeline:
         else:
             plane, clusters, names = self._detector_clusters(rgb, depth)
         viewpoint = (float(self.camera.position[0]), float(self.camera.position[1]))
-        eye = tuple(float(v) for v in self.camera.position)
+        px, py, pz = (float(v) for v in self.camera.position)
+        eye = (px, py, pz)
         sample_angle = self.config.stride / self.camera.intrinsics.fx
         # The arm is white and gray; under a wandering white balance its pale surfaces can take
         # a faint hue, so a pale cluster at the arm is the arm too (objects are vivid).

@@ -249,7 +249,7 @@ class VlmClient:
         if not key and not url:
             raise ConfigError("no VLM endpoint: set OPENAI_API_KEY (and optionally "
                               "OPENAI_BASE_URL) or the planner's api_key/base_url parameters")
-        self._client = openai.OpenAI(
+        self._client: Any = openai.OpenAI(
             api_key=key or "not-needed", base_url=url, max_retries=0,
             timeout=openai.Timeout(config.timeout, connect=config.connect_timeout))
         self._lock = threading.Lock()  # guards family/mode (a node may plan from two threads)
@@ -514,7 +514,9 @@ def _decode(body: str, tool_name: str) -> tuple[str, int, int, str]:
                 break
     if not text and isinstance(message.get("content"), str):
         text = message["content"]
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
     tin = usage.get("prompt_tokens", 0)
     tout = usage.get("completion_tokens", 0)
     finish = choices[0].get("finish_reason") or ""

@@ -40,12 +40,16 @@ class DrawerSpec:
             raise ConfigError(f"drawer stroke must be positive, got {self.stroke}")
 
     def handle_at(self, opening: float) -> tuple[float, float, float]:
-        return tuple(h + a * opening for h, a in zip(self.handle_closed,  # type: ignore[return-value]
-                                                     self.pull_axis, strict=True))
+        return _along(self.handle_closed, self.pull_axis, opening)
 
     def cavity_at(self, opening: float) -> tuple[float, float, float]:
-        return tuple(c + a * opening for c, a in zip(self.cavity_closed,  # type: ignore[return-value]
-                                                     self.pull_axis, strict=True))
+        return _along(self.cavity_closed, self.pull_axis, opening)
+
+
+def _along(p: tuple[float, float, float], axis: tuple[float, float, float],
+           d: float) -> tuple[float, float, float]:
+    """``p`` moved ``d`` along ``axis``."""
+    return (p[0] + axis[0] * d, p[1] + axis[1] * d, p[2] + axis[2] * d)
 
 
 @dataclass(frozen=True)

@@ -264,7 +264,7 @@ class Interpreter:
                          self._replaced, self._program)
 
     # ---------------------------------------------------------------------------- trace
-    def _text(self, node: object) -> str:
+    def _text(self, node: Stmt | str) -> str:
         key = id(node)
         text = self._text_cache.get(key)
         if text is None:
@@ -272,7 +272,7 @@ class Interpreter:
             self._text_cache[key] = text
         return text
 
-    def _emit(self, path: str, node: object, line: int, event: str, status: NodeStatus,
+    def _emit(self, path: str, node: Stmt | str, line: int, event: str, status: NodeStatus,
               detail: str = "") -> None:
         text = node if isinstance(node, str) else self._text(node)
         entry = TraceEntry(self._clock(), path, text, line, event, status, detail)

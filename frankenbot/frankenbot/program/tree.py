@@ -30,7 +30,7 @@ NO_SPAN = Span()
 
 
 def _span() -> Span:
-    return field(default=NO_SPAN, compare=False, repr=False)  # type: ignore[return-value]
+    return field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -433,8 +433,11 @@ class Transformer:
 
     def cond(self, cond: Cond) -> Cond:
         if isinstance(cond, Pred):
-            args = tuple(self.value(a) if isinstance(a, Ident) else a for a in cond.args)
-            return Pred(cond.name, args, cond.span)  # type: ignore[arg-type]
+            args: list[Ident | float] = []
+            for a in cond.args:
+                v = self.value(a) if isinstance(a, Ident) else a
+                args.append(Ident(v) if isinstance(v, str) else v)  # predicates take ids
+            return Pred(cond.name, tuple(args), cond.span)
         if isinstance(cond, Not):
             return Not(self.cond(cond.operand), cond.span)
         ops = tuple(self.cond(o) for o in cond.operands)

@@ -174,7 +174,7 @@ class _Validator:
                           f"{where}: `{name}` looks like a {base}; expected "
                           + " or ".join(shapes))
 
-    def check_value(self, value: object, sp: SigParam, span: Span, scope: _Scope,
+    def check_value(self, value: Ident | float | str, sp: SigParam, span: Span, scope: _Scope,
                     where: str) -> None:
         if sp.type == ParamType.OBJECT:
             if not isinstance(value, Ident):
