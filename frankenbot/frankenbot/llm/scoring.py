@@ -25,13 +25,15 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from frankenbot.errors import FrankenbotError
+
 ROUTE = "/frankenbot/score"
 MAX_SEQUENCES = 16  # candidates decoded in one batch (more are scored in further batches)
 MAX_CANDIDATES = 64
 MAX_CHARS = 16_000  # a request longer than this is refused (the situation prompt is ~500)
 
 
-class ScoringError(ValueError):
+class ScoringError(FrankenbotError, ValueError):
     """A request the scorer refuses (empty, too long, or more than the context holds)."""
 
 

@@ -40,13 +40,14 @@ except ImportError:  # pragma: no cover
 from lark import Lark
 from lark.lexer import PatternRE, PatternStr
 
+from frankenbot.errors import ProgramError
 from frankenbot.program.parser import KEYWORDS, grammar_text
 
 WORD_CHARS = frozenset(string.ascii_letters + string.digits + "_")
 ALL_CHARS = frozenset(chr(i) for i in range(128))
 
 
-class GrammarExportError(ValueError):
+class GrammarExportError(ProgramError, ValueError):
     """The Lark grammar uses something the exporter cannot translate exactly."""
 
 
