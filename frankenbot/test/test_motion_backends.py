@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 
 from frankenbot.errors import ConfigError
-from frankenbot.motion.kinematics import JOINT_NAMES, rot_z
+from frankenbot.motion.kinematics import JOINT_NAMES
 from frankenbot.nodes.moveit_backend import (
     MoveItUnavailable,
-    _quaternion,
     _trajectory_from_robot_trajectory,
     moveit_motion,
 )
@@ -41,22 +40,6 @@ def test_moveit_backend_without_moveit_says_so(robot) -> None:
             build_primitives(robot, motion=moveit_motion(None))
     else:  # pragma: no cover - a full ROS install
         pytest.skip("moveit_py is installed here; exercised on the real install")
-
-
-def test_quaternion_matches_the_rotation() -> None:
-    rng = np.random.default_rng(0)
-    for _ in range(20):
-        axis = rng.normal(size=3)
-        axis /= np.linalg.norm(axis)
-        angle = rng.uniform(-math.pi, math.pi)
-        kx = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
-        r = np.eye(3) + math.sin(angle) * kx + (1 - math.cos(angle)) * kx @ kx
-        w, x, y, z = _quaternion(r)
-        expect = (math.cos(angle / 2), *(axis * math.sin(angle / 2)))
-        sign = 1.0 if w * expect[0] >= 0 else -1.0
-        assert np.allclose(sign * np.array([w, x, y, z]), expect, atol=1e-9)
-    assert np.allclose(_quaternion(rot_z(math.pi)), (0, 0, 0, 1), atol=1e-9) or np.allclose(
-        _quaternion(rot_z(math.pi)), (0, 0, 0, -1), atol=1e-9)
 
 
 def test_moveit_plan_conversion_reorders_joints() -> None:

@@ -25,9 +25,9 @@ from dataclasses import replace
 from typing import Any, Callable, Iterator
 
 from frankenbot import resources
-from frankenbot.common import quaternion_yaw
 from frankenbot.errors import SimError
 from frankenbot.state import Scene, SceneObject
+from frankenbot.transforms import QuatWXYZ
 
 SCENE_WAIT_S = 30.0  # wall seconds for the first perceived frame after a reset
 SCENE_MODES = ("perceived", "ground_truth")
@@ -35,7 +35,7 @@ CALIBRATION_FRAMES = 6  # frames pooled to calibrate the camera of a noisy sim
 
 
 def _yaw(q: tuple[float, float, float, float]) -> float:
-    return quaternion_yaw(*q)  # MuJoCo order (w, x, y, z)
+    return QuatWXYZ(*q).yaw()  # MuJoCo's order
 
 
 def pose_feed_scene(world: Any) -> Callable[[], Scene]:

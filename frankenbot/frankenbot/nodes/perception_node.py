@@ -87,6 +87,7 @@ from frankenbot.perception.pipeline import PerceptionPipeline
 from frankenbot.perception.pixels import DepthPixelResolver
 from frankenbot.perception.self_filter import JointHistory
 from frankenbot.state import Scene
+from frankenbot.transforms import QuatXYZW
 from frankenbot_interfaces.msg import SceneObjects
 from frankenbot_interfaces.srv import ResolvePixel
 
@@ -292,11 +293,8 @@ class PerceptionNode(Node):
                                    throttle_duration_sec=5.0)
             return None
         q, p = t.transform.rotation, t.transform.translation
-        x, y, z, w = q.x, q.y, q.z, q.w
         m = np.eye(4)
-        m[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
+        m[:3, :3] = QuatXYZW(q.x, q.y, q.z, q.w).matrix()
         m[:3, 3] = [p.x, p.y, p.z]
         return m
 
