@@ -84,7 +84,7 @@ def test_a_misspelt_or_out_of_range_key_in_a_parameter_file_is_reported(tmp_path
     text = (CONFIG / "sim.yaml").read_text()
     bad = tmp_path / "sim.yaml"
     bad.write_text(text.replace("    stale_timeout: 2.0", "    stale_timout: 2.0")
-                   .replace("    replans: 2", "    replans: -1"))
+                   .replace("    tier2_method: rules", "    replans: -1\n    tier2_method: rules"))
     problems = check_params_file(bad)
     assert any("frankenbot_perception" in p and "did you mean stale_timeout" in p
                for p in problems), problems
@@ -111,6 +111,15 @@ def test_the_arm_and_review_files_are_checked_by_their_schemas(tmp_path) -> None
     with pytest.raises(ConfigError, match="planner node's `review` parameter"):
         load_review_config(review)
     assert load_review_config(CONFIG / "review.yaml").max_drop == pytest.approx(0.05)
+
+
+def test_the_parameter_reference_is_generated_from_the_schemas() -> None:
+    from frankenbot.bringup.config_check import reference_markdown
+
+    doc = CONFIG.parents[1] / "docs" / "PARAMETERS.md"
+    assert doc.read_text() == reference_markdown(), (
+        "docs/PARAMETERS.md is stale: python -m frankenbot.bringup.config_check > "
+        "docs/PARAMETERS.md")
 
 
 def test_one_default_per_setting() -> None:

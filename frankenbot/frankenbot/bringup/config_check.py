@@ -79,3 +79,38 @@ def require_valid(path: str | Path,
     problems = check_params_file(path, overrides)
     if problems:
         raise ConfigError("invalid parameter file:\n  " + "\n  ".join(problems))
+
+
+def reference_markdown() -> str:
+    """docs/PARAMETERS.md: every node's parameters from the schemas (name, type, default,
+    unit, range or choices, live, description). Generated; a test keeps the file current."""
+    lines = ["# Node parameters", "",
+             "Generated from the settings schemas (`frankenbot/settings.py`; regenerate with",
+             "`python -m frankenbot.bringup.config_check > docs/PARAMETERS.md`). Every parameter",
+             "is declared with this type, range and description; **live** ones may be changed",
+             "while the node runs (`ros2 param set`), the others are refused with the reason.",
+             "The setup files (`config/sim.yaml`, `real_ur5e.yaml`, `gazebo.yaml`) hold only",
+             "what a setup changes; `frankenbot up` checks them against these schemas first.", ""]
+    for node, schema in NODE_SCHEMAS.items():
+        lines += [f"## {node}", "", "| parameter | type | default | unit | range / choices | live "
+                  "| description |", "|---|---|---|---|---|---|---|"]
+        for s in settings.schema(schema):
+            spec = s.spec
+            if spec.choices:
+                allowed = " \\| ".join(f"`{c}`" if c else "`''`" for c in spec.choices)
+            elif spec.low is not None or spec.high is not None:
+                lo = "" if spec.low is None else f"{spec.low:g}"
+                hi = "" if spec.high is None else f"{spec.high:g}"
+                allowed = f"[{lo}, {hi}]" if lo and hi else (f">= {lo}" if lo else f"<= {hi}")
+            else:
+                allowed = ""
+            default = list(s.default) if isinstance(s.default, tuple) else s.default
+            text = s.description.replace("|", "\\|")
+            lines.append(f"| `{s.name}` | {s.kind} | `{default!r}` | {spec.unit} | {allowed} "
+                         f"| {'yes' if s.live else ''} | {text} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(reference_markdown(), end="")
