@@ -49,7 +49,7 @@ class Harness:
 
         from frankenbot.eval.taskset import standard_scene
         from frankenbot.nodes.scene_msgs import scene_to_msg
-        from frankenbot.nodes.spin import ResponsiveExecutor
+        from frankenbot.nodes.spin import Spinner, make_executor
         from frankenbot_interfaces.action import ExecuteProgram, RunTask
         from frankenbot_interfaces.msg import SceneObjects, TaskStatus
         from frankenbot_interfaces.srv import Replan, SubmitTask
@@ -83,10 +83,9 @@ class Harness:
                                      self._context, callback_group=group)
             self.node.create_service(RecordEpisode, "/frankenbot/memory/record_episode",
                                      self._record, callback_group=group)
-        self.executor = ResponsiveExecutor(num_threads=4, context=context)
+        self.executor = make_executor(4, context=context)
         self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        self.spinner = Spinner(self.executor).start()
 
     def _execute(self, goal_handle: Any) -> Any:
         from frankenbot_interfaces.action import ExecuteProgram
@@ -136,6 +135,7 @@ class Harness:
         return future.result()
 
     def close(self) -> None:
+        self.spinner.stop()
         self.executor.shutdown()
         self.node.destroy_node()
 

@@ -21,7 +21,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
 from frankenbot.errors import FrankenbotError
-from frankenbot.nodes.spin import ResponsiveExecutor, report_callback_error
+from frankenbot.nodes.spin import make_executor, report_callback_error, spin_once
 from frankenbot_interfaces.action import RunTask
 from frankenbot_interfaces.msg import AnomalyEvent, TaskStatus, TreeState
 from frankenbot_interfaces.srv import EvaluateTask, InjectAnomaly, ResetScene, SubmitTask
@@ -57,7 +57,7 @@ class BrainClient:
         self._group = ReentrantCallbackGroup()
         self._clients: dict[str, Any] = {}  # service name -> its client (see _call)
         self._clients_lock = threading.Lock()
-        self._executor = ResponsiveExecutor(num_threads=2, context=self._context)
+        self._executor = make_executor(2, context=self._context)
         self._executor.add_node(self.node)
         self._closing = False
         self.spin_errors = 0  # callbacks that raised (logged; spinning went on)
@@ -70,7 +70,7 @@ class BrainClient:
         its 10th task on, because one exception had ended ``spin()`` silently)."""
         while self._context.ok() and not self._closing:
             try:
-                self._executor.spin_once(timeout_sec=SPIN_POLL_S)
+                spin_once(self._executor, SPIN_POLL_S)
             except ExternalShutdownException:
                 return
             except Exception as e:  # a callback's error, or one made while shutting down

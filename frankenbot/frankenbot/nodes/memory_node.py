@@ -118,7 +118,7 @@ class MemoryNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return run_node(MemoryNode, num_threads=4, args=args)
+    return run_node(MemoryNode, num_threads=4, args=args, callbacks_block=False)
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ checks for staleness.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -71,7 +72,7 @@ from frankenbot.nodes.scene_msgs import (
     time_from_msg,
     time_to_msg,
 )
-from frankenbot.nodes.spin import run_node
+from frankenbot.nodes.spin import SPIN_ENV, run_node
 from frankenbot.perception.annotate import annotate
 from frankenbot.perception.camera import CameraModel, load_camera
 from frankenbot.perception.config import DEFAULT_QUERIES, PerceptionNodeSettings
@@ -98,6 +99,7 @@ DEPTH_TOPIC = "camera/camera/aligned_depth_to_color/image_raw"
 INFO_TOPIC = "camera/camera/color/camera_info"
 STATS_PERIOD_S = 10.0  # s between the intake/processing log lines
 IMAGE_QUEUE = 1  # image subscriptions keep only the newest message (see the module docstring)
+FRAME_POLL_S = 0.01  # s: the pair check's period where no guard condition can wake it
 MAX_IMAGE_PIXELS = 4096 * 4096  # larger frames are not from any supported camera
 
 
@@ -207,7 +209,13 @@ class PerceptionNode(Node):
         self.marker_pub = self.create_publisher(MarkerArray, "frankenbot/scene_markers", 10)
         self.image_pub = self.create_publisher(Image, "frankenbot/annotated_image", 2)
         # a new colour or depth image wakes frame_callback at once (in the work group)
-        self._frame_ready = self.create_guard_condition(self.frame_callback, callback_group=work)
+        self._frame_ready: Any = None
+        if os.environ.get(SPIN_ENV) == "events":
+            # rclpy 7.1.6's EventsExecutor has no guard conditions: poll for a pair at 100 Hz
+            self.create_timer(FRAME_POLL_S, self.frame_callback, callback_group=work)
+        else:
+            self._frame_ready = self.create_guard_condition(self.frame_callback,
+                                                            callback_group=work)
         self.create_timer(1.0 / max(self.rate, 0.1), self.process_callback, callback_group=work)
         # Resets share the processing group: none can land halfway through a frame.
         self.create_service(Trigger, "~/reset", self.reset_service_callback, callback_group=work)
@@ -243,11 +251,13 @@ class PerceptionNode(Node):
     # ------------------------------------------------------------------ intake (never blocks)
     def color_callback(self, msg: Image) -> None:
         self._sync.colour(time_from_msg(msg.header.stamp), msg)
-        self._frame_ready.trigger()  # its depth may have come first
+        if self._frame_ready is not None:
+            self._frame_ready.trigger()  # its depth may have come first
 
     def depth_callback(self, msg: Image) -> None:
         self._sync.depth(time_from_msg(msg.header.stamp), msg, time.monotonic())
-        self._frame_ready.trigger()
+        if self._frame_ready is not None:
+            self._frame_ready.trigger()
 
     def info_callback(self, msg: CameraInfo) -> None:
         with self._msgs_lock:
@@ -439,7 +449,7 @@ class PerceptionNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return run_node(PerceptionNode, num_threads=3, args=args)
+    return run_node(PerceptionNode, num_threads=3, args=args, callbacks_block=False)
 
 
 if __name__ == "__main__":

@@ -298,7 +298,7 @@ def main(args: list[str] | None = None) -> int:
     # hand the GIL over every 1 ms (default 5): the physics thread must not wait behind the
     # executor's or the frame publisher's Python code for more than a fraction of a tick
     sys.setswitchinterval(0.001)
-    return run_node(SimNode, num_threads=3, args=args)
+    return run_node(SimNode, num_threads=3, args=args, callbacks_block=False)
 
 
 if __name__ == "__main__":
