@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from frankenbot.errors import FrankenbotError
+from frankenbot.eval.stack import IN_PROCESS_STALE_S
 from frankenbot.eval.tables import EpisodeOutcome
 
 
@@ -32,12 +33,7 @@ class BrainOptions:
     # safety review of each plan and replan: auto | always | never (the planner node's default)
     review: str = "auto"
     review_config: Any = None  # planner.review.ReviewConfig (None: config/review.yaml)
-    # seconds without a processed frame before the scene counts as stale (perception and the
-    # executor, both on the sim's clock): the mix benchmark's value (eval/mix.py). In one
-    # process the perception thread shares the GIL with the physics, render and monitor
-    # threads on a 2-core machine and lags by over a second under load, which a deployment
-    # (perception in its own process) does not; a dead camera is still caught after this long
-    scene_stale_after_s: float = 3.0
+    scene_stale_after_s: float = IN_PROCESS_STALE_S  # see eval/stack.py
 
 
 class InProcessBrain:

@@ -33,6 +33,7 @@ import numpy as np
 
 from frankenbot.errors import ConfigError, SimError
 from frankenbot.eval.seeds import EVALUATION_FIRST_SEED, evaluation_seeds
+from frankenbot.eval.stack import IN_PROCESS_STALE_S
 from frankenbot.eval.stats import mcnemar_exact, wilson_interval
 
 MIXES: dict[str, dict[str, float]] = {
@@ -237,10 +238,7 @@ class MixOptions:
     realtime_factor: float = 1.0
     episode_timeout: float = 150.0  # wall seconds before an episode is cancelled
     planner: str = "offline"
-    # seconds without a new frame before the scene counts as stale (executor: wall, perception:
-    # sim): above the 1 s defaults because on a shared, oversubscribed 2-core machine the
-    # perception thread alone can lag by seconds; a dead camera is still caught after this long
-    scene_stale_after_s: float = 3.0
+    scene_stale_after_s: float = IN_PROCESS_STALE_S  # see eval/stack.py
 
 
 class MixRunner:

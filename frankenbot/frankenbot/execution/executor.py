@@ -26,7 +26,7 @@ from frankenbot.anomaly.monitors import class_of, default_monitors
 from frankenbot.anomaly.records import AnomalyLog, AnomalyRecord
 from frankenbot.common import AnomalyKind, ExitStatus, Tier
 from frankenbot.execution.escalator import TieredEscalator
-from frankenbot.execution.snapshot_source import SnapshotSource
+from frankenbot.execution.snapshot_source import STALE_AFTER_S, SnapshotSource
 from frankenbot.execution.tracked_primitives import TrackedPrimitives
 from frankenbot.program.catalog import Catalog, default_catalog
 from frankenbot.program.check import check_text
@@ -51,7 +51,8 @@ class ExecutorParams:
     tier2: Tier2Settings = section(Tier2Settings, "")
     step_budget: int = setting(500, "global bound on executed tree nodes per program", low=1,
                                live=True)
-    scene_stale_after_s: float = setting(1.0, "the scene counts as stale when its stamp has not "
+    scene_stale_after_s: float = setting(STALE_AFTER_S, "the scene counts as stale when its "
+                                         "stamp has not "
                                          "moved this long (robot clock)", unit="s", low=0.05)
     monitor_thresholds: Mapping[str, float] = field(default_factory=dict)
 
