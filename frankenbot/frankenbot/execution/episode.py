@@ -142,7 +142,8 @@ class EpisodeRunner:
                  review: ReviewPort | None = None) -> None:
         self.planner = planner
         self.review = review  # replaceable at run time (the node's live ``review`` parameter)
-        self.last_review: Any = None  # the verdict of the last plan or replan
+        self.last_review: Any = None  # the verdict of the last plan or replan (single-threaded
+        # callers; ``run`` hands each episode its own verdict)
         self._scene = scene
         self._context = context
         self._execute = execute
@@ -158,21 +159,27 @@ class EpisodeRunner:
     def plan(self, instruction: str, *, task_id: str = "", image: PlanImage | None = None,
              planner: str = "") -> PlanOutcome:
         """One planning call (+ repair) and the review of its program."""
-        request = self.request(instruction, task_id=task_id, image=image, planner=planner)
-        return self._reviewed(self.planner.plan(request), request.scene)
+        outcome, self.last_review = self._planned(instruction, task_id, image, planner)
+        return outcome
 
     def replan(self, request: PlanRequest, failure: FailureContext) -> PlanOutcome:
         """Tier 3: a new program for ``request`` after ``failure``, reviewed like the first
         (a replanned program moves the same arm)."""
-        return self._reviewed(self.planner.replan(request, failure), request.scene)
-
-    def _reviewed(self, outcome: PlanOutcome, scene: Scene) -> PlanOutcome:
-        review = self.review
-        verdict = None
-        if review is not None and outcome.ok:
-            outcome, verdict = review(outcome, scene)
-        self.last_review = verdict
+        outcome, self.last_review = self._reviewed(self.planner.replan(request, failure),
+                                                   request.scene)
         return outcome
+
+    def _planned(self, instruction: str, task_id: str, image: PlanImage | None,
+                 planner: str) -> tuple[PlanOutcome, Any]:
+        request = self.request(instruction, task_id=task_id, image=image, planner=planner)
+        return self._reviewed(self.planner.plan(request), request.scene)
+
+    def _reviewed(self, outcome: PlanOutcome, scene: Scene) -> tuple[PlanOutcome, Any]:
+        """The plan after the review and the review's verdict (None: no review ran)."""
+        review = self.review
+        if review is None or not outcome.ok:
+            return outcome, None
+        return review(outcome, scene)
 
     def finish(self, task_id: str, instruction: str, plan: PlanOutcome,
                report: ExecutionReport) -> str:
@@ -197,11 +204,11 @@ class EpisodeRunner:
         run, or when ``cancel`` was set before execution began. ``on_planned(plan, verdict)``
         is told the reviewed plan before anything moves."""
         cancel = cancel or CancelToken()
-        try:
-            plan = self.plan(instruction, task_id=task_id, image=image, planner=planner)
+        try:  # the verdict travels with the plan: other threads may plan at the same time
+            plan, verdict = self._planned(instruction, task_id, image, planner)
         except FrankenbotError as e:  # the planner could not run at all (bad config, ...)
-            plan, self.last_review = PlanOutcome(False, "", None, str(e)), None
-        verdict = self.last_review
+            plan, verdict = PlanOutcome(False, "", None, str(e)), None
+        self.last_review = verdict
         if on_planned is not None:
             on_planned(plan, verdict)
         if not plan.ok or dry_run or cancel.cancelled:
