@@ -4,6 +4,7 @@
 #   make test    setup + setup-llm + the pytest suite (all but `heavy`) + lint
 #   make demo    setup + sim and all nodes as separate processes, one task end to end
 #   make bench   setup + every benchmark (results in docs/results/), then the README regenerated
+#   make lint    ruff, the import contracts (.importlinter) and mypy on the core (mypy.ini)
 #   make clean   remove build products (keeps .venv; `make distclean` removes it too)
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -73,6 +74,7 @@ test-heavy: setup setup-llm
 lint: venv
 	@$(ENV) ruff check frankenbot && echo "lint: ruff clean"
 	@$(ENV) lint-imports --config .importlinter --no-cache && echo "lint: import contracts kept"
+	@$(ENV) mypy --config-file mypy.ini && echo "lint: mypy clean on the core"
 
 demo: setup
 	@$(ENV) frankenbot demo --instruction "$(INSTRUCTION)"

@@ -37,7 +37,7 @@ from frankenbot.common import FailureCode  # noqa: E402
 from frankenbot.motion.kinematics import JOINT_NAMES  # noqa: E402
 from frankenbot.motion.trajectory import JointTrajectory, TrajectoryPoint  # noqa: E402
 from frankenbot.nodes.ros_robot import RosRobot  # noqa: E402
-from frankenbot.nodes.spin import ResponsiveExecutor  # noqa: E402
+from frankenbot.nodes.spin import Spinner, make_executor  # noqa: E402
 from frankenbot.ports import CancelToken, ControllerRejected, TrajectoryState  # noqa: E402
 from frankenbot.primitives.factory import build_primitives  # noqa: E402
 from frankenbot.sim.world import SimWorld  # noqa: E402
@@ -67,10 +67,9 @@ class TwinHarness:
             parameter_overrides=[Parameter("use_sim_time", value=True)])
         self.local_world = SimWorld(seed=0, width=64, height=48)  # TEST-ONLY scene source
         self._scene_fn = ground_truth_scene(self.local_world)
-        self.executor = ResponsiveExecutor(num_threads=6, context=self.context)
+        self.executor = make_executor(6, context=self.context)
         self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        self.spinner = Spinner(self.executor, name="twin-test").start()
         self.robot = RosRobot(  # as config/real_ur5e.yaml sets up the executor's
             self.node, scene_source=lambda: self._scene_fn(), trajectory_mode="action",
             gripper_mode="parallel", gripper_action=GRIPPER_ACTION,
@@ -166,6 +165,7 @@ class TwinHarness:
         return future.result()
 
     def close(self) -> None:
+        self.spinner.stop()
         self.executor.shutdown()
         self.node.destroy_node()
         rclpy.shutdown(context=self.context)

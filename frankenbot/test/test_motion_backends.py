@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from frankenbot.errors import ConfigError
-from frankenbot.motion.kinematics import JOINT_NAMES, rot_z
-from frankenbot.motion.moveit_backend import (
+from frankenbot.motion.kinematics import JOINT_NAMES
+from frankenbot.nodes.moveit_backend import (
     MoveItUnavailable,
-    _quaternion,
     _trajectory_from_robot_trajectory,
+    moveit_motion,
 )
 from frankenbot.primitives.config import drawer_from_fixtures
 from frankenbot.primitives.factory import build_primitives
@@ -31,36 +31,15 @@ def robot():
     world.close()
 
 
-def test_unknown_backend_is_a_config_error(robot) -> None:
-    with pytest.raises(ConfigError, match="unknown motion backend"):
-        build_primitives(robot, backend="teleport")
-
-
 def test_moveit_backend_without_moveit_says_so(robot) -> None:
     pytest.importorskip("rclpy")
     try:
         import moveit  # noqa: F401
     except ImportError:
         with pytest.raises(MoveItUnavailable, match="moveit_py"):
-            build_primitives(robot, backend="moveit")
+            build_primitives(robot, motion=moveit_motion(None))
     else:  # pragma: no cover - a full ROS install
         pytest.skip("moveit_py is installed here; exercised on the real install")
-
-
-def test_quaternion_matches_the_rotation() -> None:
-    rng = np.random.default_rng(0)
-    for _ in range(20):
-        axis = rng.normal(size=3)
-        axis /= np.linalg.norm(axis)
-        angle = rng.uniform(-math.pi, math.pi)
-        kx = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
-        r = np.eye(3) + math.sin(angle) * kx + (1 - math.cos(angle)) * kx @ kx
-        w, x, y, z = _quaternion(r)
-        expect = (math.cos(angle / 2), *(axis * math.sin(angle / 2)))
-        sign = 1.0 if w * expect[0] >= 0 else -1.0
-        assert np.allclose(sign * np.array([w, x, y, z]), expect, atol=1e-9)
-    assert np.allclose(_quaternion(rot_z(math.pi)), (0, 0, 0, 1), atol=1e-9) or np.allclose(
-        _quaternion(rot_z(math.pi)), (0, 0, 0, -1), atol=1e-9)
 
 
 def test_moveit_plan_conversion_reorders_joints() -> None:

@@ -248,11 +248,12 @@ def test_snapshot_reflects_robot_state_and_beliefs(world) -> None:
 
 
 def test_primitive_config_rejects_unknown_keys() -> None:
+    from frankenbot import settings
     from frankenbot.errors import ConfigError
     from frankenbot.primitives.config import PrimitiveConfig
 
     with pytest.raises(ConfigError, match="unknown"):
-        PrimitiveConfig.from_mapping({"approach_hieght": 0.1})
+        settings.build(PrimitiveConfig, {"approach_hieght": 0.1})
     assert dataclasses.replace(PrimitiveConfig(), approach_height=0.2).approach_height == 0.2
 
 

@@ -168,10 +168,10 @@ def _calibrate_robot(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
     from frankenbot import resources
     from frankenbot.errors import PerceptionError
+    from frankenbot.nodes.scene_msgs import depth_from_image_msg, rgb_from_image_msg
     from frankenbot.perception.calibration import calibrate_camera
     from frankenbot.perception.camera import load_camera
     from frankenbot.perception.fixtures import load_fixture_geometry
-    from frankenbot.perception.ros_conversions import depth_from_image_msg, rgb_from_image_msg
 
     initial = load_camera(resources.config_path(args.initial))
     fixtures = load_fixture_geometry(resources.config_path(args.fixtures))
@@ -293,8 +293,8 @@ def _robot_colour_frames(args: argparse.Namespace) -> tuple[list[Any], Any]:
     from sensor_msgs.msg import CameraInfo, Image
 
     from frankenbot.errors import PerceptionError
+    from frankenbot.nodes.scene_msgs import rgb_from_image_msg
     from frankenbot.perception.camera import Intrinsics
-    from frankenbot.perception.ros_conversions import rgb_from_image_msg
 
     rclpy.init()
     node = Node("frankenbot_calibrate_check")

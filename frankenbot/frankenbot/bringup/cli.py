@@ -23,6 +23,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--task", default="put_in_bowl", help="sim task family at start")
     up.add_argument("--seed", type=int, default=0, help="sim scene seed")
     up.add_argument("--planner", choices=("auto", "offline", "vlm"), default="auto")
+    up.add_argument("--review", choices=("auto", "always", "never"), default=None,
+                    help="safety review of every plan (the planner's review parameter; "
+                    "default: the setup file's, auto)")
+    up.add_argument("--review-config", default=None, metavar="FILE",
+                    help="review thresholds and zones (default: config/review.yaml)")
     up.add_argument("--noise", choices=("none", "realistic", "harsh"), default="realistic",
                     help="sim camera sensor model (default realistic: the sim looks like the "
                          "robot; docs/CAMERA.md)")
@@ -105,9 +110,11 @@ def _add_foxglove(parser: argparse.ArgumentParser) -> None:
 
 
 def _up(args: argparse.Namespace) -> int:
+    from frankenbot.bringup.config_check import require_valid
     from frankenbot.bringup.processes import (
         NODE_EXECUTABLES,
         NodeGroup,
+        config_file,
         driver_twin_setup,
         terminate_on_sigterm,
         up_parameters,
@@ -122,7 +129,9 @@ def _up(args: argparse.Namespace) -> int:
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="frankenbot-up-"))
     params = up_parameters(task=args.task, seed=args.seed, noise=args.noise,
                            planner=args.planner, memory_url=args.memory_url,
-                           robot_id=args.robot_id)
+                           robot_id=args.robot_id, review=args.review,
+                           review_config=args.review_config)
+    require_valid(config_file(setup), params)  # every bad key or value, before any process
     params_files = None
     if args.driver_twin:
         params_files, params = driver_twin_setup(params)

@@ -14,7 +14,7 @@ Why namespaced and not one combined UR + Robotiq description: the UR driver's la
 controller files stay exactly upstream's (nothing to keep in sync with driver releases), the
 gripper's serial link cannot stall the UR's 500 Hz control loop, and either side can be
 restarted alone. The price: the gripper is not in the UR's robot_description, so MoveIt adds it
-as an attached box (motion/moveit_backend.py), and its joint states come on
+as an attached box (nodes/moveit_backend.py), and its joint states come on
 ``/robotiq/joint_states`` (the executor's ``gripper_joint_states_topic``).
 
 Launch arguments: ``ros2 launch`` keeps one set of launch configurations for the whole launch,

@@ -105,7 +105,8 @@ def dds_environment(env: Mapping[str, str]) -> dict[str, str]:
 
 def up_parameters(*, task: str = "put_in_bowl", seed: int = 0, noise: str = "realistic",
                   planner: str = "auto", memory_url: str = "", robot_id: str = "",
-                  db_path: str = "") -> dict[str, dict[str, object]]:
+                  db_path: str = "", review: str | None = None,
+                  review_config: str | None = None) -> dict[str, dict[str, object]]:
     """The per-node parameters ``frankenbot up`` passes over the setup's parameter file (also
     used by benchmarks that must run the stack exactly as ``up --sim`` does)."""
     memory: dict[str, object] = {}
@@ -115,8 +116,13 @@ def up_parameters(*, task: str = "put_in_bowl", seed: int = 0, noise: str = "rea
         memory["robot_id"] = robot_id
     if db_path:
         memory["db_path"] = db_path
+    planner_params: dict[str, object] = {"planner_mode": planner}
+    if review is not None:
+        planner_params["review"] = review
+    if review_config is not None:
+        planner_params["review_config"] = str(Path(review_config).expanduser().resolve())
     return {"sim": {"task": task, "seed": seed, "sensor_noise": noise},
-            "planner": {"planner_mode": planner}, "memory": memory}
+            "planner": planner_params, "memory": memory}
 
 
 # The executor's settings that describe the machine and the sim's world rather than the robot:

@@ -192,7 +192,7 @@ def scenario_for(instruction: str, first_seed: int = 0) -> Scenario:
                 continue
             if _does_task(frames, family, params):
                 named = tuple(str(v) for k, v in fixed.items() if k in ("object", "target"))
-                named += tuple(str(v) for v in fixed.get("order", ()))  # type: ignore[union-attr]
+                named += tuple(str(v) for v in fixed.get("order", ()))
                 return Scenario(family, seed, instruction, named)
     raise FrankenbotError(f"no sim scene within {MAX_SEED_SEARCH} seeds has the objects of "
                           f"{instruction!r}")

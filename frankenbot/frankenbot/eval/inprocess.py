@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from frankenbot.errors import FrankenbotError
+from frankenbot.eval.stack import IN_PROCESS_STALE_S
 from frankenbot.eval.tables import EpisodeOutcome
 
 
@@ -29,14 +30,10 @@ class BrainOptions:
     memory_config: Any = None  # a MemoryConfig (robot_id, thresholds); None: the defaults
     episode_timeout: float = 240.0  # wall seconds of execution before the episode is cancelled
     noise: str = "none"  # sim camera sensor model: none | realistic | harsh
-    review: str = "never"  # safety review of each plan: auto | always | never
+    # safety review of each plan and replan: auto | always | never (the planner node's default)
+    review: str = "auto"
     review_config: Any = None  # planner.review.ReviewConfig (None: config/review.yaml)
-    # seconds without a processed frame before the scene counts as stale (perception and the
-    # executor, both on the sim's clock): the mix benchmark's value (eval/mix.py). In one
-    # process the perception thread shares the GIL with the physics, render and monitor
-    # threads on a 2-core machine and lags by over a second under load, which a deployment
-    # (perception in its own process) does not; a dead camera is still caught after this long
-    scene_stale_after_s: float = 3.0
+    scene_stale_after_s: float = IN_PROCESS_STALE_S  # see eval/stack.py
 
 
 class InProcessBrain:
@@ -50,7 +47,7 @@ class InProcessBrain:
         self.stack = SimStack(scene="perceived", realtime_factor=options.realtime_factor,
                               camera_rate=options.camera_rate,
                               perception_rate=options.perception_rate, noise=options.noise,
-                              stale_timeout_s=options.scene_stale_after_s)
+                              stale_timeout=options.scene_stale_after_s)
         self.world, self.robot = self.stack.world, self.stack.robot
         self.planner = Planner(client=_vlm_client() if options.planner == "vlm" else None)
         self.planner_kind = options.planner
@@ -64,14 +61,9 @@ class InProcessBrain:
 
         # Memory learns from the executor's report only (EpisodeRunner.finish); the oracle's
         # verdict below is the measurement and never reaches it.
-        review = None
-        if options.review != "never":
-            from frankenbot.planner.review import SafetyReview, apply_review, load_review_config
+        from frankenbot.planner.review import review_port
 
-            safety = SafetyReview(options.review_config or load_review_config())
-
-            def review(outcome: Any, scene: Any) -> Any:
-                return apply_review(outcome, scene, safety, options.review)
+        review = review_port(options.review, options.review_config)
         self.runner = EpisodeRunner(
             self.planner, scene=self.stack.scene,
             context=store_context(self.memory) if self.memory is not None else None,
@@ -112,7 +104,8 @@ class InProcessBrain:
         from frankenbot.execution.executor import ExecutorParams
 
         params = ExecutorParams(scene_stale_after_s=self.options.scene_stale_after_s)
-        self.executor = self.stack.executor(self.planner, experience=experience, params=params,
+        # tier-3 replans go through the runner: reviewed like the first plan
+        self.executor = self.stack.executor(self.runner, experience=experience, params=params,
                                             **hooks)
         try:
             with self.stack.running(

@@ -77,7 +77,7 @@ def _roles(family: str, seed: int) -> tuple[dict[str, str], object]:
     if "target" in params:
         roles["target"] = str(params["target"])
     if "order" in params:
-        for k, oid in zip("abc", params["order"], strict=False):  # type: ignore[arg-type]
+        for k, oid in zip("abc", params["order"], strict=False):
             roles[k] = str(oid)
     named = set(roles.values())
     others = sorted(o.object_id for o in scene.objects

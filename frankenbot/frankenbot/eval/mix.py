@@ -33,6 +33,7 @@ import numpy as np
 
 from frankenbot.errors import ConfigError, SimError
 from frankenbot.eval.seeds import EVALUATION_FIRST_SEED, evaluation_seeds
+from frankenbot.eval.stack import IN_PROCESS_STALE_S
 from frankenbot.eval.stats import mcnemar_exact, wilson_interval
 
 MIXES: dict[str, dict[str, float]] = {
@@ -250,10 +251,7 @@ class MixOptions:
     realtime_factor: float = 1.0
     episode_timeout: float = 150.0  # wall seconds before an episode is cancelled
     planner: str = "offline"
-    # seconds without a new frame before the scene counts as stale (executor: wall, perception:
-    # sim): above the 1 s defaults because on a shared, oversubscribed 2-core machine the
-    # perception thread alone can lag by seconds; a dead camera is still caught after this long
-    scene_stale_after_s: float = 3.0
+    scene_stale_after_s: float = IN_PROCESS_STALE_S  # see eval/stack.py
 
 
 class MixRunner:
@@ -266,7 +264,7 @@ class MixRunner:
 
         self.options = options
         self.stack = SimStack(scene="perceived", realtime_factor=options.realtime_factor,
-                              stale_timeout_s=options.scene_stale_after_s)
+                              stale_timeout=options.scene_stale_after_s)
         client = None
         if options.planner == "vlm":
             from frankenbot.eval.inprocess import _vlm_client
@@ -291,7 +289,7 @@ class MixRunner:
             tier2_method: str = "rules") -> MixOutcome:
         """Play ``spec`` under ``ablation``; ``expert``/``tier2_method`` replace tier 2's
         default (the rule table), as the executor node's parameters would."""
-        from frankenbot.anomaly.escalation import Budgets
+        from frankenbot.anomaly.escalation import Budgets, Tier2Settings
         from frankenbot.execution.executor import ExecutorParams
         from frankenbot.planner.request import PlanRequest
 
@@ -306,7 +304,7 @@ class MixRunner:
         memory = self._memory(ablation)
         params = ExecutorParams(budgets=Budgets(ablation.handler_retries, ablation.tier2_attempts,
                                                 ablation.replans),
-                                tier2_method=tier2_method,
+                                tier2=Tier2Settings(tier2_method),
                                 scene_stale_after_s=self.options.scene_stale_after_s)
         experience = None
         if memory is not None:

@@ -17,7 +17,6 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from frankenbot import resources
-from frankenbot.common import quaternion_yaw
 from frankenbot.errors import ConfigError, SimError
 from frankenbot.eval.seeds import EVALUATION_FIRST_SEED
 from frankenbot.perception.camera import CameraModel, Intrinsics
@@ -26,6 +25,7 @@ from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.pipeline import PerceptionPipeline
 from frankenbot.planner.request import PlanImage
 from frankenbot.state import Scene, SceneObject
+from frankenbot.transforms import QuatWXYZ
 
 DEFAULT_MATCH_RADIUS = 0.05  # metres
 SCENES_PER_INSTALL = 10  # scenes per sensor seed (camera-pose error) in evaluate_sim
@@ -171,7 +171,7 @@ def truth_of_world(world: Any, min_z: float = -0.2, depth: np.ndarray | None = N
             continue
         vis = 1.0
         if camera is not None and depth is not None:
-            yaw = quaternion_yaw(*s.quaternion)
+            yaw = QuatWXYZ(*s.quaternion).yaw()
             vis = visible_fraction(tuple(s.position), tuple(s.size), yaw, camera,
                                    depth.astype(np.float64) / 1000.0)
         out.append(TruthObject(s.name, s.shape, s.colour, tuple(s.position), vis))

@@ -89,7 +89,7 @@ def _template_index(family: str, seed: int) -> int:
     words = {k: str(v).replace("_", " ") for k, v in (("obj_text", p.get("object")),
                                                        ("target_text", p.get("target")))
              if v is not None}
-    for k, name in zip("abc", p.get("order", ()), strict=False):  # type: ignore[arg-type]
+    for k, name in zip("abc", p.get("order", ()), strict=False):
         words[k] = str(name).replace("_", " ")
     for i, t in enumerate(instruction_templates(family)):
         try:

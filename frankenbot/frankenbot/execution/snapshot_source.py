@@ -15,12 +15,14 @@ from typing import Callable, Mapping
 
 from frankenbot.state import RobotSnapshot, Scene, WorldSnapshot
 
+STALE_AFTER_S = 1.0  # s the scene's stamp may stand still (ExecutorParams.scene_stale_after_s)
+
 
 class SnapshotSource:
     """Callable returning a fresh ``WorldSnapshot``; safe to call from any thread."""
 
     def __init__(self, robot: Callable[[], RobotSnapshot], scene: Callable[[], Scene], *,
-                 stale_after_s: float = 1.0,
+                 stale_after_s: float = STALE_AFTER_S,
                  clock: Callable[[], float] = time.monotonic,
                  beliefs: Callable[[], Mapping[str, bool]] | None = None) -> None:
         if not stale_after_s > 0:

@@ -20,14 +20,15 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
+from frankenbot import settings
 from frankenbot.common import FailureCode
 from frankenbot.errors import MotionError, SafetyViolation
 from frankenbot.motion.backend import MotionOutcome
-from frankenbot.motion.kinematics import HOME_JOINTS, UnreachableError, UR5eKinematics
+from frankenbot.motion.kinematics import HOME_JOINTS, UnreachableError, UR5eKinematics, Vector
 from frankenbot.motion.safety import SafetyEnvelope
 from frankenbot.motion.trajectory import (
     DiscontinuityError,
@@ -43,19 +44,30 @@ from frankenbot.ports import (
     RobotInterface,
     TrajectoryState,
 )
+from frankenbot.settings import setting
 
 
 @dataclass(frozen=True)
 class ExecutionConfig:
     """How motions are watched while they run."""
 
-    poll_period: float = 0.004  # s of robot time between checks (cancel, e-stop, progress)
-    goal_tolerance: float = 0.01  # rad: max joint error for a reached goal
-    settle_velocity: float = 0.05  # rad/s: max joint speed for a reached goal
-    goal_time_margin: float = 1.0  # s past the planned duration before a stall is an abort
-    min_speed_scaling: float = 0.05  # watch: scaled time advances at least this fast (a paused
-    #                                   robot times out eventually instead of waiting forever)
-    state_wait: float = 1.0  # wall s to wait for a fresh joint state before failing (no_state)
+    poll_period: float = setting(0.004, "robot time between checks (cancel, e-stop, progress)",
+                                 unit="s", low=1e-4)
+    goal_tolerance: float = setting(0.01, "largest joint error of a reached goal", unit="rad",
+                                    low=0.0)
+    settle_velocity: float = setting(0.05, "largest joint speed of a reached goal",
+                                     unit="rad/s", low=0.0)
+    goal_time_margin: float = setting(1.0, "past the planned duration before a stall is an "
+                                      "abort", unit="s", low=0.0)
+    min_speed_scaling: float = setting(0.05, "the progress watch counts scaled time at no less "
+                                       "than this fraction of real time (a paused robot times "
+                                       "out eventually instead of waiting forever)", low=1e-3,
+                                       high=1.0)
+    state_wait: float = setting(1.0, "wall time to wait for a fresh joint state before failing "
+                                "(no_state)", unit="s", low=0.0)
+
+    def __post_init__(self) -> None:
+        settings.validate(self, "execution")
 
 
 class PlanningError(MotionError):
@@ -72,7 +84,7 @@ class JtcBackend:
     def __init__(self, robot: RobotInterface, *, kinematics: UR5eKinematics,
                  envelope: SafetyEnvelope, limits: MotionLimits | None = None,
                  execution: ExecutionConfig | None = None,
-                 posture: Sequence[float] | None = HOME_JOINTS) -> None:
+                 posture: Vector | None = HOME_JOINTS) -> None:
         self.robot = robot
         self.posture = None if posture is None else tuple(float(v) for v in posture)
         self.kin = kinematics
@@ -88,7 +100,7 @@ class JtcBackend:
             s = 1.0
         return min(1.0, max(self.execution.min_speed_scaling, s))
 
-    def plan_joints(self, start: Sequence[float], goal: Sequence[float],
+    def plan_joints(self, start: Vector, goal: Vector,
                     speed_scaling: float = 1.0) -> JointTrajectory:
         goal_arr = np.asarray(goal, dtype=float)
         if goal_arr.shape != (6,) or not np.all(np.isfinite(goal_arr)):
@@ -102,7 +114,7 @@ class JtcBackend:
         self._check(traj, start)
         return traj
 
-    def plan_pose(self, start: Sequence[float], tcp_pose: np.ndarray,
+    def plan_pose(self, start: Vector, tcp_pose: np.ndarray,
                   speed_scaling: float = 1.0) -> JointTrajectory:
         """Joint-space move to a TCP pose.
 
@@ -130,7 +142,7 @@ class JtcBackend:
         assert first_error is not None
         raise first_error
 
-    def plan_linear(self, start: Sequence[float], tcp_pose: np.ndarray,
+    def plan_linear(self, start: Vector, tcp_pose: np.ndarray,
                     speed_scaling: float = 1.0) -> JointTrajectory:
         pose = self._valid_pose(tcp_pose)
         try:
@@ -152,14 +164,14 @@ class JtcBackend:
             raise PlanningError(FailureCode.REJECTED_BY_SAFETY, str(e)) from e
         return pose
 
-    def _check(self, traj: JointTrajectory, start: Sequence[float]) -> None:
+    def _check(self, traj: JointTrajectory, start: Vector) -> None:
         try:
             self.envelope.check_trajectory(traj, start)
         except SafetyViolation as e:
             raise PlanningError(FailureCode.REJECTED_BY_SAFETY, str(e)) from e
 
     # --- MotionBackend --------------------------------------------------------------------
-    def move_to_joints(self, goal: Sequence[float], cancel: CancelToken,
+    def move_to_joints(self, goal: Vector, cancel: CancelToken,
                        speed: float = 1.0) -> MotionOutcome:
         return self._plan_and_run(lambda q, s: self.plan_joints(q, goal, s), cancel, speed)
 

@@ -513,7 +513,7 @@ class RosRobot:
         self.node.get_logger().error(text)
 
     def scene_callback(self, msg: Any) -> None:
-        from frankenbot.perception.ros_conversions import scene_from_msg
+        from frankenbot.nodes.scene_msgs import scene_from_msg
 
         try:
             scene = scene_from_msg(msg)

@@ -34,7 +34,8 @@ Driver twin (``driver_twin:=true``, ``frankenbot.nodes.driver_twin``): the real 
 Parameters
   task, seed, realtime_factor, joint_state_rate, camera_rate, camera_width, camera_height,
   render, render_process, realtime_priority, sensor_noise, sensor_seed, sensor_overrides,
-  speed_slider, driver_twin (see PARAMS below for descriptions and defaults)
+  speed_slider, driver_twin (``sim.settings.SimNodeSettings``: types, units, ranges,
+  defaults; read at start-up)
 
 Bad input (unknown joint names, NaN, targets beyond limits, unknown tasks or anomalies) is
 rejected with a logged message and nothing moves. Messages are stamped with sim time.
@@ -50,7 +51,6 @@ import threading
 from typing import Any
 
 from builtin_interfaces.msg import Time
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -59,11 +59,13 @@ from sensor_msgs.msg import CameraInfo, Image, JointState
 from std_msgs.msg import Float64, Float64MultiArray, Header, String
 from trajectory_msgs.msg import JointTrajectory
 
-from frankenbot import robotiq, ur_driver
+from frankenbot import robotiq, settings, ur_driver
 from frankenbot.errors import FrankenbotError, SimError
+from frankenbot.nodes.parameters import NodeSettings
 from frankenbot.nodes.spin import run_node
 from frankenbot.sim.runner import Frame, JointStateSample, SimRunner
 from frankenbot.sim.sensor import SensorModel, parse_overrides, sensor_params
+from frankenbot.sim.settings import SimNodeSettings
 from frankenbot.sim.world import SimWorld, TrajectoryPoint
 from frankenbot_interfaces.srv import EvaluateTask, InjectAnomaly, ResetScene
 
@@ -73,38 +75,6 @@ SPEED_SCALING_TOPIC = ur_driver.SPEED_SCALING_TOPIC.lstrip("/")
 COLOR_TOPIC = "camera/camera/color/image_raw"
 DEPTH_TOPIC = "camera/camera/aligned_depth_to_color/image_raw"
 INFO_TOPIC = "camera/camera/color/camera_info"
-
-PARAMS: dict[str, tuple[Any, str]] = {
-    "task": ("", "task family of the first scene; empty = every object, no task"),
-    "seed": (0, "seed of the first scene (same seed, same scene)"),
-    "realtime_factor": (1.0, "sim seconds per wall second (1.0 = real time)"),
-    "joint_state_rate": (125.0, "joint-state rate in Hz of sim time, >= 100"),
-    "clock_rate": (50.0, "/clock rate in Hz of sim time (at most joint_state_rate; sent with "
-                         "a joint state): every node following sim time pays an rclpy callback "
-                         "per message, ~0.1 of a core each at 125 Hz; 50 Hz = 20 ms steps"),
-    "camera_rate": (15.0, "RGB-D frame rate in Hz of sim time"),
-    "camera_width": (640, "image width in pixels (D435-like intrinsics, ~69 deg HFOV)"),
-    "camera_height": (480, "image height in pixels"),
-    "render": (True, "publish camera topics (false: joint states and clock only)"),
-    "render_process": (True, "render in a child process so GL work never delays joint states"),
-    "sensor_noise": ("none", "camera sensor model: none | realistic | harsh (D435-like depth "
-                             "and colour noise, drift, lights, camera-pose error; docs/CAMERA.md)"),
-    "sensor_seed": (0, "seed of the sensor model: the camera-pose error (an installation's "
-                       "miscalibration) and, with each scene seed, the noise streams"),
-    "sensor_overrides": ("", "sensor parameters over the profile, 'name=value,...' "
-                             "(e.g. 'pose_error_m=0,light_direction_deg=0')"),
-    "speed_slider": (100.0, "the pendant's speed slider in percent (0-100): published on the "
-                            "speed scaling topic and applied by the sim's trajectory "
-                            "controller at execution, as the UR driver's scaled JTC does"),
-    "realtime_priority": (0, "SCHED_FIFO priority of the physics thread, like ros2_control's "
-                             "control loop (0 = normal scheduling, the default: on a 2-core "
-                             "machine a FIFO thread starves the brain's nodes; needs "
-                             "CAP_SYS_NICE, else falls back)"),
-    "driver_twin": (False, "also serve the real UR driver's, Robotiq's and controller "
-                           "manager's interfaces (FollowJointTrajectory, ParallelGripperCommand, "
-                           "dashboard, program state, faults): frankenbot up --driver-twin"),
-}
-
 
 FRAME_LOG_S = 10.0  # s (wall) between the camera timing log lines
 
@@ -141,8 +111,7 @@ class SimNode(Node):
 
     def __init__(self) -> None:
         super().__init__("frankenbot_sim")
-        v = {name: self.declare_parameter(name, default, ParameterDescriptor(
-            description=doc)).value for name, (default, doc) in PARAMS.items()}
+        v = settings.values_of(NodeSettings(self, SimNodeSettings).value)
         if float(v["joint_state_rate"]) < 100.0:
             self.get_logger().warning("joint_state_rate below 100 Hz; the UR driver gives 500")
         params = sensor_params(str(v["sensor_noise"]),

@@ -2,7 +2,7 @@
 
 ``PerceptionPipeline.process`` runs segmentation, measurement and tracking and merges the
 configured fixtures. ``scene_at(now)`` is what consumers poll: the latest scene, marked stale
-when no frame has arrived for ``stale_timeout_s`` (the executor treats that as an anomaly).
+when no frame has arrived for ``stale_timeout`` (the executor treats that as an anomaly).
 Thread-safe: a node or a background source can process frames while others read.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 from frankenbot.errors import PerceptionError
 from frankenbot.perception.camera import CameraModel
 from frankenbot.perception.colour import ACHROMATIC_GROUP
-from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.config import DEFAULT_QUERIES, PerceptionConfig
 from frankenbot.perception.detector import BoxDetector
 from frankenbot.perception.fixtures import FixtureGeometry
 from frankenbot.perception.geometry import Detection, ShapeRules, measure, split_stack
@@ -34,7 +34,6 @@ from frankenbot.perception.self_filter import arm_segments, distance_to_segments
 from frankenbot.perception.tracker import Track, Tracker
 from frankenbot.state import SHAPES, Scene, SceneObject
 
-DEFAULT_QUERIES = ("block", "bowl", "plate", "bin")
 DRAWER_FLOOR = 0.02  # m from a drawer fixture's bottom to the floor of its sliding box
 HOLLOW_SHAPES = ("bin", "bowl")  # open containers: the camera sees down to their floor
 PALE = 0.45  # median saturation below which a cluster at the arm counts as the arm
@@ -62,7 +61,6 @@ class PerceptionPipeline:
         self.detector = detector
         self.queries = tuple(queries)
         self.config = config or PerceptionConfig()
-        self.config.validate()
         self.camera = camera
         self.geometry = tuple(f if isinstance(f, FixtureGeometry) else FixtureGeometry(f)
                               for f in fixtures)
@@ -125,7 +123,8 @@ class PerceptionPipeline:
         else:
             plane, clusters, names = self._detector_clusters(rgb, depth)
         viewpoint = (float(self.camera.position[0]), float(self.camera.position[1]))
-        eye = tuple(float(v) for v in self.camera.position)
+        px, py, pz = (float(v) for v in self.camera.position)
+        eye = (px, py, pz)
         sample_angle = self.config.stride / self.camera.intrinsics.fx
         # The arm is white and gray; under a wandering white balance its pale surfaces can take
         # a faint hue, so a pale cluster at the arm is the arm too (objects are vivid).
@@ -344,7 +343,7 @@ class PerceptionPipeline:
             scene, last = self._scene, self._last_frame
         if last is None:
             return Scene.of(self.fixtures, stamp=now, stale=True)
-        if now - last > self.config.stale_timeout_s:
+        if now - last > self.config.stale_timeout:
             return replace(scene, stale=True)
         return scene
 

@@ -14,8 +14,9 @@ from typing import Any, Mapping
 
 import yaml
 
-from frankenbot import resources
+from frankenbot import resources, settings
 from frankenbot.errors import ConfigError
+from frankenbot.settings import setting
 
 
 @dataclass(frozen=True)
@@ -39,60 +40,81 @@ class DrawerSpec:
             raise ConfigError(f"drawer stroke must be positive, got {self.stroke}")
 
     def handle_at(self, opening: float) -> tuple[float, float, float]:
-        return tuple(h + a * opening for h, a in zip(self.handle_closed,  # type: ignore[return-value]
-                                                     self.pull_axis, strict=True))
+        return _along(self.handle_closed, self.pull_axis, opening)
 
     def cavity_at(self, opening: float) -> tuple[float, float, float]:
-        return tuple(c + a * opening for c, a in zip(self.cavity_closed,  # type: ignore[return-value]
-                                                     self.pull_axis, strict=True))
+        return _along(self.cavity_closed, self.pull_axis, opening)
+
+
+def _along(p: tuple[float, float, float], axis: tuple[float, float, float],
+           d: float) -> tuple[float, float, float]:
+    """``p`` moved ``d`` along ``axis``."""
+    return (p[0] + axis[0] * d, p[1] + axis[1] * d, p[2] + axis[2] * d)
 
 
 @dataclass(frozen=True)
 class PrimitiveConfig:
     """Heights in m above the relevant surface; widths in m of finger gap; times in s."""
 
-    approach_height: float = 0.10  # pre-grasp / pre-place TCP height above the top surface
-    grasp_depth: float = 0.02  # pad centre this far below an object's top when grasping
-    min_tcp_z: float = 0.027  # pads (22.5 mm below the TCP) clear the table by ~5 mm
-    open_margin: float = 0.03  # open this much wider than the object before closing
-    min_grasp_width: float = 0.006  # closing narrower than this means nothing is held
-    release_margin: float = 0.02  # when placing, open to object width + this
-    held_slack: float = 0.01  # fingers wider than object + release_margin + this hold nothing
-    place_clearance: float = 0.008  # release with the object's bottom this far above support
-    container_floor: float = 0.008  # bowl / bin / drawer floor thickness above their bottom
-    gripper_timeout: float = 2.0  # s for the fingers to reach or stall
-    gripper_settle: float = 0.15  # s the width must stay still to count as settled
-    detect_timeout: float = 1.0  # s to wait for the object to appear in the scene
-    look_timeout: float = 0.5  # s above the object to wait for a scene newer than the arrival
-    realign_distance: float = 0.008  # m: the object moved more than this -> re-aim the grasp
-    block_symmetry: float = math.pi / 2  # yaw symmetry of blocks (cubes)
-    table_z: float = 0.0
-    push_height: float = 0.027  # TCP height for pushing (pads cover the lower part of a block)
-    push_standoff: float = 0.035  # gap between the gripper and the object before a push
-    push_speed: float = 0.3  # fraction of normal Cartesian speed while pushing or pulling
-    handle_open_width: float = 0.035  # fingers straddle the handle bar (14 mm) with room
-    handle_approach: float = 0.08  # m in front of the handle before moving onto it
-    handle_min_width: float = 0.004  # closing on the handle must stop above this
-    drawer_place_offset: float = 0.03  # m from the open cavity's centre towards the robot
-    drawer_hold_width: float = 0.0  # commanded gap while holding the handle (closes on it)
-    # Robotiq 2F-85 body half extents (m): along the finger axis and across it. In a deep
-    # container (the bin) the palm reaches below the rim, so release spots keep it inside.
-    palm_half_along: float = 0.055
-    palm_half_across: float = 0.038
-    rim_clearance: float = 0.02  # container wall thickness plus room between palm and wall
+    approach_height: float = setting(0.10, "pre-grasp / pre-place TCP height above the top "
+                                     "surface", unit="m", low=0.0)
+    grasp_depth: float = setting(0.02, "pad centre this far below an object's top when "
+                                 "grasping", unit="m", low=0.0)
+    min_tcp_z: float = setting(0.027, "lowest TCP height (the pads, 22.5 mm below it, clear "
+                               "the table by ~5 mm)", unit="m")
+    open_margin: float = setting(0.03, "open this much wider than the object before closing",
+                                 unit="m", low=0.0)
+    min_grasp_width: float = setting(0.006, "closing narrower than this means nothing is held",
+                                     unit="m", low=0.0)
+    release_margin: float = setting(0.02, "when placing, open to object width + this",
+                                    unit="m", low=0.0)
+    held_slack: float = setting(0.01, "fingers wider than object + release_margin + this hold "
+                                "nothing", unit="m", low=0.0)
+    place_clearance: float = setting(0.008, "release with the object's bottom this far above "
+                                     "its support", unit="m", low=0.0)
+    container_floor: float = setting(0.008, "bowl / bin / drawer floor thickness above their "
+                                     "bottom", unit="m", low=0.0)
+    gripper_timeout: float = setting(2.0, "for the fingers to reach or stall", unit="s",
+                                     low=0.0)
+    gripper_settle: float = setting(0.15, "the width must stay still this long to count as "
+                                    "settled", unit="s", low=0.0)
+    detect_timeout: float = setting(1.0, "wait for the object to appear in the scene", unit="s",
+                                    low=0.0)
+    look_timeout: float = setting(0.5, "above the object, wait for a scene newer than the "
+                                  "arrival", unit="s", low=0.0)
+    realign_distance: float = setting(0.008, "the object moved more than this: re-aim the grasp",
+                                      unit="m", low=0.0)
+    block_symmetry: float = setting(math.pi / 2, "yaw symmetry of blocks (cubes)", unit="rad",
+                                    low=0.0)
+    table_z: float = setting(0.0, "table surface in base_link", unit="m")
+    push_height: float = setting(0.027, "TCP height for pushing (the pads cover the lower part "
+                                 "of a block)", unit="m")
+    push_standoff: float = setting(0.035, "gap between the gripper and the object before a "
+                                   "push", unit="m", low=0.0)
+    push_speed: float = setting(0.3, "share of the normal Cartesian speed while pushing or "
+                                "pulling", low=0.01, high=1.0)
+    handle_open_width: float = setting(0.035, "the fingers straddle the handle bar (14 mm) with "
+                                       "room", unit="m", low=0.0)
+    handle_approach: float = setting(0.08, "in front of the handle before moving onto it",
+                                     unit="m", low=0.0)
+    handle_min_width: float = setting(0.004, "closing on the handle must stop above this",
+                                      unit="m", low=0.0)
+    drawer_place_offset: float = setting(0.03, "from the open cavity's centre towards the "
+                                         "robot", unit="m")
+    drawer_hold_width: float = setting(0.0, "commanded gap while holding the handle (closes on "
+                                       "it)", unit="m", low=0.0)
+    # Robotiq 2F-85 body half extents: in a deep container (the bin) the palm reaches below the
+    # rim, so release spots keep it inside.
+    palm_half_along: float = setting(0.055, "gripper body half extent along the finger axis",
+                                     unit="m", low=0.0)
+    palm_half_across: float = setting(0.038, "gripper body half extent across the finger axis",
+                                      unit="m", low=0.0)
+    rim_clearance: float = setting(0.02, "container wall thickness plus room between palm and "
+                                   "wall", unit="m", low=0.0)
     drawer: DrawerSpec = field(default_factory=DrawerSpec)
 
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> "PrimitiveConfig":
-        known = set(cls.__dataclass_fields__) - {"drawer"}
-        unknown = set(data) - known
-        if unknown:
-            raise ConfigError(f"unknown primitive config keys {sorted(unknown)}; expected "
-                              f"some of {sorted(known)}")
-        try:
-            return cls(**{k: float(v) for k, v in data.items()})
-        except (TypeError, ValueError) as e:
-            raise ConfigError(f"invalid primitive config: {e}") from e
+    def __post_init__(self) -> None:
+        settings.validate(self, "primitives")
 
 
 def drawer_from_fixtures(path: str | Path | None = None, name: str = "drawer") -> DrawerSpec:

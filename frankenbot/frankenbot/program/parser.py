@@ -412,9 +412,9 @@ def _try(text: str, start: str, library: bool
         best = (result, cand)
     if best is not None:
         return best
-    err = block_error or first_error
-    assert err is not None
-    return err
+    failure = block_error or first_error
+    assert failure is not None
+    return failure
 
 
 def _choose(text: str, start: str, library: bool

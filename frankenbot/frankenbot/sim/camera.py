@@ -17,6 +17,7 @@ import numpy as np
 
 from frankenbot.errors import SimError
 from frankenbot.sim import model as model_mod
+from frankenbot.transforms import QuatWXYZ, quat_from_matrix
 
 MAX_DEPTH_M = 10.0  # beyond this the "sensor" returns nothing
 
@@ -105,12 +106,10 @@ def place_static_camera_and_lights(model: mujoco.MjModel, data: mujoco.MjData) -
         data.light_xdir[i] = model.light_dir[i]
 
 
-def mujoco_camera_quat(T_base_optical: np.ndarray) -> tuple[float, float, float, float]:
+def mujoco_camera_quat(T_base_optical: np.ndarray) -> QuatWXYZ:
     """(w, x, y, z) of the MuJoCo camera (x right, y up, looking along -z) for an optical pose."""
     R = np.asarray(T_base_optical, dtype=float)[:3, :3] @ np.diag([1.0, -1.0, -1.0])
-    q = np.zeros(4)
-    mujoco.mju_mat2Quat(q, R.reshape(-1))
-    return (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+    return quat_from_matrix(R)
 
 
 class CameraRenderer:

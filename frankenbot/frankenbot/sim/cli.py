@@ -19,7 +19,7 @@ def _selftest(args: argparse.Namespace) -> int:
         print()
     else:
         print(f"\nselftest over {args.seeds} seeds (pass >= {result['threshold']:.0%} per type)")
-        for name, r in result["types"].items():  # type: ignore[union-attr]
+        for name, r in result["types"].items():
             print(f"  {name:7s} {r['family']:14s} {r['successes']:3d}/{r['attempts']:<3d} "
                   f"{r['rate']:6.1%}  sim {r['sim_s']:7.1f} s  wall {r['wall_s']:6.1f} s")
         print("PASS" if result["pass"] else "FAIL")

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from frankenbot import robotiq
-from frankenbot.common import quaternion_yaw
 from frankenbot.errors import SimError
 from frankenbot.sim import layout
 from frankenbot.sim.controller import TrajectoryPoint, TrajectoryState
 from frankenbot.sim.kinematics import fk_tool0, ik_tool0, tool_down
 from frankenbot.sim.model import TCP_OFFSET
 from frankenbot.sim.world import SimWorld
+from frankenbot.transforms import QuatWXYZ
 
 CRUISE_SPEED = 0.35  # m/s for free moves in Cartesian space
 LINEAR_SPEED = 0.15  # m/s for approach / retreat / push
@@ -182,5 +182,5 @@ class ScriptedArm:
 
 
 def _grasp_yaw(quat: tuple[float, float, float, float]) -> float:
-    yaw = quaternion_yaw(*quat)
+    yaw = QuatWXYZ(*quat).yaw()
     return (yaw + math.pi / 4) % (math.pi / 2) - math.pi / 4

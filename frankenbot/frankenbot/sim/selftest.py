@@ -33,7 +33,7 @@ def _put(arm: ScriptedArm) -> None:
 
 def _clear(arm: ScriptedArm) -> None:
     p = arm.world.task.params
-    for name in p["objects"]:  # type: ignore[union-attr]
+    for name in p["objects"]:
         arm.pick(str(name))
         arm.place_in(str(name), str(p["target"]))
 

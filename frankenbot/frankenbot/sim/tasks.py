@@ -14,9 +14,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from frankenbot.common import quaternion_yaw
 from frankenbot.errors import SimError
 from frankenbot.sim import families, layout, scene_spec
+from frankenbot.transforms import QuatWXYZ
 
 
 @dataclass(frozen=True)
@@ -448,7 +448,7 @@ def _xy(a: ObjectState, b: ObjectState) -> float:
 
 
 def _yaw(q: tuple[float, float, float, float]) -> float:
-    return quaternion_yaw(*q)  # MuJoCo order (w, x, y, z)
+    return QuatWXYZ(*q).yaw()  # MuJoCo's order
 
 
 def half_height(o: ObjectState) -> float:

@@ -42,6 +42,7 @@ from frankenbot.sim.kinematics import HOME
 from frankenbot.sim.scene_spec import SCENE_FAMILY, SceneSpec
 from frankenbot.sim.sensor import SensorModel, SensorSpec
 from frankenbot.sim.tasks import ObjectState, OracleView, TaskInstance
+from frankenbot.transforms import quat_from_yaw
 
 _log = logging.getLogger(__name__)
 
@@ -78,10 +79,6 @@ def _compiled_model() -> mujoco.MjModel:
     if "xml" not in _XML_CACHE:
         _XML_CACHE["xml"] = model_mod.build_model().xml
     return mujoco.MjModel.from_xml_string(_XML_CACHE["xml"])
-
-
-def _quat_yaw(yaw: float) -> np.ndarray:
-    return np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
 
 
 class SimWorld:
@@ -265,7 +262,7 @@ class SimWorld:
     def _set_pose(self, name: str, pos: Sequence[float], yaw: float) -> None:
         a, v = self._obj_qadr[name], self._obj_vadr[name]
         self.data.qpos[a:a + 3] = pos
-        self.data.qpos[a + 3:a + 7] = _quat_yaw(yaw)
+        self.data.qpos[a + 3:a + 7] = quat_from_yaw(yaw)  # MuJoCo order: QuatWXYZ
         self.data.qvel[v:v + 6] = 0.0
         mujoco.mj_kinematics(self.model, self.data)  # positions readable before the next step
 

@@ -16,7 +16,7 @@ API, on a context of its own next to the server's (same weights, its own KV cach
 - log-softmax rows are computed once per needed row, in numpy.
 
 Nothing here generates text; the result is a list of floats. ``install_route(app)`` adds the
-route to llama-cpp-python's FastAPI app (``llama_server_main`` does it).
+route to llama-cpp-python's FastAPI app (``llm.server_main`` does it).
 """
 
 # no ``from __future__ import annotations``: FastAPI reads the route's annotations at run time,
@@ -25,13 +25,15 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from frankenbot.errors import FrankenbotError
+
 ROUTE = "/frankenbot/score"
 MAX_SEQUENCES = 16  # candidates decoded in one batch (more are scored in further batches)
 MAX_CANDIDATES = 64
 MAX_CHARS = 16_000  # a request longer than this is refused (the situation prompt is ~500)
 
 
-class ScoringError(ValueError):
+class ScoringError(FrankenbotError, ValueError):
     """A request the scorer refuses (empty, too long, or more than the context holds)."""
 
 

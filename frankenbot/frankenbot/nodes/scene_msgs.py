@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from frankenbot.common import quaternion_yaw
 from frankenbot.errors import PerceptionError
 from frankenbot.perception.camera import Intrinsics
 from frankenbot.state import MAX_POINTS, Scene, SceneObject
+from frankenbot.transforms import QuatXYZW, quat_from_yaw
 
 
 def time_to_msg(seconds: float) -> Any:
@@ -29,16 +29,6 @@ def time_from_msg(stamp: Any) -> float:
     return float(stamp.sec) + float(stamp.nanosec) * 1e-9
 
 
-def yaw_to_quaternion(yaw: float) -> tuple[float, float, float, float]:
-    """(x, y, z, w) of a rotation by ``yaw`` about z."""
-    return (0.0, 0.0, math.sin(yaw / 2.0), math.cos(yaw / 2.0))
-
-
-def quaternion_to_yaw(x: float, y: float, z: float, w: float) -> float:
-    """Yaw of a ROS (x, y, z, w) quaternion."""
-    return quaternion_yaw(w, x, y, z)
-
-
 def object_to_msg(obj: SceneObject) -> Any:
     from frankenbot_interfaces.msg import SceneObject as SceneObjectMsg
 
@@ -46,9 +36,8 @@ def object_to_msg(obj: SceneObject) -> Any:
     msg.id, msg.label, msg.shape, msg.colour = obj.object_id, obj.label, obj.shape, obj.colour
     msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v)
                                                                     for v in obj.position)
-    q = yaw_to_quaternion(obj.yaw)
     o = msg.pose.orientation
-    o.x, o.y, o.z, o.w = q
+    o.x, o.y, o.z, o.w = quat_from_yaw(obj.yaw).xyzw()
     msg.size.x, msg.size.y, msg.size.z = (float(v) for v in obj.size)
     msg.confidence = float(obj.confidence)
     msg.is_fixture = bool(obj.is_fixture)
@@ -92,7 +81,7 @@ def object_from_msg(msg: Any) -> SceneObject:
     p, o = msg.pose.position, msg.pose.orientation
     return SceneObject(object_id=msg.id, label=msg.label, shape=msg.shape, colour=msg.colour,
                        position=(p.x, p.y, p.z), size=(msg.size.x, msg.size.y, msg.size.z),
-                       yaw=quaternion_to_yaw(o.x, o.y, o.z, o.w),
+                       yaw=QuatXYZW(o.x, o.y, o.z, o.w).yaw(),
                        confidence=float(msg.confidence), is_fixture=bool(msg.is_fixture),
                        last_seen=time_from_msg(msg.last_seen),
                        occluded=bool(getattr(msg, "occluded", False)),

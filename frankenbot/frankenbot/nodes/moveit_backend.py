@@ -48,6 +48,7 @@ from frankenbot.motion.trajectory import (
     limit_tcp_speed,
 )
 from frankenbot.ports import RobotInterface
+from frankenbot.transforms import quat_from_matrix
 
 MOVEIT_NODE_NAME = "frankenbot_moveit_py"  # not the executor's name: two nodes, two names
 PLANNING_GROUP = "ur_manipulator"
@@ -129,6 +130,17 @@ def _trajectory_from_robot_trajectory(robot_trajectory: Any) -> JointTrajectory:
         vel = tuple(float(p.velocities[i]) for i in order) if len(p.velocities) else None
         points.append(TrajectoryPoint(t, tuple(float(p.positions[i]) for i in order), vel))
     return JointTrajectory(JOINT_NAMES, points)
+
+
+def moveit_motion(node: Any) -> Any:
+    """The ``motion`` factory of ``primitives.factory.build_primitives`` for this backend."""
+
+    def make(robot: RobotInterface, cfg: Any, kinematics: UR5eKinematics,
+             envelope: SafetyEnvelope) -> "MoveItBackend":
+        return MoveItBackend(robot, kinematics=kinematics, envelope=envelope, limits=cfg.limits,
+                             execution=cfg.execution, node=node, table_z=cfg.safety.table_z)
+
+    return make
 
 
 class MoveItBackend(JtcBackend):
@@ -227,7 +239,7 @@ class MoveItBackend(JtcBackend):
 
         tool0 = np.asarray(tcp_pose, dtype=float).copy()
         tool0[:3, 3] -= tool0[:3, 2] * self.kin.config.tcp_offset
-        qw, qx, qy, qz = _quaternion(tool0[:3, :3])
+        qw, qx, qy, qz = quat_from_matrix(tool0)
         msg = PoseStamped()
         msg.header.frame_id = "base_link"
         msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, tool0[:3, 3])
@@ -272,24 +284,3 @@ class MoveItBackend(JtcBackend):
         traj = self._plan(LINEAR_MOTION_PARAMS, speed_scaling)
         self._check(traj, start)
         return traj
-
-
-def _quaternion(r: np.ndarray) -> tuple[float, float, float, float]:
-    """(w, x, y, z) of a rotation matrix (Shepperd's method)."""
-    tr = float(np.trace(r))
-    if tr > 0:
-        s = 2.0 * np.sqrt(tr + 1.0)
-        return (0.25 * s, (r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s,
-                (r[1, 0] - r[0, 1]) / s)
-    i = int(np.argmax(np.diag(r)))
-    if i == 0:
-        s = 2.0 * np.sqrt(1.0 + r[0, 0] - r[1, 1] - r[2, 2])
-        return ((r[2, 1] - r[1, 2]) / s, 0.25 * s, (r[0, 1] + r[1, 0]) / s,
-                (r[0, 2] + r[2, 0]) / s)
-    if i == 1:
-        s = 2.0 * np.sqrt(1.0 + r[1, 1] - r[0, 0] - r[2, 2])
-        return ((r[0, 2] - r[2, 0]) / s, (r[0, 1] + r[1, 0]) / s, 0.25 * s,
-                (r[1, 2] + r[2, 1]) / s)
-    s = 2.0 * np.sqrt(1.0 + r[2, 2] - r[0, 0] - r[1, 1])
-    return ((r[1, 0] - r[0, 1]) / s, (r[0, 2] + r[2, 0]) / s, (r[1, 2] + r[2, 1]) / s,
-            0.25 * s)

@@ -1,9 +1,9 @@
-"""``python -m frankenbot.planner.llama_server_main [llama_cpp.server options]``: llama-cpp-python's
-OpenAI-compatible server with the fast grammar sampler installed (``llama_grammar_sampler``).
+"""``python -m frankenbot.llm.server_main [llama_cpp.server options]``: llama-cpp-python's
+OpenAI-compatible server with the fast grammar sampler installed (``llm.grammar_sampler``).
 
 ``FRANKENBOT_GRAMMAR_TOP_K`` (default 64) is how many top candidates are checked against the
 grammar before the whole vocabulary; 0 runs the stock sampler. The server also answers
-``POST /frankenbot/score`` (``llama_scoring``: log-likelihoods of candidate continuations, for the
+``POST /frankenbot/score`` (``llm.scoring``: log-likelihoods of candidate continuations, for the
 tier-2 expert). ``LlmServer`` starts this module instead of ``llama_cpp.server``.
 """
 
@@ -14,7 +14,7 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> None:
-    from frankenbot.planner.llama_grammar_sampler import DEFAULT_TOP_K, install
+    from frankenbot.llm.grammar_sampler import DEFAULT_TOP_K, install
 
     raw = os.environ.get("FRANKENBOT_GRAMMAR_TOP_K", str(DEFAULT_TOP_K))
     try:
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"frankenbot: grammar sampler {how}", file=sys.stderr, flush=True)
     import llama_cpp.server.__main__ as server_module
 
-    from frankenbot.planner.llama_scoring import install_route
+    from frankenbot.llm.scoring import install_route
 
     create_app = server_module.create_app
 

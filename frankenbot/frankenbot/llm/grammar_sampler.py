@@ -28,7 +28,7 @@ A grammar llama.cpp cannot parse raises ``ValueError`` (the stock chain adds a n
 and crashes on the first token).
 
 ``install(k)`` patches ``Llama._init_sampler`` / ``LlamaSampler.add_grammar`` in this process
-only; ``python -m frankenbot.planner.llama_server_main`` installs it and runs llama-cpp-python's
+only; ``python -m frankenbot.llm.server_main`` installs it and runs llama-cpp-python's
 server. ``FRANKENBOT_GRAMMAR_TOP_K=0`` keeps the stock full-vocabulary chain.
 """
 

@@ -1,8 +1,8 @@
 """A local OpenAI-compatible LLM server (llama.cpp's, via llama-cpp-python) under a supervisor.
 
 ``frankenbot llm serve`` and the tests start llama-cpp-python's server (``python -m
-frankenbot.planner.llama_server_main``: ``llama_cpp.server`` with the fast grammar sampler of
-``llama_grammar_sampler`` installed) on the packaged Gemma 3 270M GGUF (or any GGUF given) as a
+frankenbot.llm.server_main``: ``llama_cpp.server`` with the fast grammar sampler of
+``llm.grammar_sampler`` installed) on the packaged Gemma 3 270M GGUF (or any GGUF given) as a
 child process and watch it:
 
 - start-up waits until ``GET /v1/models`` answers (or the process dies, or the timeout passes);
@@ -86,10 +86,10 @@ class LlmServerConfig:
     # logits for every prompt token: needed only for OpenAI-style prompt log-probabilities
     # (echo+logprobs); it computes a full-vocabulary row (262k for Gemma) per prompt token and
     # reserves n_ctx of them (8.6 GB at n_ctx 8192). The tier-2 expert uses this server's
-    # /frankenbot/score route instead (planner/llama_scoring.py), which needs none of it
+    # /frankenbot/score route instead (llm/scoring.py), which needs none of it
     logits_all: bool = False
     # grammar requests: check this many top candidates before the whole vocabulary
-    # (planner/llama_grammar_sampler.py; exact for greedy decoding); 0 = the stock sampler
+    # (llm/grammar_sampler.py; exact for greedy decoding); 0 = the stock sampler
     grammar_top_k: int = 64
 
     def __post_init__(self) -> None:
@@ -172,7 +172,7 @@ class LlmServer:
     def command(self) -> list[str]:
         threads = self.config.threads or min(4, os.cpu_count() or 1)
         # our entry module installs the fast grammar sampler, then runs llama_cpp.server
-        return [sys.executable, "-m", "frankenbot.planner.llama_server_main",
+        return [sys.executable, "-m", "frankenbot.llm.server_main",
                 "--model", self._model,
                 "--model_alias", MODEL_ALIAS, "--host", self.config.host,
                 "--port", str(self._port), "--n_ctx", str(self.config.n_ctx),
