@@ -100,7 +100,7 @@ def link_pose(joints: dict[str, Joint], link: str, positions: dict[str, float],
               root: str = ROOT_LINK) -> np.ndarray:
     """4x4 pose of ``link`` in ``root`` with joints at ``positions`` (by name; a mimic joint
     not named follows its leader; anything else stays at 0)."""
-    chain = []
+    chain: list[Joint] = []
     frame = link
     while frame != root:
         if frame not in joints or len(chain) > 64:

@@ -22,7 +22,8 @@ LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 CORE = ("program", "anomaly", "execution", "primitives", "motion", "perception", "planner",
         "memory", "ports.py", "common.py", "state.py", "errors.py", "resources.py", "robotiq.py",
-        "ur_driver.py", "spatial.py", "settings.py", "transforms.py")
+        "ur_driver.py", "spatial.py", "settings.py", "transforms.py", "shapes.py",
+        "fixture_map.py", "tcp.py")
 NOT_FROM_CORE = ("frankenbot.sim", "frankenbot.eval", "frankenbot.bringup", "frankenbot.nodes",
                  "frankenbot.cli", "rclpy", "mujoco", "moveit", "moveit_configs_utils",
                  "tf2_ros", "llama_cpp")
