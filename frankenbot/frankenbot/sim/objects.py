@@ -180,14 +180,15 @@ def geom(body: ET.Element, **attrs) -> ET.Element:
 
 
 def _ring(body: ET.Element, spec: ObjectSpec, radius: float, wall: float, z0: float, z1: float,
-          mass: float, n: int = 12) -> None:
+          mass: float, n: int = 12, x0: float = 0.0) -> None:
     """A cylindrical wall from z0 to z1 of ``n`` boxes (what a bowl's or mug's side is made of)."""
     r = radius - wall / 2
     half_w = math.pi * r / n * 1.05
     for k in range(n):
         a = 2 * math.pi * k / n
         geom(body, type="box", size=fmt((wall / 2, half_w, (z1 - z0) / 2)), rgba=fmt(spec.rgba),
-             pos=fmt((r * math.cos(a), r * math.sin(a), (z0 + z1) / 2)), euler=f"0 0 {a:.6f}",
+             pos=fmt((x0 + r * math.cos(a), r * math.sin(a), (z0 + z1) / 2)),
+             euler=f"0 0 {a:.6f}",
              mass=mass / n)
 
 
@@ -240,21 +241,22 @@ def _build_walled_box(body: ET.Element, spec: ObjectSpec) -> None:
 
 def _build_mug(body: ET.Element, spec: ObjectSpec) -> None:
     """A walled cylinder with a floor and a C-shaped handle on +x. The frame is the bounding
-    box's centre, so the cylinder's axis sits ``handle / 2`` towards -x."""
+    box's centre, so the cylinder's axis sits ``handle / 2`` towards -x. All geoms hang on the
+    object's one body (parking switches a body's geoms off; a child body would stay live)."""
     r, wall, reach = spec.dim("radius"), spec.dim("wall"), spec.dim("handle")
     h = spec.size[2]
     rgba = fmt(spec.rgba)
-    cup = sub(body, "body", name=f"{spec.name}_cup", pos=fmt((-reach / 2, 0, 0)))
-    geom(cup, type="cylinder", size=f"{r} {wall / 2}", pos=f"0 0 {-h / 2 + wall / 2}",
+    ox = -reach / 2  # the cup's axis
+    geom(body, type="cylinder", size=f"{r} {wall / 2}", pos=fmt((ox, 0, -h / 2 + wall / 2)),
          rgba=rgba, mass=spec.mass * 0.3)
-    _ring(cup, spec, r, wall, -h / 2 + wall + 0.0005, h / 2, spec.mass * 0.55, n=14)
+    _ring(body, spec, r, wall, -h / 2 + wall + 0.0005, h / 2, spec.mass * 0.55, n=14, x0=ox)
     t = 0.007  # handle bar thickness
-    x_out = r + reach - t / 2
-    geom(cup, type="box", size=fmt((t / 2, 0.006, 0.022)), pos=fmt((x_out, 0, 0.0)),
+    x_out = ox + r + reach - t / 2
+    geom(body, type="box", size=fmt((t / 2, 0.006, 0.022)), pos=fmt((x_out, 0, 0.0)),
          rgba=rgba, mass=spec.mass * 0.05)
     for zs in (-1, 1):
-        geom(cup, type="box", size=fmt(((reach + 0.002) / 2, 0.006, t / 2)),
-             pos=fmt((r + reach / 2 - 0.001, 0, zs * (0.022 - t / 2))), rgba=rgba,
+        geom(body, type="box", size=fmt(((reach + 0.002) / 2, 0.006, t / 2)),
+             pos=fmt((ox + r + reach / 2 - 0.001, 0, zs * (0.022 - t / 2))), rgba=rgba,
              mass=spec.mass * 0.05)
 
 
