@@ -17,12 +17,16 @@ Uses
   frankenbot_perception/resolve_pixel (ResolvePixel) for the pixel primitives' targets
   ``reset_topic`` (std_msgs/Header; the sim's ~/scene_reset): a new world, so the beliefs of the
       primitives (held object, open drawers) are forgotten
+  ``fixture_map_topic`` (std_msgs/String, latched; the sim's ~/fixture_map): the scene's fixture
+      map as JSON (``frankenbot.fixture_map``); the primitives and predicates use the latest one
+      received, the ``fixtures_path`` file until one arrives
 Parameters (see PARAMS below for descriptions and defaults)
   monitor_rate_hz, debounce_ticks, handler_retries, tier2_attempts, replans, tier2_method,
   confidence_threshold, rule_bonus, step_budget, scene_stale_after_s, local_expert_model,
   local_expert_threads, trajectory_mode, gripper_mode, gripper_action, gripper_joint,
   gripper_closed_position, gripper_joint_states_topic, program_running_topic,
-  action_server_wait, replan_timeout, feedback_rate_hz, reset_topic, pixel_service
+  action_server_wait, replan_timeout, feedback_rate_hz, reset_topic, pixel_service,
+  fixture_map_topic, fixtures_path
 
 One goal at a time (a second is rejected while one runs). Callbacks that must not block each
 other have their own groups under a MultiThreadedExecutor: the action (reentrant), the replan
@@ -31,6 +35,7 @@ client, and the robot adapter's e-stop and state subscriptions.
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -42,7 +47,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import Header
+from std_msgs.msg import Header, String
 
 from frankenbot import resources
 from frankenbot.anomaly.candidates import Situation
@@ -53,6 +58,7 @@ from frankenbot.anomaly.ros_conversions import event_to_msg
 from frankenbot.common import ExitStatus, NodeStatus
 from frankenbot.errors import ConfigError, FrankenbotError
 from frankenbot.execution.executor import ExecutionOutcome, ExecutorParams, ProgramExecutor
+from frankenbot.fixture_map import FixtureMap
 from frankenbot.nodes.spin import call_and_wait, run_node
 from frankenbot.program.trace import TraceEntry, trace_to_json
 from frankenbot_interfaces.action import ExecuteProgram
@@ -98,6 +104,11 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "feedback_rate_hz": (10.0, "maximum rate of action feedback and tree_state messages"),
     "reset_topic": ("", "std_msgs/Header topic announcing a new world (the sim's "
                         "~/scene_reset): held-object and drawer beliefs are dropped; '' = none"),
+    "fixture_map_topic": ("", "std_msgs/String topic carrying the scene's fixture map as JSON "
+                              "(the sim's latched ~/fixture_map); '' = the fixtures_path file "
+                              "only"),
+    "fixtures_path": ("", "the cell's fixture map file ('' = the package's "
+                          "config/scene_fixtures.yaml; a bare name is looked up in config/)"),
     "pixel_service": ("frankenbot_perception/resolve_pixel",
                       "service that back-projects set-of-mark pixels for place_at_pixel, "
                       "move_above_pixel and push_to_pixel; '' = no pixel targets"),
@@ -183,6 +194,10 @@ class ExecutorNode(Node):
                 scene_stale_after_s=float(p["scene_stale_after_s"]))
         except (TypeError, ValueError) as e:
             raise ConfigError(f"frankenbot_executor parameters: {e}") from e
+        self._map_lock = threading.Lock()  # guards _fixture_map (replaced by the subscription)
+        path = str(p["fixtures_path"])
+        self._fixture_map = FixtureMap.load(resources.config_path(path) if path
+                                            else resources.fixtures_path())
         if robot is None or primitives is None:
             robot, primitives = self._build_robot(p)
         self.robot = robot
@@ -220,6 +235,10 @@ class ExecutorNode(Node):
         if str(p["reset_topic"]):
             self.create_subscription(Header, str(p["reset_topic"]), self.reset_callback,
                                      latched, callback_group=MutuallyExclusiveCallbackGroup())
+        if str(p["fixture_map_topic"]):
+            self.create_subscription(String, str(p["fixture_map_topic"]),
+                                     self.fixture_map_callback, latched,
+                                     callback_group=MutuallyExclusiveCallbackGroup())
         self._publish_tree()
         self.get_logger().info(f"executor ready (tier 2: {params.tier2_method}, monitors at "
                                f"{params.monitor_rate_hz:g} Hz)")
@@ -248,7 +267,7 @@ class ExecutorNode(Node):
             pixels = RosPixelResolver(self, str(p["pixel_service"]),
                                       callback_group=MutuallyExclusiveCallbackGroup())
         # moveit: MoveItPy runs in this process as its own node (moveit_backend.MOVEIT_NODE_NAME)
-        prims = build_primitives(robot, backend=backend, fixtures=resources.fixtures_path(),
+        prims = build_primitives(robot, backend=backend, fixture_map=self.fixture_map,
                                  moveit_node=self if backend == "moveit" else None,
                                  pixels=pixels)
         return robot, prims
@@ -279,6 +298,23 @@ class ExecutorNode(Node):
     def _replanner(self, task_id: str, instruction: str, text: str) -> RosReplanner:
         return RosReplanner(self, self._replan_client, task_id=task_id, instruction=instruction,
                             program_text=text, timeout=float(self.p["replan_timeout"]))
+
+    # ---- fixture map ----------------------------------------------------------------------------
+    def fixture_map(self) -> FixtureMap:
+        """The current fixture map (the primitives' provider)."""
+        with self._map_lock:
+            return self._fixture_map
+
+    def fixture_map_callback(self, msg: String) -> None:
+        """A new scene's fixture map; a malformed one is logged and the old one kept."""
+        try:
+            fmap = FixtureMap.from_data(json.loads(msg.data))
+        except (ValueError, ConfigError) as e:
+            self.get_logger().error(f"ignoring a malformed fixture map: {e}")
+            return
+        with self._map_lock:
+            self._fixture_map = fmap
+        self.get_logger().info(f"fixture map: {', '.join(fmap.ids()) or 'no fixtures'}")
 
     # ---- action callbacks ---------------------------------------------------------------------
     def reset_callback(self, msg: Header) -> None:

@@ -1,50 +1,18 @@
-"""Tunable geometry of the primitives (heights, gripper widths, speeds) and the drawer fixture.
+"""Tunable geometry of the primitives (heights, gripper widths, speeds).
 
 Numbers live here, with the reason for each, rather than inside the primitives, so the sim and
-the real arm can differ by config alone. The drawer's handle, pull axis and stroke come from
-``config/scene_fixtures.yaml`` (the file perception reads its fixtures from).
+the real arm can differ by config alone. Where the fixtures are (drawers' handles, doors'
+hinges, buttons) is not config of the primitives: it is the cell's fixture map
+(``frankenbot.fixture_map``), which the primitives read through a provider.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Mapping
 
-import yaml
-
-from frankenbot import resources
 from frankenbot.errors import ConfigError
-
-
-@dataclass(frozen=True)
-class DrawerSpec:
-    """Where the drawer's handle is when closed, which way it pulls open, and how far."""
-
-    name: str = "drawer"
-    handle_closed: tuple[float, float, float] = (0.57, 0.38, 0.07)  # m, base_link
-    pull_axis: tuple[float, float, float] = (-1.0, 0.0, 0.0)  # unit, opening direction
-    stroke: float = 0.12  # m of travel
-    handle_length: float = 0.10  # m, the bar runs across the pull axis
-    # Centre of the cavity when closed and its inner size, for place_in(..., drawer).
-    cavity_closed: tuple[float, float, float] = (0.714, 0.38, 0.063)
-    cavity_size: tuple[float, float, float] = (0.168, 0.216, 0.086)
-
-    def __post_init__(self) -> None:
-        n = math.sqrt(sum(v * v for v in self.pull_axis))
-        if not math.isclose(n, 1.0, rel_tol=1e-3):
-            raise ConfigError(f"drawer pull_axis must be a unit vector, got {self.pull_axis}")
-        if not self.stroke > 0:
-            raise ConfigError(f"drawer stroke must be positive, got {self.stroke}")
-
-    def handle_at(self, opening: float) -> tuple[float, float, float]:
-        return tuple(h + a * opening for h, a in zip(self.handle_closed,  # type: ignore[return-value]
-                                                     self.pull_axis, strict=True))
-
-    def cavity_at(self, opening: float) -> tuple[float, float, float]:
-        return tuple(c + a * opening for c, a in zip(self.cavity_closed,  # type: ignore[return-value]
-                                                     self.pull_axis, strict=True))
 
 
 @dataclass(frozen=True)
@@ -80,11 +48,27 @@ class PrimitiveConfig:
     palm_half_along: float = 0.055
     palm_half_across: float = 0.038
     rim_clearance: float = 0.02  # container wall thickness plus room between palm and wall
-    drawer: DrawerSpec = field(default_factory=DrawerSpec)
+    # --- fixtures (doors, controls) ---
+    door_step: float = 0.12  # rad of a hinged door's turn per Cartesian segment of its arc
+    door_hold_width: float = 0.0  # commanded gap while holding a door's vertical handle bar
+    door_open_target: float = 1.3  # rad: a hinged door is swung this far (capped by travel)
+    door_pull_limit: float = 1.0  # rad: pulled by its handle this far, then pushed from inside
+    door_push_radius: float = 0.8  # where it is pushed: this share of the hinge-handle distance
+    door_reach_margin: float = 0.0  # rad short of where the handle leaves the arm's reach
+    door_approach: float = 0.07  # m above a vertical handle bar's grasp before descending
+    press_depth: float = 0.0065  # m a button is pushed below its top (its travel is 8 mm)
+    press_dwell: float = 0.15  # s held down, so the press registers
+    switch_press_offset: float = 0.02  # m from the rocker's pivot to where it is pressed
+    switch_press_depth: float = 0.001  # m below the rocker's level top the pads go (past
+    # level the rocker snaps over; deeper, the pads would push it past its stop near the pivot)
+    knob_grip_depth: float = 0.005  # m below a knob's top where the pads' bottom stops (its
+    # grip bar stands above a round body wider than the open fingers)
+    knob_speed: float = 0.5  # fraction of normal speed while turning a knob
+    enclosure_palm_clearance: float = 0.045  # m between the TCP and a cabinet's front face
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> "PrimitiveConfig":
-        known = set(cls.__dataclass_fields__) - {"drawer"}
+        known = set(cls.__dataclass_fields__)
         unknown = set(data) - known
         if unknown:
             raise ConfigError(f"unknown primitive config keys {sorted(unknown)}; expected "
@@ -93,59 +77,3 @@ class PrimitiveConfig:
             return cls(**{k: float(v) for k, v in data.items()})
         except (TypeError, ValueError) as e:
             raise ConfigError(f"invalid primitive config: {e}") from e
-
-
-def drawer_from_fixtures(path: str | Path | None = None, name: str = "drawer") -> DrawerSpec:
-    """Read the drawer's handle, pull axis and stroke from the fixtures file.
-
-    Accepts an entry ``name`` (top level or under ``fixtures``) with ``handle`` (or
-    ``handle_position``) [x, y, z], ``pull_axis`` [x, y, z], ``stroke`` and optionally
-    ``cavity_centre`` / ``cavity_size``. Falls back to the defaults when the file is absent.
-    """
-    file = Path(path) if path is not None else resources.config_dir() / "scene_fixtures.yaml"
-    if not file.is_file():
-        if path is not None:
-            raise ConfigError(f"fixtures file not found: {file}")
-        return DrawerSpec(name=name)
-    try:
-        data = yaml.safe_load(file.read_text())
-    except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(f"cannot read fixtures {file}: {e}") from e
-    entry: Any = None
-    if isinstance(data, Mapping):
-        fixtures = data.get("fixtures", data)
-        if isinstance(fixtures, Mapping):
-            entry = fixtures.get(name)
-        elif isinstance(fixtures, list):
-            entry = next((e for e in fixtures if isinstance(e, Mapping)
-                          and e.get("id") == name), None)
-    if not isinstance(entry, Mapping):
-        raise ConfigError(f"{file} has no drawer entry {name!r}")
-
-    def vec(*keys: str) -> tuple[float, float, float] | None:
-        for key in keys:
-            raw = entry.get(key)
-            if raw is not None:
-                try:
-                    vals = tuple(float(v) for v in raw)
-                except (TypeError, ValueError) as e:
-                    raise ConfigError(f"drawer {key} must be 3 numbers, got {raw!r}") from e
-                if len(vals) != 3:
-                    raise ConfigError(f"drawer {key} must be 3 numbers, got {raw!r}")
-                return (vals[0], vals[1], vals[2])
-        return None
-
-    default = DrawerSpec(name=name)
-    handle = vec("handle", "handle_position", "handle_closed")
-    axis = vec("pull_axis", "axis")
-    cavity = vec("cavity_centre", "cavity_center", "cavity_closed")
-    cavity_size = vec("cavity_size")
-    return DrawerSpec(
-        name=name,
-        handle_closed=handle or default.handle_closed,
-        pull_axis=axis or default.pull_axis,
-        stroke=float(entry.get("stroke", default.stroke)),
-        handle_length=float(entry.get("handle_length", default.handle_length)),
-        cavity_closed=cavity or default.cavity_closed,
-        cavity_size=cavity_size or default.cavity_size,
-    )
