@@ -153,12 +153,18 @@ class SimWorld:
         self.reset(task, seed)
 
     # ------------------------------------------------------------------ lifecycle
-    def reset(self, task: str | None = None, seed: int = 0) -> TaskInstance:
-        """Build the scene of ``task`` (a family name; None/"" = objects only) for ``seed``."""
+    def reset(self, task: str | None = None, seed: int = 0, *,
+              scene: tasks.SampledScene | None = None) -> TaskInstance:
+        """Build the scene of ``task`` (a family name; None/"" = objects only) for ``seed``, or
+        the given ``scene`` (a variant of a sampled one: the selftest's, with its own task)."""
         family = task or None
+        if scene is not None:
+            family = scene.task.family or None
         if family is not None and family not in tasks.TASK_FAMILIES:
             raise SimError(f"unknown task {family!r}; valid: {', '.join(tasks.TASK_FAMILIES)}")
-        sampled = tasks.sample_task(family, seed) if family else tasks.sample_free_scene(seed)
+        sampled = scene if scene is not None else (
+            tasks.sample_task(family, seed) if family else tasks.sample_free_scene(seed))
+        self._scene = scene
         with self._lock:
             m, d = self.model, self.data
             t = float(d.time) if math.isfinite(d.time) else 0.0
@@ -343,7 +349,7 @@ class SimWorld:
         _log.error("physics went unstable (%s) in %s; resetting the episode", reason,
                    self._task.task_id)
         d.time = self._last_good_time  # keep sim time monotonic for /clock
-        self.reset(self._family, self._seed)
+        self.reset(self._family, self._seed, scene=self._scene)
         return False
 
     def _expire_timed_effects(self) -> None:
