@@ -37,6 +37,8 @@ YAW_STEPS = 12  # candidate wrist yaws over half a turn (the gripper is symmetri
 DEPTHS = (0.01, 0.015, 0.02, 0.03, 0.045, 0.06, 0.08, 0.10, 0.12)  # TCP below the object's top, m
 MIN_CONTACT = 0.008  # m of height over which the pads must touch each side of the section
 EDGE = 0.003  # m: points this close to a section's end are where the pads touch
+CLIPPED = 0.02  # m past the open fingers' reach where a section that goes on is seen
+MAX_LEAN = 0.6  # tan of the largest lean of a contact face from the pads (inside friction)
 SLOPE_STEP = 0.008  # m the slab slides along the pads to judge the contact normals
 NEIGHBOUR_REACH = 0.14  # m beyond the object's footprint radius where neighbours matter
 
@@ -211,12 +213,25 @@ def synthesize(obj: SceneObject, others: Sequence[SceneObject], *,
                 np.abs(ds) < g.max_open / 2)
             lo, hi = _extent(inside, ds)
             width = np.where(np.isfinite(lo), hi - lo, 0.0)
+            # a section that goes on past the open fingers' reach is wider than they open
+            reach = np.abs(ds) - g.max_open / 2
+            beyond = np.any(active[None, :] & (np.abs(a) <= g.pad_half_depth) & (reach >= 0)
+                            & (reach < CLIPPED), axis=1)
+            width = np.where(beyond, np.inf, width)
             ok = has & (width >= g.min_width)
             if widest is None:  # flat sides: the pads must cover some height of them
                 ok &= _touches(inside, ds, lo, hi, pts[:, 2], z - g.pad_half_height,
                                z + g.pad_half_height)
+            slope = np.full(len(width), np.inf)
+            ok &= np.isfinite(width)
+            if np.any(ok):  # the contact faces' lean: beyond the friction cone the object slips
+                i_ok = np.nonzero(ok)[0]
+                slope[i_ok] = _slope(pts, active, a[i_ok], ds[i_ok], lo[i_ok], hi[i_ok], g)
+                ok &= slope <= MAX_LEAN
             if np.any(ok):
                 narrowest = min(narrowest, float(width[ok].min()))
+            elif np.any(has):
+                narrowest = min(narrowest, g.max_open)
             ok &= width <= widest_span
             if not np.any(ok):
                 continue
@@ -241,10 +256,9 @@ def synthesize(obj: SceneObject, others: Sequence[SceneObject], *,
             idx = idx[clear]
             if len(idx) == 0:
                 continue
-            slope = _slope(pts, active, a[idx], ds[idx], lo[idx], hi[idx], g)
             twist = _twist(inside[idx], a[idx], ds[idx], lo[idx], hi[idx])
             off = np.hypot(cx[idx] - obj.position[0], cy[idx] - obj.position[1])
-            cost = slope + 10.0 * twist + 8.0 * off + 2.0 * abs(z - com_z)
+            cost = slope[idx] + 10.0 * twist + 8.0 * off + 2.0 * abs(z - com_z)
             for j, i in enumerate(idx):
                 found.append(Grasp(float(cx[i]), float(cy[i]), float(z), float(yaw),
                                    float(width[i]), float(open_w[i]), float(cost[j])))

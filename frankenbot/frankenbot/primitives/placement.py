@@ -128,7 +128,7 @@ def spot_on_support(support: SceneObject, held_size: tuple[float, float, float],
 def spot_in_drawer(part: FixturePart, opening: float, face: Sequence[float] | None,
                    held_extents: tuple[float, float],
                    inside: Iterable[SceneObject], palm: Palm, *, prefer: float = 0.03,
-                   palm_gap: float = 0.004, margin: float = 0.004,
+                   palm_gap: float = 0.003, margin: float = 0.003,
                    palm_below_rim: bool = False) -> Spot:
     """The release spot in ``part`` (a drawer with a cavity in the fixture map) open by
     ``opening``: in the part of its cavity outside the fixture's front face (the point

@@ -119,12 +119,16 @@ def _num(name: str, doc: str, default: float | None, lo: float, hi: float) -> Pa
 
 
 def _sorted(names: Iterable[str]) -> tuple[str, ...]:
-    return tuple(sorted(names))
+    """A role set of shapes.py in the vocabulary's own order (how the prompt lists them)."""
+    wanted = set(names)
+    return tuple(s for s in shapes.SHAPES if s in wanted)
 
 
 _P = SignatureKind.PRIMITIVE
 _Q = SignatureKind.PREDICATE
-CONTAINERS = _sorted(shapes.CONTAINERS)
+# loaded from above: open containers, plates, the zone, and of the enclosures only drawers (a
+# microwave's or a cupboard's inside is behind a door on its front)
+CONTAINERS = _sorted((shapes.CONTAINERS - shapes.ENCLOSURES) | {"drawer"})
 SUPPORTS = _sorted(shapes.SUPPORTS)
 GRASPABLE = _sorted(shapes.GRASPABLE)
 DOORS = ("door", "microwave", "cupboard")
@@ -164,7 +168,8 @@ BUILTIN_SIGNATURES: tuple[Signature, ...] = (
                            _num("degrees", "positive: counter-clockwise seen from above (a "
                                 "stove knob's on direction); stops at the knob's ends", None,
                                 -360.0, 360.0)),
-              "turn a knob by an angle"),
+              "turn a knob by degrees (positive: counter-clockwise seen from above, a stove "
+              "knob's on direction)"),
     Signature("open_gripper", _P, (), "open the gripper fully"),
     Signature("close_gripper", _P, (), "close the gripper"),
     Signature("wait", _P, (_num("seconds", "how long to wait", None, 0.0, 30.0),),
