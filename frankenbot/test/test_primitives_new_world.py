@@ -1,6 +1,6 @@
-"""The primitives in the new world's scenes (lockstep sim, ground-truth scene), judged by the oracle:
-the reference program of each new task family (eval/reference_programs.py) through the real
-interpreter and primitives, and the refusals that move nothing."""
+"""The primitives in the new world's scenes (lockstep sim, ground-truth scene), judged by the
+oracle: the reference program of each new task family (eval/reference_programs.py) through the
+real interpreter and primitives, and the refusals that move nothing."""
 
 from __future__ import annotations
 
