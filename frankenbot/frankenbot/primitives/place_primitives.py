@@ -38,6 +38,8 @@ Handler = Callable[[Mapping[str, Value], CancelToken], PrimitiveResult]
 
 WIDE_SUPPORTS = ("plate", "tray")  # put things on them beside what is already there
 DRAWER_RIM = 0.012  # m a drawer's front wall stands above its cavity
+HIGH_TOP = 0.2  # m: a fixture's top above this is approached from nearer above
+HIGH_APPROACH = 0.05  # m over it (a 10 cm hover over the cabinet strains the elbow)
 ALREADY_CLOSED_M = 0.008  # m: a drawer above open less than this is closed
 
 
@@ -83,7 +85,10 @@ class PlacePrimitives:
         above = support + held.size[2] + self.p.config.approach_height
         yaw = self.p._place_yaw(held, x, y, above,
                               target.yaw if target.shape == "block" else None)
-        return self.p._release_at(held, x, y, support, yaw, support + held.size[2], cancel)
+        # over a tall fixture (the cabinet's top) the arm is near its full height: less above
+        approach = HIGH_APPROACH if target.is_fixture and support > HIGH_TOP else None
+        return self.p._release_at(held, x, y, support, yaw, support + held.size[2], cancel,
+                                  approach)
 
     def place_in(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
         cfg = self.p.config

@@ -525,11 +525,14 @@ class Primitives:
         return held
 
     def _release_at(self, held: _Held, x: float, y: float, support_z: float, yaw: float,
-                    clear_z: float, cancel: CancelToken) -> PrimitiveResult:
-        """Lower the held object to rest its bottom on ``support_z``, open, retreat upwards."""
+                    clear_z: float, cancel: CancelToken,
+                    approach: float | None = None) -> PrimitiveResult:
+        """Lower the held object to rest its bottom on ``support_z``, open, retreat upwards
+        (``approach`` m over ``clear_z``; default the config's)."""
         cfg = self.config
         release_z = max(support_z + cfg.place_clearance + held.grasp_offset, cfg.min_tcp_z)
-        above_z = max(clear_z, release_z) + cfg.approach_height
+        above_z = max(clear_z, release_z) + (cfg.approach_height if approach is None
+                                             else approach)
         self._to_pose(top_down_pose(x, y, above_z, yaw), cancel, "pre-place")
         self._line(top_down_pose(x, y, release_z, yaw), cancel, "lower")
         section = (min(held.size[0], held.size[1]) if held.shape == "block" or held.grip <= 0.0
