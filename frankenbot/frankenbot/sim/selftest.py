@@ -97,18 +97,18 @@ def _rng(seed: int, *salt: int) -> np.random.Generator:
 def _objects_scene(family: str, seed: int, names: list[str], params: dict[str, object],
                    instruction: str, salt: int) -> tasks.SampledScene:
     """``names`` (the first ones the task's) and two distractors on free table."""
-    for attempt in range(50):
+    for attempt in range(200):
         rng = _rng(seed, salt, attempt)
         sampler = tasks._Sampler(rng, tries=300)
         try:
             for n in names:
                 sampler.place(n)
             spare = [d for d in _DISTRACTORS if d not in names]
-            for i in rng.permutation(len(spare))[:2]:
+            for i in rng.permutation(len(spare))[:2 if attempt < 100 else 1]:
                 sampler.place(spare[int(i)])
         except SimError:
             continue
-        if tasks.hidden_from_camera(sampler.out, (), every_object=True):
+        if set(tasks.hidden_from_camera(sampler.out, (), every_object=True)) & set(names):
             continue
         task = tasks.TaskInstance(family, f"{family}-selftest-{seed}", instruction, params)
         return tasks.SampledScene(task, tuple(sampler.out), 0.0, ())
