@@ -27,7 +27,7 @@ import numpy as np
 from frankenbot import shapes
 from frankenbot.common import FailureCode
 from frankenbot.errors import MotionError
-from frankenbot.fixture_map import FixtureMap, FixtureMapProvider, FixturePart, measured_opening
+from frankenbot.fixture_map import FixtureMap, FixtureMapProvider, FixturePart
 from frankenbot.motion.backend import MotionBackend, MotionOutcome
 from frankenbot.motion.kinematics import (
     UnreachableError,
@@ -182,17 +182,6 @@ class Primitives:
     def set_angle(self, part_id: str, angle: float) -> None:
         with self._beliefs_lock:
             self._angle[part_id] = angle
-
-    def drawer_is_open(self, drawer: str) -> bool:
-        """Is ``drawer`` (or any openable part) open: the camera's measurement when it has one,
-        else how these primitives left it (closed when they never worked it)."""
-        part = self.fixture_map().part(drawer)
-        if part is not None:
-            value = measured_opening(part, {o.object_id: o for o in self.robot.scene().objects})
-            if value is not None:
-                return part.is_open(value)
-        with self._beliefs_lock:
-            return self._open.get(drawer, (False, None))[0]
 
     def forget_held(self) -> None:
         """Drop the belief that something is held (a monitor saw the grasp lost)."""
