@@ -16,9 +16,12 @@ from typing import Any, Callable, Mapping
 from frankenbot.errors import SimError
 
 
+def _negated(goal: str) -> str:
+    return goal[4:] if goal.startswith("not ") else f"not {goal}"
+
+
 def _verified(steps: list[str], goal: str, pre: list[str] | None = None) -> list[str]:
-    negated = goal[4:] if goal.startswith("not ") else f"not {goal}"
-    return [*(pre or []), "start:", *steps, f"if {negated} {{ goto start max 2 }}"]
+    return [*(pre or []), "start:", *steps, f"if {_negated(goal)} {{ goto start max 2 }}"]
 
 
 def _switch(target: str, goal: str) -> tuple[list[str], str]:
@@ -92,9 +95,7 @@ def reference_program(family: str, params: Mapping[str, Any], instruction: str =
                          f"if not closed({second}) {{ goto again max 2 }}"]
             else:
                 act, lit_goal = _switch(second, str(p["goal2"]))
-                body += ["again:", *act, f"if not {lit_goal} {{ goto again max 2 }}"
-                         if not lit_goal.startswith("not ") else
-                         f"if {lit_goal[4:]} {{ goto again max 2 }}"]
+                body += ["again:", *act, f"if {_negated(lit_goal)} {{ goto again max 2 }}"]
     else:
         raise SimError(f"no reference program for family {family!r}")
     lines = "\n".join(f"    {line}" for line in [*body, "exit success"])
