@@ -42,7 +42,7 @@ ALREADY_OPEN = 0.85  # share of the travel past which a drawer or door counts as
 ALREADY_CLOSED = 0.008  # m (or rad) below which a drawer or door counts as already closed
 PAD_HALF_HEIGHT = 0.0225  # m: the pads reach this far below the TCP
 SLIDING_END = 0.01  # m short of a sliding door's end stop
-DRAWER_PITCHES = (0.0, 0.5, 0.8)  # rad the gripper tips down at a drawer's handle, in order
+DRAWER_PITCHES = (0.0, 0.5, 0.8, 1.0)  # rad the gripper tips down at a drawer's handle, in order
 BAR_RADIUS = 0.007  # m: a handle bar's radius (the fixture map gives its centre line)
 PALM_CLEARANCE = 0.008  # m between the palm and a vertical bar's upper end
 RISE_CLEARANCE = 0.05  # m out past the farthest-out part above before rising from a handle
@@ -134,14 +134,17 @@ class FixturePrimitives:
         into = -axis
         # horizontal, or tipped down when the arm would otherwise sweep over what stands in
         # front of a low handle (the wrist hangs as low as the handle)
-        pitch, pre = 0.0, start
+        options = []
         for pitch in DRAWER_PITCHES:
             tool_z = front_pose(start, into, pitch)[:3, 2]
             pre = start - tool_z * cfg.handle_approach
             qs = self.reachable([front_pose(pre, into, pitch), front_pose(start, into, pitch),
                                   front_pose(end, into, pitch)], f"{name}'s handle")
-            if self._arm_hits(qs) is None:
+            hits = self._arm_hits(qs)
+            options.append((hits, pitch, pre))
+            if hits == 0:
                 break
+        _, pitch, pre = min(options, key=lambda o: o[0])  # the first clear, else the least bad
         back = -front_pose(start, into, pitch)[:3, 2]  # out of the handle, along the tool
         p._gripper(cfg.handle_open_width, cancel)
         p._to_pose(front_pose(pre, into, pitch), cancel, "in front of the handle")
@@ -200,14 +203,14 @@ class FixturePrimitives:
                 best, who = q, other.part_id
         return (float(best[0]), float(best[1])), who
 
-    def _arm_hits(self, qs: list[np.ndarray]) -> str | None:
-        """The first perceived object (not a fixture) the arm's wrist and forearm would touch
-        in any of the configurations ``qs`` (its links as segments thickened by LINK_RADIUS
-        against the objects' boxes); None when clear."""
+    def _arm_hits(self, qs: list[np.ndarray]) -> int:
+        """How many points of the arm's wrist and forearm (its links as segments thickened by
+        LINK_RADIUS) touch a perceived object's box (not a fixture) in the configurations
+        ``qs``; 0 when clear."""
         objs = [o for o in self.p.robot.scene().objects
                 if not o.is_fixture and o.size[2] > 0.005]
         if not objs or not qs:
-            return None
+            return 0
         frames = self.p.kin.link_frames(np.asarray(qs))
         pts = []
         for f in frames:
@@ -218,14 +221,13 @@ class FixturePrimitives:
                 for t in np.linspace(0.0, 1.0, 6):
                     pts.append(a + (b - a) * t)
         arr = np.asarray(pts)
+        hits = 0
         for o in objs:
             lx = np.array([o.local_xy(x, y) for x, y in arr[:, :2]])
-            hit = ((np.abs(lx[:, 0]) <= o.size[0] / 2 + LINK_RADIUS)
-                   & (np.abs(lx[:, 1]) <= o.size[1] / 2 + LINK_RADIUS)
-                   & (arr[:, 2] <= o.top_z + LINK_RADIUS))
-            if np.any(hit):
-                return o.object_id
-        return None
+            hits += int(np.sum((np.abs(lx[:, 0]) <= o.size[0] / 2 + LINK_RADIUS)
+                               & (np.abs(lx[:, 1]) <= o.size[1] / 2 + LINK_RADIUS)
+                               & (arr[:, 2] <= o.top_z + LINK_RADIUS)))
+        return hits
 
     def reachable(self, poses: list[np.ndarray], what: str) -> list[np.ndarray]:
         """Joint solutions of ``poses`` in order, each from the previous one; UNREACHABLE (nothing

@@ -29,7 +29,7 @@ from frankenbot.sim.scripted import _TOOL0_FROM_TCP, CRUISE_SPEED, ScriptedArm, 
 HANDLE_OPEN = 0.035  # m: fingers straddle a 14 mm handle bar
 APPROACH = 0.08  # m in front of (or above) a handle before moving onto it
 PULL_SPEED = 0.08  # m/s while moving a drawer or a door
-TIP = 0.5  # rad a drawer's handle is grasped tipped down when the level wrist hits something
+TIPS = (0.0, 0.5, 0.8, 1.0)  # rad a drawer's handle is grasped tipped down, first clear wins
 LINK_RADIUS = 0.06  # m around the wrist's axes that must clear the objects' boxes
 CLEAR_Z = 0.30  # m: over the light panel's lamp and the stove on the way to a control
 DOOR_STEP = 0.12  # rad of a hinged door per straight segment
@@ -96,22 +96,26 @@ class ScriptedFixtures:
 
     def _pitch(self, start: np.ndarray, end: np.ndarray, axis: np.ndarray) -> float:
         """Level, unless the wrist (as low as the handle) would then sweep an object standing
-        in front of the drawer: tipped down."""
+        in front of the drawer: tipped down as far as it takes (the least bad when nothing
+        clears)."""
         boxes = [(st.position, st.size, _yaw(st.quaternion))
                  for st in self.arm.world.object_states().values()]
-        q = self.arm.world.joint_positions()
-        for pitch in (0.0, TIP):
-            clear = True
+        q0 = self.arm.world.joint_positions()
+        best, fewest = 0.0, None
+        for pitch in TIPS:
+            q, hits = q0, 0
             for target in (start - front_pose(start, -axis, pitch)[:3, 2] * APPROACH, start, end):
                 q = ik_tool0(front_pose(target, -axis, pitch) @ _TOOL0_FROM_TCP, q)
                 frames = _KIN.link_frames(q)
                 chain = [frames[i, :3, 3] for i in (2, 3, 4, 5)]
                 pts = [a + (b - a) * t for a, b in zip(chain[:-1], chain[1:], strict=True)
                        for t in np.linspace(0, 1, 5)]
-                clear &= not any(_near_box(p, *b) for p in pts for b in boxes)
-            if clear:
+                hits += sum(_near_box(p, *b) for p in pts for b in boxes)
+            if hits == 0:
                 return pitch
-        return 0.0
+            if fewest is None or hits < fewest:
+                best, fewest = pitch, hits
+        return best
 
     # ------------------------------------------------------------------ doors
     def door(self, part_id: str, opening: bool) -> None:
