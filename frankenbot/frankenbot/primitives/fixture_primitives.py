@@ -160,7 +160,7 @@ class FixturePrimitives:
         grip = p.robot.gripper_state()
         slipped = grip is not None and grip.width < cfg.handle_min_width
         p._gripper(cfg.handle_open_width, cancel)
-        here = np.array(p.kin.tcp_position(p._q()))
+        here: np.ndarray = p.kin.fk(p._q())[:3, 3]
         p._line(front_pose(here + back * cfg.handle_approach, into, pitch), cancel, "back off")
         if not outcome.ok:
             code = FailureCode.BLOCKED if outcome.code == FailureCode.ABORTED else outcome.code
@@ -171,7 +171,7 @@ class FixturePrimitives:
                 f"(drawer stuck?)", grip_width=grip.width if grip else 0.0)
         p.set_open(name, opening, goal)
         # out past what stands out above (a drawer above left ajar), then up
-        here = np.array(p.kin.tcp_position(p._q()))
+        here = p.kin.fk(p._q())[:3, 3]
         face, _ = self.front_above(part, float(here[2]))
         if face is not None:
             short = float((np.asarray(face) - here[:2]) @ axis[:2]) + RISE_CLEARANCE

@@ -164,8 +164,9 @@ class PlacePrimitives:
                                   palm_below_rim=release + self.p.gripper.palm_bottom
                                   < floor + part.cavity_size[2] + DRAWER_RIM)
         except NoSpot as e:
-            ajar = blocker and (self.p._fixture_ops.opening(self.p.fixture_map().part(blocker))
-                                or 0.0) > ALREADY_CLOSED_M
+            above = self.p.fixture_map().part(blocker) if blocker else None
+            ajar = above is not None and (self.p._fixture_ops.opening(above) or 0.0
+                                          ) > ALREADY_CLOSED_M
             why = f": {blocker} above it stands out, close it first" if ajar else ""
             return PrimitiveResult.failure(FailureCode.BLOCKED, f"{e}{why}")
         top = centre[2] + part.cavity_size[2] / 2
