@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -124,6 +124,21 @@ class FixturePart:
 
     def cavity_at(self, opening: float) -> Vec3 | None:
         return None if self.cavity_centre is None else self._moved(self.cavity_centre, opening)
+
+    def cavity_contains(self, point: Vec3, opening: float, margin: float = 0.0,
+                        above: float = 0.0) -> bool:
+        """Is ``point`` inside the part's cavity open by ``opening`` (grown by ``margin`` on
+        every side and by ``above`` over its top)?"""
+        centre = self.cavity_at(opening)
+        if centre is None or self.cavity_size is None:
+            return False
+        dx, dy = point[0] - centre[0], point[1] - centre[1]
+        c, s = math.cos(self.yaw), math.sin(self.yaw)
+        lx, ly = c * dx + s * dy, -s * dx + c * dy
+        sx, sy, sz = self.cavity_size
+        dz = point[2] - centre[2]
+        return (abs(lx) <= sx / 2 + margin and abs(ly) <= sy / 2 + margin
+                and -sz / 2 - margin <= dz <= sz / 2 + margin + above)
 
     def door_normal_at(self, opening: float) -> Vec3:
         """Outward horizontal normal of a part's front face at ``opening`` (a hinged door's
@@ -446,3 +461,28 @@ def with_state(obj: SceneObject, opening: float | None = None,
                on: bool | None = None) -> SceneObject:
     """``obj`` with a measured state."""
     return replace(obj, opening=opening, on=on)
+
+
+# The current map, as the primitives and predicates read it: a robot cell's file loaded once, or
+# the sim's per-scene map (a reset can change it).
+FixtureMapProvider = Callable[[], "FixtureMap"]
+
+
+def measured_opening(part: FixturePart, objects: Mapping[str, SceneObject]) -> float | None:
+    """How far ``part`` is open as the scene reports it (m or rad; None: not measured): the
+    part's own measured ``opening``, else where its handle object (``<part>_handle``) was seen
+    along the handle's path."""
+    obj = objects.get(part.part_id)
+    if obj is not None and obj.opening is not None and math.isfinite(obj.opening):
+        return float(obj.opening)
+    handle = objects.get(f"{part.part_id}_handle")
+    if handle is not None and part.handle is not None:
+        return part.opening_of_handle(handle.position)
+    return None
+
+
+def measured_on(part: FixturePart, objects: Mapping[str, SceneObject]) -> bool | None:
+    """Whether the lamp or burner ``part`` is lit as the scene reports it (None: not seen)."""
+    obj = objects.get(part.part_id)
+    return None if obj is None else obj.on
+

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from frankenbot.shapes import SHAPES  # noqa: F401 - what perception may name (shapes.py)
 
@@ -117,10 +117,14 @@ class RobotSnapshot:
 class WorldSnapshot:
     """Consistent view for monitors and predicates: one robot state + one scene, same instant.
 
-    ``facts`` carries extra boolean facts the executor tracks (e.g. ``"drawer_open:drawer"``).
+    ``facts`` carries extra boolean facts the executor tracks (e.g. ``"open:top_drawer"``: how
+    the primitives left a drawer). ``fixture_map`` is the cell's ``FixtureMap`` (each part's
+    travel, cavity and controls: what ``open``, ``closed``, ``on_state`` and ``in`` need to judge
+    a fixture from its measured state); None where there is none.
     """
 
     robot: RobotSnapshot = field(default_factory=RobotSnapshot)
     scene: Scene = field(default_factory=Scene)
     facts: Mapping[str, bool] = field(default_factory=dict)
     time: float = 0.0  # seconds, monotonic clock of the executor
+    fixture_map: Any = None  # frankenbot.fixture_map.FixtureMap (it imports this module)

@@ -17,7 +17,6 @@ from frankenbot.nodes.moveit_backend import (
     _trajectory_from_robot_trajectory,
     moveit_motion,
 )
-from frankenbot.primitives.config import drawer_from_fixtures
 from frankenbot.primitives.factory import build_primitives
 from frankenbot.sim.world import SimWorld
 
@@ -66,25 +65,31 @@ def test_moveit_plan_conversion_reorders_joints() -> None:
     assert traj.times().tolist() == [0.5, 1.5, 2.5]
 
 
-def test_drawer_fixture_comes_from_the_fixtures_file(tmp_path) -> None:
-    drawer = drawer_from_fixtures()  # config/scene_fixtures.yaml written by the sim
-    assert drawer.stroke > 0 and math.isclose(np.linalg.norm(drawer.pull_axis), 1.0)
+def test_primitives_read_the_drawer_from_the_fixture_map_file(robot, tmp_path) -> None:
+    from frankenbot.fixture_map import FixtureMap
+
+    shipped = build_primitives(robot).fixture_map()  # config/scene_fixtures.yaml (the sim's)
+    drawer = shipped.part("drawer")
+    assert drawer is not None and drawer.travel > 0
+    assert math.isclose(float(np.linalg.norm(drawer.axis)), 1.0)
     custom = tmp_path / "fixtures.yaml"
-    custom.write_text("fixtures:\n  drawer:\n    handle: [0.5, 0.1, 0.08]\n"
+    custom.write_text("fixtures:\n  drawer:\n    position: [0.6, 0.1, 0.06]\n"
+                      "    size: [0.2, 0.26, 0.12]\n    handle: [0.5, 0.1, 0.08]\n"
                       "    pull_axis: [0.0, -1.0, 0.0]\n    stroke: 0.2\n")
-    d = drawer_from_fixtures(custom)
-    assert d.handle_closed == (0.5, 0.1, 0.08) and d.stroke == 0.2
+    d = build_primitives(robot, fixtures=custom).fixture_map().part("drawer")
+    assert d is not None and d.handle == (0.5, 0.1, 0.08) and d.travel == 0.2
     assert d.handle_at(0.2) == pytest.approx((0.5, -0.1, 0.08))
     bad = tmp_path / "bad.yaml"
-    bad.write_text("fixtures:\n  drawer:\n    handle: [0.5, 0.1]\n")
-    with pytest.raises(ConfigError, match="3 numbers"):
-        drawer_from_fixtures(bad)
+    bad.write_text("fixtures:\n  drawer:\n    position: [0.5, 0.1]\n    size: [1, 1, 1]\n")
+    with pytest.raises(ConfigError, match="3"):
+        build_primitives(robot, fixtures=bad)
     axis = tmp_path / "axis.yaml"
-    axis.write_text("fixtures:\n  drawer:\n    pull_axis: [2.0, 0.0, 0.0]\n")
-    with pytest.raises(ConfigError, match="unit vector"):
-        drawer_from_fixtures(axis)
+    axis.write_text("fixtures:\n  drawer:\n    position: [0.5, 0.1, 0.0]\n    size: [1, 1, 1]"
+                    "\n    pull_axis: [0.0, 0.0, 0.0]\n")
+    with pytest.raises(ConfigError, match="zero"):
+        FixtureMap.load(axis)
     with pytest.raises(ConfigError, match="not found"):
-        drawer_from_fixtures(tmp_path / "missing.yaml")
+        build_primitives(robot, fixtures=tmp_path / "missing.yaml")
 
 
 def test_every_catalog_primitive_is_implemented(robot) -> None:

@@ -24,7 +24,7 @@ OBJECT_ARGS = ("obj", "target", "container", "drawer")
 # Primitives that move the arm (a stall or an e-stop matters only while one of these runs).
 MOTION_PRIMITIVES = frozenset({
     "home", "move_above", "pick", "place_on", "place_in", "place_at", "push_to", "open_drawer",
-    "close_drawer",
+    "close_drawer", "open_door", "close_door", "press", "toggle", "turn",
     # pixel targets and relative placements (program/spatial_catalog.py)
     "place_at_pixel", "move_above_pixel", "push_to_pixel", "place_left_of", "place_right_of",
     "place_behind", "place_in_front_of", "place_between", "place_near", "lift",

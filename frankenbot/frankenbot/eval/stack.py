@@ -26,40 +26,13 @@ from typing import Any, Callable, Iterator, Mapping
 
 from frankenbot import resources
 from frankenbot.errors import SimError
-from frankenbot.state import Scene, SceneObject
-from frankenbot.transforms import QuatWXYZ
+from frankenbot.eval.ground_truth import pose_feed_scene, world_fixture_map
+from frankenbot.fixture_map import FixtureMap
+from frankenbot.state import Scene
 
 SCENE_WAIT_S = 30.0  # wall seconds for the first perceived frame after a reset
 SCENE_MODES = ("perceived", "ground_truth")
 CALIBRATION_FRAMES = 6  # frames pooled to calibrate the camera of a noisy sim
-
-
-def _yaw(q: tuple[float, float, float, float]) -> float:
-    return QuatWXYZ(*q).yaw()  # MuJoCo's order
-
-
-def pose_feed_scene(world: Any) -> Callable[[], Scene]:
-    """Scene from simulator poses (measurement scaffolding only), frozen while the camera is."""
-    from frankenbot.sim import layout
-
-    d, zone = layout.DRAWER, layout.ZONE
-    last: list[Scene] = [Scene(stale=True)]
-
-    def source() -> Scene:
-        if world.camera_frozen():
-            return last[0]
-        objs = [SceneObject(st.name, st.name.replace("_", " "), st.shape, st.colour,
-                            st.position, st.size, _yaw(st.quaternion), last_seen=world.time)
-                for st in world.object_states().values()]
-        objs.append(SceneObject("drawer", "drawer", "drawer", "", d.body_centre, d.body_size,
-                                is_fixture=True))
-        objs.append(SceneObject("zone", "cyan zone", "zone", "cyan",
-                                (zone.centre[0], zone.centre[1], 0.0005),
-                                (zone.size[0], zone.size[1], 0.001), is_fixture=True))
-        last[0] = Scene.of(objs, stamp=world.time)
-        return last[0]
-
-    return source
 
 
 def _names_by_look(names: Mapping[str, str]) -> dict[tuple[str, str], str]:
@@ -114,6 +87,9 @@ class SimStack:
         self.fixtures = resources.fixtures_path()
         self.noise = noise
         self.world = SimWorld(sensor=SensorModel(sensor_params(noise), sensor_seed))
+        # the scene's fixture map, renewed on every reset (what a cell's scene_fixtures.yaml
+        # says on a robot): the primitives read it through a provider
+        self.fixture_map: FixtureMap = world_fixture_map(self.world)
         self._pipeline: Any = None
         self.pixels: Any = None  # DepthPixelResolver over rendered frames (perceived scene)
         self._pose_feed: Callable[[], Scene] | None = None
@@ -163,7 +139,8 @@ class SimStack:
     def _build_primitives(self) -> Any:
         from frankenbot.primitives.factory import build_primitives
 
-        return build_primitives(self.robot, fixtures=self.fixtures, pixels=self.pixels)
+        return build_primitives(self.robot, fixture_map=lambda: self.fixture_map,
+                                pixels=self.pixels)
 
     # ------------------------------------------------------------------ what the brain sees
     def scene(self) -> Scene:
@@ -179,7 +156,7 @@ class SimStack:
         from frankenbot.state import WorldSnapshot
 
         return WorldSnapshot(self.primitives.snapshot(), self.scene(), self.primitives.facts(),
-                             self.robot.now())
+                             self.robot.now(), self.fixture_map)
 
     # ------------------------------------------------------------------ episodes
     def reset(self, family: str, seed: int, *, scene: Any = None,
@@ -192,6 +169,7 @@ class SimStack:
         instance = (self.world.reset_scene(scene) if scene is not None
                     else self.world.reset(family, seed))
         self.names = _names_by_look(names or {})
+        self.fixture_map = world_fixture_map(self.world)
         self.primitives = self._build_primitives()
         if self._pipeline is not None:
             self._pipeline.reset()

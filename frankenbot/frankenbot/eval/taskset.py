@@ -1,9 +1,9 @@
 """The planner's evaluation set: sim task instances, paraphrases, refusals.
 
 Used by the planner's tests and benchmark to measure coverage and first-call validity. Scenes here
-are what perception would report for a sampled sim task (ids are the sim's names, fixtures come
-from the sim's layout as perception takes them from config). They are built from the task
-sampler's placements, not from a running simulator, so they are cheap; this is measurement
+are what perception would report for a sampled sim task (ids are the sim's names, fixtures and
+their parts come from the scene's fixture map as perception takes them). They are built from the
+task sampler's placements, not from a running simulator, so they are cheap; this is measurement
 scaffolding and never feeds the brain at run time.
 """
 
@@ -39,18 +39,14 @@ def fixtures() -> tuple[SceneObject, ...]:
 
 
 def scene_of_task(family: str, seed: int) -> tuple[str, Scene]:
-    """(instruction, perceived-like scene) for the sim task ``family`` with ``seed``."""
-    from frankenbot.sim import layout
+    """(instruction, perceived-like scene) for the sim task ``family`` with ``seed``: every
+    object of the sampled layout, the scene's fixtures and their parts at their initial states
+    (``eval/ground_truth.py``)."""
+    from frankenbot.eval.ground_truth import scene_of_sample
     from frankenbot.sim.tasks import sample_task
 
     sampled = sample_task(family, seed)
-    objs = []
-    for p in sampled.placements:
-        spec = layout.OBJECT_BY_NAME[p.name]
-        z = p.z if p.z is not None else layout.TABLE_TOP_Z + spec.size[2] / 2
-        objs.append(SceneObject(p.name, p.name.replace("_", " "), spec.shape, spec.colour,
-                                (p.x, p.y, z), spec.size, yaw=p.yaw))
-    return sampled.task.instruction, Scene.of([*objs, *fixtures()])
+    return sampled.task.instruction, scene_of_sample(sampled)
 
 
 def sim_cases(seeds_per_template: int = 2, max_seed: int = 400, first_seed: int = 0

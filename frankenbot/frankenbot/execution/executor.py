@@ -129,9 +129,13 @@ class ProgramExecutor:
         # the primitives' own beliefs (which drawer is open) are facts the predicates read
         # before geometry: a perceived handle can be off by centimetres, the belief is not
         beliefs = getattr(primitives, "facts", None)
+        # the fixture map (each part's travel and cavity) for open/closed/on_state/in
+        fixture_map = getattr(primitives, "fixture_map", None)
         self.snapshot = SnapshotSource(robot_snapshot, scene,
                                        stale_after_s=params.scene_stale_after_s, clock=clock,
-                                       beliefs=beliefs if callable(beliefs) else None)
+                                       beliefs=beliefs if callable(beliefs) else None,
+                                       fixture_map=fixture_map if callable(fixture_map)
+                                       else None)
         self._run_lock = threading.Lock()  # one program at a time
         self._state_lock = threading.Lock()  # guards the fields of the current run below
         self._runner: Runner | None = None

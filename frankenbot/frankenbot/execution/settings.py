@@ -58,6 +58,12 @@ class ExecutorNodeSettings:
     pixel_service: str = setting("frankenbot_perception/resolve_pixel", "service that "
                                  "back-projects set-of-mark pixels for place_at_pixel, "
                                  "move_above_pixel and push_to_pixel; '' = no pixel targets")
+    fixture_map_topic: str = setting("", "std_msgs/String topic carrying the scene's fixture map "
+                                     "as JSON (the sim's latched ~/fixture_map); '' = the "
+                                     "fixtures_path file only")
+    fixtures_path: str = setting("", "the cell's fixture map file ('' = the package's "
+                                 "config/scene_fixtures.yaml; a bare name is looked up in "
+                                 "config/)")
 
     def __post_init__(self) -> None:
         settings.validate(self, "frankenbot_executor")

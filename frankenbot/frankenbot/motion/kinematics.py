@@ -72,18 +72,23 @@ def top_down_pose(x: float, y: float, z: float, yaw: float) -> np.ndarray:
     return make_pose((x, y, z), rotation)
 
 
-def front_pose(position: Vector, into: Vector) -> np.ndarray:
-    """TCP pose pointing horizontally along ``into`` with the fingers closing vertically.
+def front_pose(position: Vector, into: Vector,
+               pitch: float = 0.0) -> np.ndarray:
+    """TCP pose pointing horizontally along ``into`` with the fingers closing vertically;
+    ``pitch`` (rad) tips it down by that much (the fingers' axis tips with it).
 
     Used for drawer handles: they sit under the cabinet's overhanging top, where a top-down
-    gripper does not fit; from the front the pads straddle the bar above and below it.
+    gripper does not fit; from the front the pads straddle the bar above and below it. Tipped
+    down, the wrist stays higher above what stands on the table in front of a low handle.
     """
-    z_t = np.array([float(into[0]), float(into[1]), 0.0])  # horizontal part of ``into``
-    norm = float(np.linalg.norm(z_t))
+    h = np.array([float(into[0]), float(into[1]), 0.0])  # horizontal part of ``into``
+    norm = float(np.linalg.norm(h))
     if not norm > 1e-9:
         raise ValueError(f"front_pose needs a horizontal approach direction, got {into}")
-    z_t /= norm
-    y_t = np.array([0.0, 0.0, 1.0])
+    h /= norm
+    c, s = math.cos(pitch), math.sin(pitch)
+    z_t = c * h + np.array([0.0, 0.0, -s])
+    y_t = s * h + np.array([0.0, 0.0, c])
     x_t = np.cross(y_t, z_t)
     return make_pose(position, np.column_stack([x_t, y_t, z_t]))
 

@@ -17,14 +17,17 @@ Uses
   frankenbot_perception/resolve_pixel (ResolvePixel) for the pixel primitives' targets
   ``reset_topic`` (std_msgs/Header; the sim's ~/scene_reset): a new world, so the beliefs of the
       primitives (held object, open drawers) are forgotten
+  ``fixture_map_topic`` (std_msgs/String, latched; the sim's ~/fixture_map): the scene's fixture
+      map as JSON (``frankenbot.fixture_map``); the primitives and predicates use the latest one
+      received, the ``fixtures_path`` file until one arrives
 Parameters: ``execution.settings.ExecutorNodeSettings`` (types, units, ranges, defaults):
   monitor_rate_hz, debounce_ticks, handler_retries, tier2_attempts, replans, tier2_method,
   confidence_threshold, rule_bonus, step_budget, scene_stale_after_s, local_expert_model,
   local_expert_threads, trajectory_mode, gripper_mode, gripper_action, gripper_joint,
   gripper_closed_position, gripper_joint_states_topic, program_running_topic,
   action_server_wait, motion_backend, replan_timeout, feedback_rate_hz, reset_topic,
-  pixel_service. Live (``ros2 param set``, from the next program on): the tier budgets,
-  confidence_threshold, rule_bonus, step_budget, replan_timeout, feedback_rate_hz; the others
+  pixel_service, fixture_map_topic, fixtures_path. Live (``ros2 param set``, from the next
+  program on): the tier budgets, confidence_threshold, rule_bonus, step_budget, replan_timeout, feedback_rate_hz; the others
   are refused with the reason (restart the node).
 
 Driver faults the robot adapter reports (program stopped on the pendant, protective stop, the
@@ -38,6 +41,7 @@ client, and the robot adapter's e-stop and state subscriptions.
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -48,7 +52,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import Header
+from std_msgs.msg import Header, String
 
 from frankenbot import resources
 from frankenbot.anomaly.candidates import Situation
@@ -59,6 +63,7 @@ from frankenbot.common import ExitStatus, NodeStatus
 from frankenbot.errors import ConfigError, FrankenbotError
 from frankenbot.execution.executor import ExecutionOutcome, ProgramExecutor
 from frankenbot.execution.settings import ExecutorNodeSettings
+from frankenbot.fixture_map import FixtureMap
 from frankenbot.nodes.anomaly_msgs import event_to_msg
 from frankenbot.nodes.parameters import NodeSettings
 from frankenbot.nodes.spin import call_and_wait, run_node
@@ -140,6 +145,9 @@ class ExecutorNode(Node):
                                      on_change=self._settings_changed)
         cfg = self.settings.value
         params = cfg.params
+        self._map_lock = threading.Lock()  # guards _fixture_map (replaced by the subscription)
+        self._fixture_map = FixtureMap.load(resources.config_path(cfg.fixtures_path)
+                                            if cfg.fixtures_path else resources.fixtures_path())
         if robot is None or primitives is None:
             robot, primitives = self._build_robot(cfg)
         self.robot = robot
@@ -179,6 +187,10 @@ class ExecutorNode(Node):
         if cfg.reset_topic:
             self.create_subscription(Header, cfg.reset_topic, self.reset_callback,
                                      latched, callback_group=MutuallyExclusiveCallbackGroup())
+        if cfg.fixture_map_topic:
+            self.create_subscription(String, cfg.fixture_map_topic,
+                                     self.fixture_map_callback, latched,
+                                     callback_group=MutuallyExclusiveCallbackGroup())
         self._publish_tree()
         self.get_logger().info(f"executor ready (tier 2: {params.tier2.tier2_method}, monitors at "
                                f"{params.monitor_rate_hz:g} Hz)")
@@ -216,7 +228,7 @@ class ExecutorNode(Node):
             from frankenbot.nodes.moveit_backend import moveit_motion
 
             motion = moveit_motion(self)
-        prims = build_primitives(robot, fixtures=resources.fixtures_path(), motion=motion,
+        prims = build_primitives(robot, fixture_map=self.fixture_map, motion=motion,
                                  pixels=pixels,
                                  tcp_offset=p.tcp_offset if p.tcp_offset >= 0 else None)
         return robot, prims
@@ -247,6 +259,23 @@ class ExecutorNode(Node):
     def _replanner(self, task_id: str, instruction: str, text: str) -> RosReplanner:
         return RosReplanner(self, self._replan_client, task_id=task_id, instruction=instruction,
                             program_text=text, timeout=self.settings.value.replan_timeout)
+
+    # ---- fixture map ----------------------------------------------------------------------------
+    def fixture_map(self) -> FixtureMap:
+        """The current fixture map (the primitives' provider)."""
+        with self._map_lock:
+            return self._fixture_map
+
+    def fixture_map_callback(self, msg: String) -> None:
+        """A new scene's fixture map; a malformed one is logged and the old one kept."""
+        try:
+            fmap = FixtureMap.from_data(json.loads(msg.data))
+        except (ValueError, ConfigError) as e:
+            self.get_logger().error(f"ignoring a malformed fixture map: {e}")
+            return
+        with self._map_lock:
+            self._fixture_map = fmap
+        self.get_logger().info(f"fixture map: {', '.join(fmap.ids()) or 'no fixtures'}")
 
     # ---- action callbacks ---------------------------------------------------------------------
     def reset_callback(self, msg: Header) -> None:

@@ -318,8 +318,9 @@ def _hint(text: str, pos: int, got: str, expected: set[str]) -> str:
     if got in ("'", "`"):
         return 'strings use double quotes: "like this"'
     if got in ("=", "==", "!=", "&", "|", "!", "&&", "||"):
-        if "EQUAL" not in expected and re.search(r"(holding|in|on|near|visible|empty|drawer_open)"
-                                                 r"\s*\([^()]*$", before):
+        if "EQUAL" not in expected and re.search(
+                r"(holding|in|on|near|visible|empty|drawer_open|open|closed|on_state)"
+                r"\s*\([^()]*$", before):
             return "predicates take positional arguments: holding(red_block)"
         return "combine conditions with `and`, `or`, `not`; compare nothing with = or =="
     in_call = re.search(r"[A-Za-z_][A-Za-z0-9_]*\s*\([^()]*$", before)

@@ -319,8 +319,10 @@ def _build_lemon(body: ET.Element, spec: ObjectSpec) -> None:
 
 
 def _build_marker(body: ET.Element, spec: ObjectSpec) -> None:
+    # a capsule (a marker's rounded ends): a lying cylinder's contact with the table rolled it
+    # away on its own (4 cm in 3 s, faster and faster); a capsule's stays put
     r = spec.dim("radius")
-    geom(body, type="cylinder", size=f"{r} {spec.size[0] / 2}", euler="0 1.5708 0",
+    geom(body, type="capsule", size=f"{r} {spec.size[0] / 2 - r}", euler="0 1.5708 0",
          rgba=fmt(spec.rgba), mass=spec.mass, friction=f"{spec.friction} 0.01 0.002", condim=4)
 
 

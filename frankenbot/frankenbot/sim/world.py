@@ -156,16 +156,23 @@ class SimWorld:
         self.instabilities: list[InstabilityEvent] = []
         self._anomalies = AnomalyEngine()
         self._scene_spec: SceneSpec | None = None
+        self._scene: tasks.SampledScene | None = None
         self.reset(task, seed)
 
     # ------------------------------------------------------------------ lifecycle
-    def reset(self, task: str | None = None, seed: int = 0) -> TaskInstance:
-        """Build the scene of ``task`` (a family name; None/"" = objects only) for ``seed``."""
+    def reset(self, task: str | None = None, seed: int = 0, *,
+              scene: tasks.SampledScene | None = None) -> TaskInstance:
+        """Build the scene of ``task`` (a family name; None/"" = objects only) for ``seed``, or
+        the given ``scene`` (a variant of a sampled one: the selftest's, with its own task)."""
         family = task or None
+        if scene is not None:
+            family = scene.task.family or None
         if family is not None and family not in tasks.TASK_FAMILIES:
             raise SimError(f"unknown task {family!r}; valid: {', '.join(tasks.TASK_FAMILIES)}")
-        sampled = tasks.sample_task(family, seed) if family else tasks.sample_free_scene(seed)
+        sampled = scene if scene is not None else (
+            tasks.sample_task(family, seed) if family else tasks.sample_free_scene(seed))
         self._scene_spec = None
+        self._scene = scene
         return self._load(sampled, family, seed)
 
     def reset_scene(self, spec: SceneSpec) -> TaskInstance:
@@ -177,6 +184,7 @@ class SimWorld:
         sampled = tasks.SampledScene(task, tuple(spec.placements), states.get("drawer", 0.0),
                                      tuple(spec.fixtures), states)
         self._scene_spec = spec
+        self._scene = None
         return self._load(sampled, SCENE_FAMILY, spec.seed)
 
     def _load(self, sampled: tasks.SampledScene, family: str | None, seed: int
@@ -371,7 +379,7 @@ class SimWorld:
         if self._scene_spec is not None:
             self.reset_scene(self._scene_spec)
         else:
-            self.reset(self._family, self._seed)
+            self.reset(self._family, self._seed, scene=self._scene)
         return False
 
     def _expire_timed_effects(self) -> None:
