@@ -27,8 +27,8 @@ Parameters: ``execution.settings.ExecutorNodeSettings`` (types, units, ranges, d
   gripper_closed_position, gripper_joint_states_topic, program_running_topic,
   action_server_wait, motion_backend, replan_timeout, feedback_rate_hz, reset_topic,
   pixel_service, fixture_map_topic, fixtures_path. Live (``ros2 param set``, from the next
-  program on): the tier budgets, confidence_threshold, rule_bonus, step_budget, replan_timeout, feedback_rate_hz; the others
-  are refused with the reason (restart the node).
+  program on): the tier budgets, confidence_threshold, rule_bonus, step_budget, replan_timeout,
+  feedback_rate_hz; the others are refused with the reason (restart the node).
 
 Driver faults the robot adapter reports (program stopped on the pendant, protective stop, the
 trajectory controller inactive, a gripper that does not move) end the running task at once with
