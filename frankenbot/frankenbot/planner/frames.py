@@ -2,7 +2,7 @@
 
 A frame is one task (a family such as ``put_in``) whose roles name scene objects by id, plus the
 modifiers the words carried (manner, condition). The understanding stage
-(``understanding.py``) turns an instruction into frames in the order they must happen; the
+(``understanding/``) turns an instruction into frames in the order they must happen; the
 program synthesis (``offline.py``) turns frames into a program. Frames render to one canonical
 line each, so the development set can say what a phrasing must bind and ``frankenbot plan
 --explain`` can show it.

@@ -1,8 +1,8 @@
 """The offline planner's vocabulary: which words name which actions, objects, colours, parts.
 
-Words are looked up by lemma (``understanding.py`` lemmatises with lemminflect), so "hoisting",
-"hoisted" and "hoists" all find "hoist". Everything here is data; the rules that use it live in
-``understanding.py``.
+Words are looked up by lemma (``understanding/words.py`` lemmatises with lemminflect), so
+"hoisting", "hoisted" and "hoists" all find "hoist". Everything here is data; the rules that use
+it live in ``understanding/``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The offline planner: instruction + perceived scene -> program text, deterministically.
 
 It is the embedded default when no API key is configured and the rule-based baseline reported
-beside the VLM. ``understanding.py`` turns the instruction and the perceived scene's objects into
+beside the VLM. ``understanding/`` turns the instruction and the perceived scene's objects into
 task frames bound to scene ids ("the largest block" becomes the id of the largest block perceived
 now); this module synthesises one program from the frames, in order, with verification loops
 (``if not in(x, y) { goto s1 max 2 }``) and monitors for losing the grasp in transport.

@@ -1,0 +1,191 @@
+"""Build frames: symbolic acts + the scene -> task frames with every role bound to an id."""
+
+from __future__ import annotations
+
+from frankenbot.planner.frames import (
+    Condition,
+    Frame,
+    InstructionNotUnderstood,
+    ObjectNotResolved,
+    Refusal,
+    tower_frame,
+)
+from frankenbot.planner.understanding.acts import Act, Ref
+from frankenbot.planner.understanding.resolve import (
+    CONTAINER_SHAPES,
+    PICKABLE,
+    Binding,
+    item,
+    note,
+    resolve,
+    say,
+)
+from frankenbot.state import Scene
+
+
+def bind(act: Act, ctx: Binding) -> list[Frame]:
+    """One symbolic act -> frames with ids (pronoun and last-named state in ``ctx``)."""
+    k = act.kind
+    if k == "home":
+        return [Frame("home")]
+    if k == "locate":  # names what "it" means next; moves nothing by itself
+        assert act.obj is not None
+        ctx.last_item = item(act.obj, ctx)
+        note(ctx, ctx.last_item)
+        return []
+    if k == "grip":  # gripping a drawer's handle is how the next clause opens or closes it
+        assert act.obj is not None
+        ctx.last_container = resolve(act.obj, ctx, "drawer")
+        return []
+    if k == "sort":
+        return [Frame("sort_by_colour", manner=act.manner)]
+    if k == "clear":
+        dest = (resolve(act.dest, ctx, "container") if act.dest is not None
+                else resolve(Ref("the bin", shape="bin"), ctx, "container"))
+        if dest.shape not in CONTAINER_SHAPES or dest.shape == "zone":
+            raise ObjectNotResolved(f"{dest.object_id} is not a container", kind="impossible")
+        ctx.last_container = dest
+        return [Frame("clear_table", (("target", dest.object_id),), manner=act.manner)]
+    if k in ("open", "close"):
+        assert act.obj is not None
+        d = resolve(act.obj, ctx, "drawer")
+        if d.shape != "drawer":
+            raise ObjectNotResolved(f"{d.object_id} cannot be opened or closed",
+                                    kind="impossible")
+        ctx.last_container = d
+        return [Frame("open_drawer" if k == "open" else "close_drawer",
+                      (("drawer", d.object_id),), manner=act.manner)]
+    if k == "pick":
+        assert act.obj is not None
+        if act.obj.items:
+            raise Refusal("the robot holds one block at a time", kind="impossible",
+                          suggestion=f"pick up {act.obj.items[0].text}")
+        o = item(act.obj, ctx)
+        ctx.last_item = o
+        note(ctx, o)
+        return [Frame("pick_up", (("obj", o.object_id),), manner=act.manner)]
+    if k == "tower":
+        if len(act.tower) == 1:
+            raise ObjectNotResolved(f"{act.tower[0].text!r}: in which order? name the block "
+                                    "at the bottom, in the middle and on top", kind="ambiguous")
+        objs = []
+        named = [r for r in act.tower if not r.remaining]
+        for r in named:
+            o = item(r, ctx)
+            objs.append(o)
+            note(ctx, o)
+        full = []
+        it = iter(objs)
+        for r in act.tower:
+            full.append(item(r, ctx) if r.remaining else next(it))
+        ids = [o.object_id for o in full]
+        if len(set(ids)) != len(ids):
+            raise ObjectNotResolved(f"a tower needs distinct blocks, got {', '.join(ids)}",
+                                    kind="impossible")
+        ctx.last_item = full[-1]
+        return [tower_frame(ids, act.manner)]
+    if k in ("place", "push"):
+        assert act.obj is not None and act.dest is not None
+        objs = act.obj.items or (act.obj,)
+        out: list[Frame] = []
+        for r in objs:
+            out += _bind_place(k, r, act, ctx)
+        return out
+    if k == "if":
+        return [_bind_if(act, ctx)]
+    raise InstructionNotUnderstood(f"unsupported act {k}")  # pragma: no cover
+
+
+def _bind_place(k: str, ref: Ref, act: Act, ctx: Binding) -> list[Frame]:
+    assert act.dest is not None
+    obj = item(ref, ctx)
+    note(ctx, obj)
+    dref = act.dest
+    if dref.pronoun:
+        prev = ctx.last_item
+        if act.prep == "on" and prev is not None and prev.object_id != obj.object_id:
+            target = prev
+        else:
+            target = resolve(dref, ctx, "container")
+    elif act.prep == "on" and not dref.shape:
+        target = resolve(dref, ctx, "item")
+    else:
+        role = "zone" if k == "push" and not dref.shape else (
+            "item" if dref.shape in PICKABLE else "container")
+        target = resolve(dref, ctx, role)
+    if target.object_id == obj.object_id:
+        raise ObjectNotResolved(f"cannot put {obj.object_id} on or in itself", kind="impossible")
+    ctx.last_item = obj
+    note(ctx, obj, target)
+    roles = (("obj", obj.object_id), ("target", target.object_id))
+    if target.shape == "zone":
+        return [Frame("push_to_zone", roles, manner=act.manner or "push")]
+    if k == "push":
+        raise ObjectNotResolved(
+            f"the robot can push blocks into the zone only, not into {target.object_id}",
+            kind="impossible", suggestion=f"put {say(obj)} in {say(target)}")
+    if target.shape in PICKABLE:
+        if act.prep == "in":
+            raise ObjectNotResolved(f"{target.object_id} is a block, not a container: nothing "
+                                    "goes in it", kind="impossible",
+                                    suggestion=f"stack {say(obj)} on {say(target)}")
+        return [Frame("stack", roles, manner=act.manner)]
+    if target.shape not in CONTAINER_SHAPES:
+        raise ObjectNotResolved(f"{target.object_id} ({target.shape}) is not a container",
+                                kind="impossible")
+    ctx.last_container = target
+    return [Frame("put_in", roles, manner=act.manner)]
+
+
+def _bind_if(act: Act, ctx: Binding) -> Frame:
+    assert act.cond is not None
+    kind, subj, other, neg = act.cond
+    then: list[Frame] = []
+    if act.postfix:  # "put X in the bowl if it is empty": "it" is the bowl
+        for a in act.then:
+            then += bind(a, ctx)
+    role = {"empty": "container", "drawer_open": "drawer"}.get(kind, "item")
+    s = resolve(subj, ctx, role)
+    if role in ("container", "drawer"):
+        if s.shape not in CONTAINER_SHAPES:
+            raise ObjectNotResolved(f"{s.object_id} cannot be empty or full", kind="impossible")
+        ctx.last_container = s
+    else:
+        ctx.last_item = s
+    args: tuple[str, ...] = (s.object_id,)
+    if kind in ("in", "on") and other is not None:
+        o = resolve(other, ctx, "container" if kind == "in" else "item")
+        if kind == "in":
+            ctx.last_container = o
+        args = (s.object_id, o.object_id)
+    if not act.postfix:
+        for a in act.then:
+            then += bind(a, ctx)
+    otherwise: list[Frame] = []
+    for a in act.otherwise:
+        otherwise += bind(a, ctx)
+    return Frame("if", condition=Condition(kind, args, neg), then=tuple(then),
+                 otherwise=tuple(otherwise))
+
+
+def bind_all(acts: list[Act], scene: Scene) -> tuple[list[Frame], Binding]:
+    """Every act bound in order (pronouns and the last-named objects carry over)."""
+    ctx = Binding(scene)
+    frames: list[Frame] = []
+    for i, a in enumerate(acts):
+        try:
+            frames += bind(a, ctx)
+        except ObjectNotResolved as e:
+            # "close the drawer after putting X inside it": a clause done first may point at
+            # what the clause after it names
+            if "nothing mentioned before" not in e.reason or i + 1 >= len(acts):
+                raise
+            ahead = Binding(scene)
+            try:
+                bind(acts[i + 1], ahead)
+            except Refusal:
+                raise e from None
+            ctx.last_item = ctx.last_item or ahead.last_item
+            ctx.last_container = ctx.last_container or ahead.last_container
+            frames += bind(a, ctx)
+    return frames, ctx

@@ -1,0 +1,208 @@
+"""One clause (no ordering words left) -> one symbolic ``Act``: its verb class, object
+phrases, destination preposition and manner.
+"""
+
+from __future__ import annotations
+
+from frankenbot.planner import lexicon as lx
+from frankenbot.planner.frames import Refusal
+from frankenbot.planner.understanding.acts import Act, Deferred, NotParsed, Ref, defer
+from frankenbot.planner.understanding.goals import verbless
+from frankenbot.planner.understanding.phrases import parse_np
+from frankenbot.planner.understanding.roles import (
+    SORT_WORDS,
+    read_manner,
+    sort_like,
+    sortish,
+    split_dest,
+    strip_wrappers,
+)
+from frankenbot.planner.understanding.towers import tower_act
+
+_PARTICLES = {"up", "down", "away", "back", "over", "off", "out", "aside", "along", "across",
+              "forward", "forwards"}
+_PICK_TAILS = ("in the air", "into the air", "up in the air", "up high", "high", "off the table",
+               "off the surface", "from the table", "above the table", "for a moment",
+               "for a second", "in your gripper", "in your hand", "in the gripper", "up",
+               "off the ground", "and hold it", "and hold it up", "and keep it",
+               "and keep holding it", "and lift it", "and lift it up", "and raise it",
+               "and hold onto it", "so it is in the air", "up off the table",
+               "off of the table", "and hold it there", "and keep it up", "and hold on")
+
+
+def _drawer_like(ref: Ref | None) -> bool:
+    return ref is not None and ref.shape == "drawer"
+
+
+def parse_clause(words: list[str], prev: Act | None) -> Act:
+    """One clause (no ordering words left) -> an Act; raises NotParsed."""
+    try:
+        return _parse_clause(words, prev)
+    except Deferred:
+        raise
+    except NotParsed:
+        # "make sure the X ends up in the Y": a goal state after a verb-like wrapper
+        text = " ".join(words)
+        w, manner = strip_wrappers(list(words))
+        w = [x for x in w if x not in lx.MANNER_WORDS]
+        if not w:
+            raise
+        return verbless(w, prev, manner, text)
+
+
+def _parse_clause(words: list[str], prev: Act | None) -> Act:
+    text = " ".join(words)
+    words, manner = strip_wrappers(words)
+    for w in words:
+        if w in lx.MANNER_WORDS:
+            manner = manner or w
+    words = [w for w in words if w not in lx.MANNER_WORDS]
+    words, how = read_manner(words)
+    manner = how or manner
+    if not words:
+        raise NotParsed(text)
+    # go home
+    if "home" in words and all(w in ("go", "return", "move", "head", "back", "to", "the",
+                                     "your", "home", "arm", "position", "pose", "get", "come",
+                                     "drive", "bring", "yourself", "put", "park", "the")
+                               for w in words):
+        return Act("home", text=text)
+    head = words[0]
+    verb = lx.VERBS.get(head, "")
+    if head in ("find", "locate", "spot", "identify", "choose", "select", "pick out"):
+        target = parse_np(words[1:])  # "find the closest block and put it in the bowl"
+        if target is None:
+            raise NotParsed(text)
+        return Act("locate", obj=target, text=text)
+    if head in ("discard", "bin", "trash", "stash") and head not in ("stash",):
+        obj = parse_np(words[1:])
+        if obj is None:
+            raise NotParsed(text)
+        if obj.quantifier == "all" and not obj.colour and not obj.items:
+            return Act("clear", manner=manner, text=text)
+        return Act("place", obj=obj, dest=Ref("the bin", shape="bin"), prep="in",
+                   manner=manner, text=text)
+    if head == "stash":
+        verb = "put"
+    if verb == "":
+        return verbless(words, prev, manner, text)
+    rest = words[1:]
+    if rest[:1] in (["me"], ["us"]) and verb in ("put", "pick"):
+        obj = parse_np(rest[1:])
+        raise defer(Refusal("handing things to a person is not something the robot does",
+                             kind="out_of_scope",
+                             suggestion=f"pick up {obj.text}" if obj is not None else ""))
+    particles = []
+    while rest and rest[0] in _PARTICLES | {"open", "shut", "closed", "in"} and not (
+            rest[0] == "in" and len(rest) > 1 and rest[1] not in lx.DETERMINERS | {"drawer"}):
+        particles.append(rest[0])
+        rest = rest[1:]
+    while rest and rest[-1] in _PARTICLES | {"open", "shut", "closed", "opened", "in"}:
+        if rest[-1] == "in" and verb not in ("push", "close", "slide"):
+            break
+        particles.append(rest[-1])
+        rest = rest[:-1]
+    if verb in ("open", "close", "pull", "push") or (
+            verb in ("put", "pick") and {"open", "shut", "closed"} & set(particles)):
+        target = parse_np(rest)
+        if _drawer_like(target) or (target is not None and target.pronoun and (verb in (
+                "open", "close") or {"open", "shut", "closed"} & set(particles))):
+            opening = verb == "open" or (verb == "pull" and not {"shut", "closed", "in"}
+                                         & set(particles)) or "open" in particles or (
+                "out" in particles)  # "slide the drawer out", "pull it out"
+            if verb in ("close", "push") and "open" not in particles and "out" not in particles:
+                opening = False
+            if {"shut", "closed"} & set(particles) or ("in" in particles and verb == "push"):
+                opening = False
+            return Act("open" if opening else "close", obj=target, manner=manner, text=text)
+        if verb in ("open", "close") and target is not None and not target.items:
+            return Act("open" if verb == "open" else "close", obj=target, text=text)
+        if verb in ("open", "close"):
+            raise NotParsed(text)
+    if verb == "sort":
+        if all(w in SORT_WORDS or w in lx.NOUNS or w in lx.DETERMINERS for w in rest):
+            return Act("sort", manner=manner, text=text)
+        raise NotParsed(text)
+    if verb == "clear":
+        return _clear(rest, manner, text)
+    if verb == "build" or "tower" in rest:
+        return tower_act(rest, manner, text)
+    if verb == "pick" and any(w in lx.PARTS for w in rest):
+        part = parse_np(rest)  # "grab the drawer's knob": hold the part its action pulls
+        if part is not None and part.shape == "drawer":
+            return Act("grip", obj=part, manner=manner, text=text)
+    if verb == "pick":
+        for tail in sorted(_PICK_TAILS, key=lambda x: -len(x.split())):
+            p = tail.split()
+            if len(rest) > len(p) and rest[-len(p):] == p:
+                rest = rest[:-len(p)]
+                break
+    if sort_like(rest):
+        return Act("sort", manner=manner, text=text)
+    for there in (["in", "there"], ["inside"], ["there"], ["in", "it"], ["into", "it"],
+                  ["inside", "it"], ["in", "here"], ["in", "that"], ["on", "it"],
+                  ["onto", "it"], ["on", "top"], ["on", "that"], ["in", "the", "same", "place"],
+                  ["in", "as", "well"], ["inside", "too"], ["in", "too"], ["in"]):
+        if len(rest) > len(there) and rest[-len(there):] == there and verb != "pick":
+            obj = parse_np(rest[:-len(there)])
+            if obj is not None:
+                prep = "on" if there[0] in ("on", "onto") else "in"
+                return Act("push" if verb == "push" or manner == "push" else "place", obj=obj,
+                           dest=Ref(" ".join(there), pronoun=True), prep=prep, manner=manner,
+                           text=text)
+    split = split_dest(rest)
+    if split is None:
+        obj = parse_np(rest)
+        if obj is None:
+            raise NotParsed(text)
+        if verb == "stack" and obj.items and len(obj.items) >= 2:
+            return Act("tower", tower=obj.items, manner=manner, text=text)
+        if verb == "stack" and obj.quantifier == "all":
+            return Act("tower", tower=(obj,), manner=manner, text=text)
+        if verb in ("pick",) or (verb == "put" and head in ("get", "fetch", "take", "hold")):
+            return Act("pick", obj=obj, manner=manner, text=text)
+        if verb in ("put", "stack", "push") and prev is not None and obj.pronoun is False and (
+                prev.kind in ("place", "push") and prev.dest is not None):
+            # "and then the blue one" after "put the red block in the bowl": same place
+            return Act("push" if manner == "push" or verb == "push" else "place", obj=obj,
+                       dest=prev.dest, prep=prev.prep, manner=manner, text=text)
+        if verb == "push" and prev is None:
+            raise defer(Refusal(f"where should {obj.text} be pushed to? (the zone is the only "
+                                 "place it can push to)", kind="ambiguous",
+                                 suggestion=f"push {obj.text} into the zone"))
+        raise defer(Refusal(f"where should {obj.text} go? say where to put it",
+                             kind="ambiguous"))
+    obj, prep, dest = split
+    if verb == "pick" and head in ("pick",) and not any(p in particles for p in ("up",)) and (
+            False):
+        pass
+    if obj.self_ref or dest.self_ref:
+        raise defer(Refusal("handing things to a person is not something the robot does",
+                             kind="out_of_scope",
+                             suggestion=f"pick up {obj.text}" if not obj.self_ref else ""))
+    if verb == "push" or manner == "push":
+        return Act("push", obj=obj, dest=dest, prep=prep, manner=manner, text=text)
+    if (obj.quantifier == "all" and not obj.colour and not obj.items and dest.shape != "block"
+            and not sortish(dest) and not dest.pronoun):
+        return Act("clear", dest=dest, manner=manner, text=text)
+    if sortish(dest) and obj.quantifier == "all":
+        return Act("sort", manner=manner, text=text)
+    return Act("place", obj=obj, dest=dest, prep=prep, manner=manner, text=text)
+
+
+def _clear(rest: list[str], manner: str, text: str) -> Act:
+    dest: Ref | None = None
+    for i, w in enumerate(rest):
+        if w in ("into", "in", "to", "inside") and i + 1 < len(rest):
+            dest = parse_np(rest[i + 1:])
+            if dest is None:
+                raise NotParsed(text)
+            rest = rest[:i]
+            break
+    ok = {"the", "table", "tabletop", "everything", "all", "of", "blocks", "block", "off",
+          "up", "away", "from", "on", "every", "each", "surface", "workspace", "area", "it",
+          "stuff", "things", "objects", "object", "thing", "item", "items", "cube", "cubes",
+          "desk", "out", "this", "mess", "remaining", "piece"}
+    if not all(w in ok for w in rest):
+        raise NotParsed(text)
+    return Act("clear", dest=dest, manner=manner, text=text)

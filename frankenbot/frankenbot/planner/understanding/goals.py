@@ -1,0 +1,113 @@
+"""Goal states and ellipsis: clauses without a leading verb ("I'd like the X to be in the Y",
+"the drawer should be open", "... then C on B").
+"""
+
+from __future__ import annotations
+
+from frankenbot.planner import lexicon as lx
+from frankenbot.planner.understanding.acts import Act, NotParsed, Ref
+from frankenbot.planner.understanding.phrases import parse_np
+from frankenbot.planner.understanding.roles import SORT_WORDS, sort_like, sortish, split_dest
+from frankenbot.planner.understanding.towers import tower_act
+
+_COPULA = {"be", "is", "are", "to", "end", "up", "should", "must", "need", "needs", "has",
+           "have", "ought", "will", "would", "go", "goes", "belong", "belongs", "sit", "sits",
+           "rest", "rests", "put", "placed", "moved", "lying", "sitting", "resting", "located",
+           "stay", "remain", "being", "got", "gets", "get", "can", "could", "wind", "finish",
+           "ends", "going", "land", "lands", "living", "positioned", "set", "stored",
+           "stacked", "kept", "keep", "sat"}
+_GOAL_HEADS = ("i would like", "i want", "i need", "i wish", "i would love", "i prefer",
+               "we want", "we need", "we would like", "make sure that", "make sure",
+               "ensure that", "ensure", "see to it that", "see that", "i want to see",
+               "i would like to see", "it would be good if", "it would be nice if",
+               "it would be great if", "can we have", "could we have", "can i have",
+               "could i have", "i would like to have", "let us have", "let us get",
+               "i expect", "the goal is that", "i would love it if", "i would like it if",
+               "i would be happy if", "it would be lovely if", "i would prefer it if",
+               "the idea is that", "arrange for", "get",
+               "have", "leave", "the plan is for", "i would like for", "for")
+
+
+def verbless(words: list[str], prev: Act | None, manner: str, text: str) -> Act:
+    """Goal-state phrasing and ellipsis: "I'd like the X to be in the Y", "then C on B"."""
+    w = list(words)
+    for gh in sorted(_GOAL_HEADS, key=lambda x: -len(x.split())):
+        p = gh.split()
+        if w[:len(p)] == p and len(w) > len(p):
+            w = w[len(p):]
+            break
+    if w and w[0] == "that":
+        w = w[1:]
+    if "tower" in w:
+        return tower_act(w, manner, text)
+    if sort_like(w):
+        return Act("sort", manner=manner, text=text)
+    kept = []
+    for i, x in enumerate(w):  # "the X placed in the Y", "the X pushed into the zone"
+        if i > 0 and x in lx.VERBS and lx.VERBS[x] in ("put", "stack", "push", "pick"):
+            if lx.VERBS[x] == "push":
+                manner = "push"
+            if lx.VERBS[x] == "pick" and x not in ("hold", "lift", "raise"):
+                raise NotParsed(text)
+            if lx.VERBS[x] == "pick":
+                kept.append("held")
+            continue
+        kept.append(x)
+    w = [x for x in kept if x not in _COPULA]
+    w = [x for x in w if x not in ("to",)] if not any(x in lx.DEST_PREPS and x != "to"
+                                                        for x in w) else [
+        x for i, x in enumerate(w) if not (x == "to" and i + 1 < len(w) and w[i + 1] in (
+            "be", "end"))]
+    if not w:
+        raise NotParsed(text)
+    if w[-1] in ("open", "opened", "closed", "shut"):
+        ref = parse_np(w[:-1])
+        if ref is not None and (ref.shape == "drawer" or ref.pronoun):
+            return Act("open" if w[-1] in ("open", "opened") else "close", obj=ref,
+                       manner=manner, text=text)
+    if w[-1] in ("sort", "sorted", "organised", "organized", "grouped", "matched") or (
+            "sort" in w and all(x in SORT_WORDS or x in lx.NOUNS or x in lx.DETERMINERS
+                                  or x in ("sorted", "organised", "grouped") for x in w)):
+        return Act("sort", manner=manner, text=text)
+    if w[-1] in ("clear", "cleared", "empty", "emptied", "tidy", "tidied", "clean"):
+        if all(x in ("the", "table", "tabletop", "surface", "desk", "workspace") for x in w[:-1]):
+            return Act("clear", manner=manner, text=text)
+    if w[-1] in ("picked", "lifted", "held", "raised", "hoisted", "air", "grasped", "gripper",
+                 "hand"):
+        core = w[:-1]
+        for tail in ("in the", "in your", "up in the", "in"):
+            p = tail.split()
+            if core[-len(p):] == p:
+                core = core[:-len(p)]
+                break
+        ref = parse_np([x for x in core if x != "up"])
+        if ref is not None:
+            return Act("pick", obj=ref, manner=manner, text=text)
+    split = split_dest(w)
+    if split is not None:
+        obj, prep, dest = split
+        kind = "push" if manner == "push" or (prev is not None and prev.kind == "push") else \
+            "place"
+        if obj.quantifier == "all" and not obj.colour and not obj.items and not sortish(dest):
+            return Act("clear", dest=dest, manner=manner, text=text)
+        if sortish(dest) and obj.quantifier == "all":
+            return Act("sort", manner=manner, text=text)
+        return Act(kind, obj=obj, dest=dest, prep=prep, manner=manner, text=text)
+    if prev is not None and prev.obj is not None and w[0] in lx.DEST_PREPS:
+        dest = parse_np(w[1:])
+        if dest is not None:  # "otherwise on the plate": the same verb and object
+            return Act(prev.kind if prev.kind in ("place", "push") else "place",
+                       obj=Ref("it", pronoun=True), dest=dest, prep=lx.DEST_PREPS[w[0]],
+                       manner=manner, text=text)
+    if prev is not None and prev.kind in ("place", "push") and prev.obj is not None:
+        dest = parse_np(w)
+        if dest is not None and not dest.pronoun and prev.dest is not None and (
+                dest.shape in ("block", "") and (dest.colour or dest.shape)
+                and not (dest.shape == "" and dest.colour in ("white",))):
+            # "... and then the green block too": the same action for another object
+            return Act(prev.kind, obj=dest, dest=prev.dest, prep=prev.prep, manner=manner,
+                       text=text)
+        if dest is not None and not dest.pronoun and dest.shape != "block":
+            return Act("place", obj=Ref("it", pronoun=True), dest=dest, prep=prev.prep,
+                       manner=manner, text=text)
+    raise NotParsed(text)

@@ -1,0 +1,152 @@
+"""Resolve references against the scene: symbolic object phrases -> scene objects.
+
+Colour words map to the scene's colours, pronouns to what was named before, superlatives
+and "closest to" to the ranked candidates; the ambiguous and the absent are refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from frankenbot.planner import lexicon as lx
+from frankenbot.planner.frames import ObjectNotResolved, Refusal
+from frankenbot.planner.understanding.acts import Ref
+from frankenbot.state import Scene, SceneObject
+
+PICKABLE = ("block", "unknown")
+CONTAINER_SHAPES = ("bowl", "bin", "plate", "drawer", "zone")
+
+
+@dataclass
+class Binding:
+    scene: Scene
+    last_item: SceneObject | None = None
+    last_container: SceneObject | None = None
+    named: list[str] = field(default_factory=list)
+
+
+def _volume(o: SceneObject) -> float:
+    return o.size[0] * o.size[1] * o.size[2]
+
+
+def colour_list(objs: list[SceneObject], conj: str = "or") -> str:
+    names = [o.colour or o.object_id for o in objs]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" {conj} " + names[-1]
+
+
+def _noun(shape: str) -> str:
+    return shape or "object"
+
+
+def resolve(ref: Ref, ctx: Binding, role: str) -> SceneObject:
+    """The one scene object ``ref`` means in ``role`` (item | container | zone | drawer)."""
+    scene = ctx.scene
+    if ref.pronoun:
+        found = ctx.last_container if role in ("container", "drawer", "zone") else ctx.last_item
+        if found is None and role == "drawer":
+            found = next((o for o in scene.objects if o.shape == "drawer"), None)
+        if found is None:
+            raise ObjectNotResolved(f"{ref.text!r}: nothing mentioned before that it could mean",
+                                    kind="ambiguous")
+        return found
+    if ref.items:
+        raise ObjectNotResolved(f"{ref.text!r} names several objects here", kind="ambiguous")
+    if ref.object_id:
+        obj = scene.get(ref.object_id)
+        if obj is None:
+            raise ObjectNotResolved(f"{ref.object_id!r} is not in the scene "
+                                    f"({', '.join(scene.ids()) or 'nothing'})")
+        return obj
+    if ref.self_ref:
+        raise Refusal("handing things over or moving to a person is not something the robot "
+                      "does", kind="out_of_scope")
+    shapes: tuple[str, ...]
+    if ref.shape:
+        shapes = (ref.shape,)
+    else:
+        shapes = {"item": PICKABLE, "container": CONTAINER_SHAPES, "zone": ("zone",),
+                  "drawer": ("drawer",)}[role]
+    of_shape = sorted((o for o in scene.objects if o.shape in shapes),
+                      key=lambda o: o.object_id)
+    if ref.remaining:
+        cands = [o for o in of_shape if o.object_id not in ctx.named]
+        if len(cands) == 1:
+            return cands[0]
+        raise ObjectNotResolved(f"{ref.text!r} could be {len(cands)} blocks; which block: "
+                                f"{colour_list(cands)}?", kind="ambiguous",
+                                candidates=tuple(o.object_id for o in cands))
+    noun = _noun(ref.shape or {"item": "block", "container": "container", "zone": "zone",
+                               "drawer": "drawer"}[role])
+    cands = of_shape
+    if ref.colour:
+        tiers = lx.COLOUR_WORDS.get(ref.colour, (ref.colour,))
+        cands = [o for o in of_shape if o.colour in tiers]
+        if not cands:
+            have = colour_list(of_shape, "and") if of_shape else ""
+            raise ObjectNotResolved(
+                f"there is no {ref.colour} {noun} in the scene"
+                + (f" (it has {len(of_shape)} {noun}{'s' if len(of_shape) > 1 else ''}: "
+                   f"{have})" if have else f" ({', '.join(scene.ids()) or 'nothing'})"),
+                candidates=tuple(o.object_id for o in of_shape))
+    if not cands:
+        raise ObjectNotResolved(f"there is no {ref.text!r} in the scene "
+                                f"({', '.join(scene.ids()) or 'nothing'})")
+    if ref.superlative:
+        return _superlative(ref, cands, ctx, noun)
+    if len(cands) == 1 or ref.quantifier == "a" and len({o.colour for o in cands}) == 1:
+        return cands[0]
+    if ref.quantifier == "a":
+        return cands[0]
+    raise ObjectNotResolved(
+        f"{ref.text!r} is ambiguous: which {noun}: {colour_list(cands)}?",
+        kind="ambiguous", candidates=tuple(o.object_id for o in cands))
+
+
+def _superlative(ref: Ref, cands: list[SceneObject], ctx: Binding, noun: str) -> SceneObject:
+    import math
+
+    origin = (0.0, 0.0)
+    if ref.relative_to is not None:
+        anchor = resolve(ref.relative_to, ctx, "container")
+        origin = (anchor.position[0], anchor.position[1])
+        cands = [o for o in cands if o.object_id != anchor.object_id] or cands
+
+    def dist(o: SceneObject) -> float:
+        return math.hypot(o.position[0] - origin[0], o.position[1] - origin[1])
+
+    keys: dict[str, Callable[[SceneObject], float]] = {
+        "largest": lambda o: -_volume(o), "smallest": _volume, "closest": dist,
+        "farthest": lambda o: -dist(o), "leftmost": lambda o: -o.position[1],
+        "rightmost": lambda o: o.position[1], "tallest": lambda o: -o.size[2],
+    }
+    key = keys[ref.superlative]
+    ranked = sorted(cands, key=lambda o: (key(o), o.object_id))
+    if len(ranked) > 1:
+        a, b = key(ranked[0]), key(ranked[1])
+        tol = 0.1 * abs(a) if ref.superlative in ("largest", "smallest", "tallest") else 0.002
+        if abs(a - b) <= tol:
+            raise ObjectNotResolved(
+                f"{ref.text!r} is ambiguous: {ranked[0].object_id} and {ranked[1].object_id} "
+                f"are about equally {ref.superlative}; which {noun}: "
+                f"{colour_list(ranked[:2])}?", kind="ambiguous",
+                candidates=(ranked[0].object_id, ranked[1].object_id))
+    return ranked[0]
+
+
+def item(ref: Ref, ctx: Binding) -> SceneObject:
+    o = resolve(ref, ctx, "item")
+    if o.shape not in PICKABLE:
+        raise ObjectNotResolved(f"{o.object_id} is a {o.shape}; the robot moves blocks only",
+                                kind="impossible")
+    return o
+
+
+def note(ctx: Binding, *objs: SceneObject) -> None:
+    for o in objs:
+        if o.object_id not in ctx.named:
+            ctx.named.append(o.object_id)
+
+
+def say(o: SceneObject) -> str:
+    return f"the {o.label}" if o.label else o.object_id
