@@ -29,6 +29,10 @@ class Ref:
     items: tuple["Ref", ...] = ()  # "the red and the blue block"
     remaining: bool = False  # "the other block" (tower middle, inferred)
     self_ref: bool = False  # "you", "me": the robot or the user
+    where: "tuple[str, Ref] | None" = None  # "in the bowl": (in | on | in_or_on, anchor)
+    exclude: tuple["Ref", ...] = ()  # "every block except the red one"
+    count: int = 0  # "both", "all three": how many there must be (0: unsaid)
+    match: str = ""  # "the bowl that matches it": "colour" (chosen per item)
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,8 @@ class Act:
     dest: Ref | None = None
     prep: str = ""
     manner: str = ""
-    tower: tuple[Ref, ...] = ()
+    tower: tuple[Ref, ...] = ()  # bottom first when ``ordered``; as listed otherwise
+    ordered: bool = True  # False: the words name a tower's blocks but not which end is down
     cond: tuple[str, Ref, Ref | None, bool] | None = None  # (kind, subject, other, negated)
     then: tuple["Act", ...] = ()
     otherwise: tuple["Act", ...] = ()

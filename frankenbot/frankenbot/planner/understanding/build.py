@@ -11,13 +11,17 @@ from frankenbot.planner.frames import (
     tower_frame,
 )
 from frankenbot.planner.understanding.acts import Act, Ref
+from frankenbot.planner.understanding.phrases import every
 from frankenbot.planner.understanding.resolve import (
     CONTAINER_SHAPES,
     PICKABLE,
     Binding,
+    colour_list,
     item,
+    matching,
     note,
     resolve,
+    resolve_set,
     say,
 )
 from frankenbot.state import Scene
@@ -33,6 +37,17 @@ def bind(act: Act, ctx: Binding) -> list[Frame]:
         ctx.last_item = item(act.obj, ctx)
         note(ctx, ctx.last_item)
         return []
+    if k == "slot":  # "first A", "use A as the base", "finish with C": a column's block
+        assert act.obj is not None
+        if act.prep == "bottom":
+            ctx.last_item = item(act.obj, ctx)
+            note(ctx, ctx.last_item)
+            return []
+        if not ctx.building or ctx.last_item is None:
+            raise ObjectNotResolved(f"{act.text!r}: on top of what? name the block below it",
+                                    kind="ambiguous")
+        return _bind_place("place", act.obj, Act("place", obj=act.obj, dest=Ref(
+            "it", pronoun=True), prep="on", manner=act.manner, text=act.text), ctx)
     if k == "grip":  # gripping a drawer's handle is how the next clause opens or closes it
         assert act.obj is not None
         ctx.last_container = resolve(act.obj, ctx, "drawer")
@@ -82,14 +97,26 @@ def bind(act: Act, ctx: Binding) -> list[Frame]:
         if len(set(ids)) != len(ids):
             raise ObjectNotResolved(f"a tower needs distinct blocks, got {', '.join(ids)}",
                                     kind="impossible")
+        if not act.ordered:  # the words name the blocks, not which end is down: ask
+            raise ObjectNotResolved(
+                f"which block goes at the bottom: {colour_list(full)}? The words name the "
+                "tower's blocks but not its order; say e.g. "
+                f"'{say(full[0])} at the bottom, then {say(full[1])}, ...' or "
+                "'... from the bottom up'", kind="ambiguous", candidates=tuple(ids))
         ctx.last_item = full[-1]
         return [tower_frame(ids, act.manner)]
     if k in ("place", "push"):
         assert act.obj is not None and act.dest is not None
-        objs = act.obj.items or (act.obj,)
+        if k == "place" and every(act.obj) and not act.dest.pronoun and not act.dest.match \
+                and act.dest.shape not in PICKABLE:  # every block into a container
+            return bind(Act("clear", dest=act.dest, manner=act.manner, text=act.text), ctx)
         out: list[Frame] = []
-        for r in objs:
-            out += _bind_place(k, r, act, ctx)
+        for r in act.obj.items or (act.obj,):
+            if r.quantifier == "all" and not r.pronoun:  # each block of the set, by id
+                for o in resolve_set(r, ctx):
+                    out += _bind_place(k, Ref(say(o), object_id=o.object_id), act, ctx)
+            else:
+                out += _bind_place(k, r, act, ctx)
         return out
     if k == "if":
         return [_bind_if(act, ctx)]
@@ -101,7 +128,9 @@ def _bind_place(k: str, ref: Ref, act: Act, ctx: Binding) -> list[Frame]:
     obj = item(ref, ctx)
     note(ctx, obj)
     dref = act.dest
-    if dref.pronoun:
+    if dref.match:  # "the bowl that matches it": the container of the item's own colour
+        target = matching(dref, obj, ctx)
+    elif dref.pronoun:
         prev = ctx.last_item
         if act.prep == "on" and prev is not None and prev.object_id != obj.object_id:
             target = prev
@@ -173,6 +202,7 @@ def bind_all(acts: list[Act], scene: Scene) -> tuple[list[Frame], Binding]:
     ctx = Binding(scene)
     frames: list[Frame] = []
     for i, a in enumerate(acts):
+        before = len(frames)
         try:
             frames += bind(a, ctx)
         except ObjectNotResolved as e:
@@ -188,4 +218,8 @@ def bind_all(acts: list[Act], scene: Scene) -> tuple[list[Frame], Binding]:
             ctx.last_item = ctx.last_item or ahead.last_item
             ctx.last_container = ctx.last_container or ahead.last_container
             frames += bind(a, ctx)
+        if len(frames) > before:
+            ctx.building = frames[-1].task in ("stack", "tower")
+        elif a.kind == "slot":
+            ctx.building = True
     return frames, ctx

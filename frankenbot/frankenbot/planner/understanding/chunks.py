@@ -47,6 +47,14 @@ def parse_sequence(words: list[str], prev: Act | None = None, depth: int = 0) ->
         return [parse_clause(words, prev)]
     except NotParsed:
         pass
+    if head and head[0] in lx.FRONTED_HEADS and "," in head:
+        # "by sliding it, get X into the zone", "from the table, put X in Y": a manner,
+        # source or path phrase said before the verb reads as if said after it
+        k = head.index(",")
+        try:
+            return parse_sequence(head[k + 1:] + head[:k], prev, depth + 1)
+        except NotParsed:
+            pass
     if "," in words:  # "the red block, please put it in the bowl": the phrase is "it"
         k = words.index(",")
         topic = parse_np(words[:k])

@@ -4,11 +4,13 @@ phrases, destination preposition and manner.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from frankenbot.planner import lexicon as lx
 from frankenbot.planner.frames import Refusal
 from frankenbot.planner.understanding.acts import Act, Deferred, NotParsed, Ref, defer
-from frankenbot.planner.understanding.goals import verbless
-from frankenbot.planner.understanding.phrases import parse_np
+from frankenbot.planner.understanding.goals import participle_command, verbless
+from frankenbot.planner.understanding.phrases import every, parse_np
 from frankenbot.planner.understanding.roles import (
     SORT_WORDS,
     read_manner,
@@ -17,7 +19,8 @@ from frankenbot.planner.understanding.roles import (
     split_dest,
     strip_wrappers,
 )
-from frankenbot.planner.understanding.towers import tower_act
+from frankenbot.planner.understanding.states import goal_state
+from frankenbot.planner.understanding.towers import reciprocal, slot_act, tower_act
 
 _PARTICLES = {"up", "down", "away", "back", "over", "off", "out", "aside", "along", "across",
               "forward", "forwards"}
@@ -36,15 +39,25 @@ def _drawer_like(ref: Ref | None) -> bool:
 
 def parse_clause(words: list[str], prev: Act | None) -> Act:
     """One clause (no ordering words left) -> an Act; raises NotParsed."""
+    text = " ".join(words)
+    w, manner = strip_wrappers(list(words))
+    w = [x for x in w if x not in lx.MANNER_WORDS]
+    # "have the X raised", "I want the drawer shut": the command that reaches the state; read
+    # first unless the clause starts with a verb of its own ("put the X ...")
+    command = participle_command(w) if w and (
+        w[0] not in lx.VERBS or w[0] in lx.GOAL_VERBS) else None
+    if command is not None:
+        try:
+            act = _parse_clause(command, prev)
+            return replace(act, manner=act.manner or manner, text=text)
+        except NotParsed:
+            pass
     try:
         return _parse_clause(words, prev)
     except Deferred:
         raise
     except NotParsed:
         # "make sure the X ends up in the Y": a goal state after a verb-like wrapper
-        text = " ".join(words)
-        w, manner = strip_wrappers(list(words))
-        w = [x for x in w if x not in lx.MANNER_WORDS]
         if not w:
             raise
         return verbless(w, prev, manner, text)
@@ -52,6 +65,12 @@ def parse_clause(words: list[str], prev: Act | None) -> Act:
 
 def _parse_clause(words: list[str], prev: Act | None) -> Act:
     text = " ".join(words)
+    until = next((i for i, x in enumerate(words) if x in lx.UNTIL_WORDS), -1)
+    if until > 1:  # "push X until it is in the zone": the state is the goal
+        return _until(words[:until], words[until + 1:], prev, text)
+    slot = slot_act(words)  # "first A", "use A as the base": read before "first" is dropped
+    if slot is not None:
+        return slot
     words, manner = strip_wrappers(words)
     for w in words:
         if w in lx.MANNER_WORDS:
@@ -78,7 +97,7 @@ def _parse_clause(words: list[str], prev: Act | None) -> Act:
         obj = parse_np(words[1:])
         if obj is None:
             raise NotParsed(text)
-        if obj.quantifier == "all" and not obj.colour and not obj.items:
+        if every(obj):
             return Act("clear", manner=manner, text=text)
         return Act("place", obj=obj, dest=Ref("the bin", shape="bin"), prep="in",
                    manner=manner, text=text)
@@ -127,6 +146,8 @@ def _parse_clause(words: list[str], prev: Act | None) -> Act:
         return _clear(rest, manner, text)
     if verb == "build" or "tower" in rest:
         return tower_act(rest, manner, text)
+    if verb == "stack" and reciprocal(rest) is not None:  # "stack A and B on each other"
+        return tower_act(reciprocal(rest) or [], manner, text)
     if verb == "pick" and any(w in lx.PARTS for w in rest):
         part = parse_np(rest)  # "grab the drawer's knob": hold the part its action pulls
         if part is not None and part.shape == "drawer":
@@ -151,14 +172,17 @@ def _parse_clause(words: list[str], prev: Act | None) -> Act:
                            dest=Ref(" ".join(there), pronoun=True), prep=prep, manner=manner,
                            text=text)
     split = split_dest(rest)
+    if split is None and verb == "stack":  # "stack A, B and C [from the bottom up]"
+        try:
+            return tower_act(rest, manner, text)
+        except NotParsed:
+            pass
+    rest = _without_sequence_marker(rest)  # "put A and B in the bowl, in that order"
+    split = split or split_dest(rest)
     if split is None:
         obj = parse_np(rest)
         if obj is None:
             raise NotParsed(text)
-        if verb == "stack" and obj.items and len(obj.items) >= 2:
-            return Act("tower", tower=obj.items, manner=manner, text=text)
-        if verb == "stack" and obj.quantifier == "all":
-            return Act("tower", tower=(obj,), manner=manner, text=text)
         if verb in ("pick",) or (verb == "put" and head in ("get", "fetch", "take", "hold")):
             return Act("pick", obj=obj, manner=manner, text=text)
         if verb in ("put", "stack", "push") and prev is not None and obj.pronoun is False and (
@@ -182,7 +206,7 @@ def _parse_clause(words: list[str], prev: Act | None) -> Act:
                              suggestion=f"pick up {obj.text}" if not obj.self_ref else ""))
     if verb == "push" or manner == "push":
         return Act("push", obj=obj, dest=dest, prep=prep, manner=manner, text=text)
-    if (obj.quantifier == "all" and not obj.colour and not obj.items and dest.shape != "block"
+    if (every(obj) and dest.shape != "block"
             and not sortish(dest) and not dest.pronoun):
         return Act("clear", dest=dest, manner=manner, text=text)
     if sortish(dest) and obj.quantifier == "all":
@@ -206,3 +230,35 @@ def _clear(rest: list[str], manner: str, text: str) -> Act:
     if not all(w in ok for w in rest):
         raise NotParsed(text)
     return Act("clear", dest=dest, manner=manner, text=text)
+
+
+def _without_sequence_marker(rest: list[str]) -> list[str]:
+    """A list's own order is the order things are done in: "in that order" adds nothing."""
+    for marker in lx.SEQUENCE_MARKERS:
+        p = marker.split()
+        if len(rest) > len(p) and rest[-len(p):] == p:
+            rest = rest[:-len(p)]
+            return rest[:-1] if rest[-1:] == [","] else rest
+    return rest
+
+
+def _until(main: list[str], goal: list[str], prev: Act | None, text: str) -> Act:
+    """The clause an "until" goal makes of the words before it: "push X along | until it is
+    in the zone" -> "push X into the zone"; "pull the drawer | until it is open" -> "pull the
+    drawer open". Direction words before "until" give way to the goal; the goal's subject
+    must be the object ("it", or the same phrase); other goals do not read."""
+    state = goal_state(goal)
+    if state is None:
+        raise NotParsed(text)
+    kind, subject, other, negated = state
+    main = [w for w in main if w not in _PARTICLES]
+    if kind in ("in", "on") and other is not None and not negated:
+        words = [*main, "into" if kind == "in" else "onto", *other.text.split()]
+    elif kind == "drawer_open":
+        words = [*main, "shut" if negated else "open"]
+    else:
+        raise NotParsed(text)
+    act = _parse_clause(words, prev)
+    if not subject.pronoun and subject != act.obj:
+        raise NotParsed(text)  # "push X until Y is in the zone": not what it moves
+    return replace(act, text=text)

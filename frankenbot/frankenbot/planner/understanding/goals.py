@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from frankenbot.planner import lexicon as lx
 from frankenbot.planner.understanding.acts import Act, NotParsed, Ref
-from frankenbot.planner.understanding.phrases import parse_np
+from frankenbot.planner.understanding.phrases import every, parse_np
 from frankenbot.planner.understanding.roles import SORT_WORDS, sort_like, sortish, split_dest
-from frankenbot.planner.understanding.towers import tower_act
+from frankenbot.planner.understanding.towers import reciprocal, tower_act
 
 _COPULA = {"be", "is", "are", "to", "end", "up", "should", "must", "need", "needs", "has",
            "have", "ought", "will", "would", "go", "goes", "belong", "belongs", "sit", "sits",
@@ -28,18 +28,48 @@ _GOAL_HEADS = ("i would like", "i want", "i need", "i wish", "i would love", "i 
                "have", "leave", "the plan is for", "i would like for", "for")
 
 
-def verbless(words: list[str], prev: Act | None, manner: str, text: str) -> Act:
-    """Goal-state phrasing and ellipsis: "I'd like the X to be in the Y", "then C on B"."""
+def _goal_body(words: list[str]) -> list[str]:
+    """The words after a goal head ("I'd like", "make sure", "have", "get") and "that"."""
     w = list(words)
     for gh in sorted(_GOAL_HEADS, key=lambda x: -len(x.split())):
         p = gh.split()
         if w[:len(p)] == p and len(w) > len(p):
             w = w[len(p):]
             break
-    if w and w[0] == "that":
-        w = w[1:]
+    return w[1:] if w[:1] == ["that"] else w
+
+
+def participle_command(words: list[str]) -> list[str] | None:
+    """A goal state said with a participle or adjective -> the command that reaches it:
+    "have the X raised" -> "raise the X", "I want the drawer shut" -> "shut the drawer",
+    "the X should end up pushed into the zone" -> "push the X into the zone". The words
+    between the object phrase and the state word may only be copulas ("should be", "needs to
+    be", "end up"); None when the words are not of that shape."""
+    w = _goal_body(words)
+    for i, x in enumerate(w):
+        if i == 0 or x not in lx.VERBS:
+            continue
+        j = i
+        while j > 0 and w[j - 1] in _COPULA:
+            j -= 1
+        head = w[:j]
+        if not head or "," in head or "and" in head or w[i + 1:i + 2] in (["it"], ["them"]):
+            return None
+        subject = (Ref(" ".join(head)) if all(h in lx.TABLE_WORDS or h in lx.DETERMINERS
+                                              for h in head) else parse_np(head))
+        if subject is None or subject.self_ref:
+            return None
+        return [x, *head, *w[i + 1:]]
+    return None
+
+
+def verbless(words: list[str], prev: Act | None, manner: str, text: str) -> Act:
+    """Goal-state phrasing and ellipsis: "I'd like the X to be in the Y", "then C on B"."""
+    w = _goal_body(words)
     if "tower" in w:
         return tower_act(w, manner, text)
+    if reciprocal(w) is not None:  # "A, B and C on top of each other"
+        return tower_act(reciprocal(w) or [], manner, text)
     if sort_like(w):
         return Act("sort", manner=manner, text=text)
     kept = []
@@ -88,7 +118,7 @@ def verbless(words: list[str], prev: Act | None, manner: str, text: str) -> Act:
         obj, prep, dest = split
         kind = "push" if manner == "push" or (prev is not None and prev.kind == "push") else \
             "place"
-        if obj.quantifier == "all" and not obj.colour and not obj.items and not sortish(dest):
+        if every(obj) and not sortish(dest):
             return Act("clear", dest=dest, manner=manner, text=text)
         if sortish(dest) and obj.quantifier == "all":
             return Act("sort", manner=manner, text=text)

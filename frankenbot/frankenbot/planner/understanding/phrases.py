@@ -7,16 +7,20 @@ blue block") readings; a word that does not belong in an object phrase makes it 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from frankenbot.planner import lexicon as lx
 from frankenbot.planner.understanding.acts import Ref
 
 _PRONOUNS = {"it", "them", "that", "this", "there", "those", "these", "they"}
-POSITION = {"bottom": "bottom", "base": "bottom", "foundation": "bottom", "lowest": "bottom",
-             "first": "bottom", "middle": "middle", "centre": "middle", "center": "middle",
-             "second": "middle", "top": "top", "last": "top", "highest": "top",
-             "uppermost": "top", "third": "top", "summit": "top", "peak": "top"}
 REL = {"closest", "farthest"}
+
+
+def every(ref: Ref) -> bool:
+    """Does ``ref`` mean every loose block, no more said ("all the blocks", "everything")?"""
+    return (ref.quantifier == "all" and not (
+        ref.colour or ref.items or ref.where or ref.exclude or ref.remaining or ref.count
+        or ref.superlative or ref.object_id or ref.match) and ref.shape in ("", "block"))
 
 
 def parse_np(toks: list[str]) -> Ref | None:
@@ -40,6 +44,12 @@ def parse_np(toks: list[str]) -> Ref | None:
         return Ref(text, pronoun=True)
     if words in (["the", "same", "place"], ["in", "there"], ["that", "place"]):
         return Ref(text, pronoun=True)
+    for reading in (_excluding, _restricted, _matching):
+        ref = reading(words)
+        if ref is not None:
+            return ref
+    if words[-1] in lx.RELATIVE_PRONOUNS:  # "whatever is", "the block that": not yet one
+        return None
     # lists: "the red and the blue block", "red, green and blue blocks"
     if "and" in words:
         parts: list[list[str]] = [[]]
@@ -55,7 +65,7 @@ def parse_np(toks: list[str]) -> Ref | None:
                 r = parse_np(p)
                 if r is not None and not r.shape and shared:
                     r = parse_np([*p, shared])
-                if r is None or r.pronoun or r.items:
+                if r is None or r.pronoun or r.items or r.where or r.exclude:
                     return None
                 refs.append(r)
             return Ref(text, items=tuple(refs))
@@ -67,7 +77,10 @@ def parse_np(toks: list[str]) -> Ref | None:
             if rest[0] in ("to", "from", "the", "you", "me", "robot", "arm", "base"):
                 if rest[0] in ("to", "from"):
                     rest = rest[1:]
-                head = parse_np(words[:i]) if i else Ref("one")
+                lead = list(words[:i])
+                while lead and lead[-1] in lx.RELATIVE_WORDS:  # "the block that is closest"
+                    lead = lead[:-1]
+                head = parse_np(lead) if lead else Ref("one")
                 if head is None or not rest:
                     return None
                 if rest[-1] in lx.SELF_WORDS and all(
@@ -110,6 +123,7 @@ def parse_np(toks: list[str]) -> Ref | None:
     plural = False
     selfref = False
     cupboard = False
+    count = 0
     for i, w in enumerate(words):
         if w in lx.DETERMINERS and i == 0:
             quantifier = "a" if w in ("a", "an", "any", "some") else "the"
@@ -135,6 +149,8 @@ def parse_np(toks: list[str]) -> Ref | None:
                 if cupboard and "drawer" in (s, shape):
                     shape = "drawer"
                     continue
+                if shape == "block" and s == "zone":
+                    return None  # "red block zone": two objects, not one
                 if {s, shape} == {"zone", "block"} or s == "zone" and w == "target":
                     continue  # "target block": the noun that follows decides
                 if shape == "zone" and words[i - 1] == "target":
@@ -148,9 +164,10 @@ def parse_np(toks: list[str]) -> Ref | None:
             object_id = w
         elif w in lx.SELF_WORDS:
             selfref = True
-        elif w in ("two", "three", "four", "2", "3", "4") and i > 0 and words[i - 1] in (
-                "all", "the", "both", "these", "those", "every"):
-            continue  # "all three blocks": the count the scene already has
+        elif w in lx.COUNT_WORDS and (w == "both" or i > 0 and words[i - 1] in (
+                "all", "the", "both", "these", "those", "every")):
+            count = lx.COUNT_WORDS[w]  # "all three blocks": binding checks the scene has three
+            quantifier = "all"
         elif w in lx.NP_NOISE or w in ("one", "ones", "items", "other"):
             continue
         else:
@@ -163,4 +180,64 @@ def parse_np(toks: list[str]) -> Ref | None:
         if not any(w in ("one", "ones", "thing", "object", "item") for w in words):
             return None
     return Ref(text, colour=colour, shape=shape, superlative=superlative,
-               quantifier=quantifier, object_id=object_id, plural=plural, self_ref=selfref)
+               quantifier=quantifier, object_id=object_id, plural=plural, self_ref=selfref,
+               count=count)
+
+
+def _split_at(words: list[str], phrases: tuple[str, ...] | dict[str, str]
+              ) -> tuple[list[str], str, list[str]] | None:
+    """The first of ``phrases`` after the first word: (words before, phrase, words after)."""
+    for i in range(1, len(words) - 1):
+        for ph in sorted(phrases, key=lambda x: -len(x.split())):
+            p = ph.split()
+            if words[i:i + len(p)] == p and i + len(p) < len(words):
+                return words[:i], ph, words[i + len(p):]
+    return None
+
+
+def _excluding(words: list[str]) -> Ref | None:
+    """``every block except the red one``, ``both blocks other than X``: a set minus some."""
+    cut = _split_at(words, lx.EXCEPT_WORDS)
+    if cut is None:
+        return None
+    left, _ph, right = cut
+    whole, out = parse_np(left), parse_np(right)
+    if whole is None or out is None or whole.quantifier != "all" or out.pronoun:
+        return None
+    return replace(whole, text=" ".join(words), exclude=out.items or (out,))
+
+
+def _restricted(words: list[str]) -> Ref | None:
+    """``the block in the bowl``, ``whatever is on the plate``, ``all blocks that are on the
+    plate``: a phrase narrowed by its relation to another object (judged when bound)."""
+    cut = _split_at(words, lx.WHERE_PREPS)
+    if cut is None:
+        return None
+    left, ph, right = cut
+    while left and left[-1] in lx.RELATIVE_WORDS:
+        left = left[:-1]
+    if not left:
+        return None
+    head = (Ref(" ".join(left), quantifier="all") if left == ["whatever"]
+            else parse_np(left))
+    if head is not None and (" ".join(right) in lx.HERE_PHRASES or all(
+            w in lx.TABLE_WORDS or w in lx.DETERMINERS for w in right)):
+        # "on the table", "from where it is": where every loose object is; says nothing
+        return replace(head, text=" ".join(words))
+    anchor = parse_np(right)
+    if head is None or anchor is None or head.items or head.pronoun or anchor.items or not (
+            anchor.shape or anchor.colour or anchor.object_id or anchor.pronoun):
+        return None
+    return replace(head, text=" ".join(words), where=(lx.WHERE_PREPS[ph], anchor))
+
+
+def _matching(words: list[str]) -> Ref | None:
+    """``the bowl that matches it``, ``the bowl of the same colour as it``, ``its matching
+    bowl``: a container of the item's own colour, chosen per item when bound."""
+    if not any(w in lx.MATCH_MARKERS for w in words):
+        return None
+    nouns = [w for w in words if w in lx.NOUNS]
+    if len(nouns) != 1 or not all(w in lx.MATCH_WORDS or w in lx.NOUNS for w in words):
+        return None
+    return Ref(" ".join(words), shape=lx.NOUNS[nouns[0]], match="colour",
+               plural=nouns[0].endswith("s"))

@@ -12,7 +12,8 @@ from typing import Callable
 from frankenbot.planner import lexicon as lx
 from frankenbot.planner.frames import ObjectNotResolved, Refusal
 from frankenbot.planner.understanding.acts import Ref
-from frankenbot.state import Scene, SceneObject
+from frankenbot.program import predicates
+from frankenbot.state import Scene, SceneObject, WorldSnapshot
 
 PICKABLE = ("block", "unknown")
 CONTAINER_SHAPES = ("bowl", "bin", "plate", "drawer", "zone")
@@ -24,6 +25,7 @@ class Binding:
     last_item: SceneObject | None = None
     last_container: SceneObject | None = None
     named: list[str] = field(default_factory=list)
+    building: bool = False  # the act before built a column (a stack, a tower, its base)
 
 
 def _volume(o: SceneObject) -> float:
@@ -61,21 +63,38 @@ def resolve(ref: Ref, ctx: Binding, role: str) -> SceneObject:
     if ref.self_ref:
         raise Refusal("handing things over or moving to a person is not something the robot "
                       "does", kind="out_of_scope")
-    shapes: tuple[str, ...]
-    if ref.shape:
-        shapes = (ref.shape,)
-    else:
-        shapes = {"item": PICKABLE, "container": CONTAINER_SHAPES, "zone": ("zone",),
-                  "drawer": ("drawer",)}[role]
-    of_shape = sorted((o for o in scene.objects if o.shape in shapes),
-                      key=lambda o: o.object_id)
+    cands, noun = candidates(ref, ctx, role)
     if ref.remaining:
-        cands = [o for o in of_shape if o.object_id not in ctx.named]
+        cands = [o for o in cands if o.object_id not in ctx.named]
         if len(cands) == 1:
             return cands[0]
         raise ObjectNotResolved(f"{ref.text!r} could be {len(cands)} blocks; which block: "
                                 f"{colour_list(cands)}?", kind="ambiguous",
                                 candidates=tuple(o.object_id for o in cands))
+    if ref.superlative:
+        return _superlative(ref, cands, ctx, noun)
+    if len(cands) == 1 or ref.quantifier == "a" and len({o.colour for o in cands}) == 1:
+        return cands[0]
+    if ref.quantifier == "a":
+        return cands[0]
+    raise ObjectNotResolved(
+        f"{ref.text!r} is ambiguous: which {noun}: {colour_list(cands)}?",
+        kind="ambiguous", candidates=tuple(o.object_id for o in cands))
+
+
+def _shapes(ref: Ref, role: str) -> tuple[str, ...]:
+    if ref.shape:
+        return (ref.shape,)
+    return {"item": PICKABLE, "container": CONTAINER_SHAPES, "zone": ("zone",),
+            "drawer": ("drawer",)}[role]
+
+
+def candidates(ref: Ref, ctx: Binding, role: str) -> tuple[list[SceneObject], str]:
+    """The scene objects ``ref``'s words fit in ``role`` (shape, colour, relation), sorted by
+    id, and the noun to ask with; refuses when none fits."""
+    scene = ctx.scene
+    of_shape = sorted((o for o in scene.objects if o.shape in _shapes(ref, role)),
+                      key=lambda o: o.object_id)
     noun = _noun(ref.shape or {"item": "block", "container": "container", "zone": "zone",
                                "drawer": "drawer"}[role])
     cands = of_shape
@@ -89,18 +108,73 @@ def resolve(ref: Ref, ctx: Binding, role: str) -> SceneObject:
                 + (f" (it has {len(of_shape)} {noun}{'s' if len(of_shape) > 1 else ''}: "
                    f"{have})" if have else f" ({', '.join(scene.ids()) or 'nothing'})"),
                 candidates=tuple(o.object_id for o in of_shape))
-    if not cands:
+    if not cands and ref.quantifier != "all":
         raise ObjectNotResolved(f"there is no {ref.text!r} in the scene "
                                 f"({', '.join(scene.ids()) or 'nothing'})")
-    if ref.superlative:
-        return _superlative(ref, cands, ctx, noun)
-    if len(cands) == 1 or ref.quantifier == "a" and len({o.colour for o in cands}) == 1:
-        return cands[0]
-    if ref.quantifier == "a":
-        return cands[0]
-    raise ObjectNotResolved(
-        f"{ref.text!r} is ambiguous: which {noun}: {colour_list(cands)}?",
-        kind="ambiguous", candidates=tuple(o.object_id for o in cands))
+    if ref.where is not None:
+        cands = _where(ref, cands, ctx, noun)
+    return cands, noun
+
+
+_RELATION_WORDS = {"in": "in", "on": "on", "in_or_on": "on or in"}
+
+
+def _where(ref: Ref, cands: list[SceneObject], ctx: Binding, noun: str) -> list[SceneObject]:
+    """Keep the candidates that stand in ``ref.where``'s relation to its anchor, on the scene
+    as perceived now (the program's own predicates judge it)."""
+    assert ref.where is not None
+    rel, anchor_ref = ref.where
+    anchor = any_object(anchor_ref, ctx)
+    snap = WorldSnapshot(scene=ctx.scene)
+    objs = {o.object_id: o for o in ctx.scene.objects}
+
+    def holds(o: SceneObject) -> bool:
+        inside = predicates.inside(snap, objs, o.object_id, anchor.object_id)
+        upon = predicates.on(snap, objs, o.object_id, anchor.object_id)
+        return {"in": inside, "on": upon or inside and anchor.shape == "plate",
+                "in_or_on": inside or upon}[rel]
+
+    kept = [o for o in cands if o.object_id != anchor.object_id and holds(o)]
+    if kept or ref.quantifier == "all" and not ref.colour and not ref.shape:
+        return kept
+    said = _RELATION_WORDS[rel]
+    if len(cands) == 1:
+        raise ObjectNotResolved(f"{say(cands[0])} is not {said} {say(anchor)} (as the camera "
+                                "sees it now)", kind="impossible")
+    raise ObjectNotResolved(f"there is no {noun} {said} {say(anchor)} (as the camera sees it "
+                            "now)", kind="impossible")
+
+
+def any_object(ref: Ref, ctx: Binding) -> SceneObject:
+    """A reference object of any shape: an item first, else a container or fixture."""
+    try:
+        return resolve(ref, ctx, "item")
+    except ObjectNotResolved:
+        return resolve(ref, ctx, "container")
+
+
+def resolve_set(ref: Ref, ctx: Binding) -> list[SceneObject]:
+    """The blocks a quantified phrase means ("every block except the red one", "whatever is
+    on the plate", "all the other blocks", "both blocks"), sorted by id; refuses an empty set
+    and a count the scene does not have."""
+    cands, noun = candidates(ref, ctx, "item")
+    cands = [o for o in cands if o.shape in PICKABLE]
+    if ref.remaining:
+        cands = [o for o in cands if o.object_id not in ctx.named]
+    for out in ref.exclude:
+        gone = item(out, ctx)
+        cands = [o for o in cands if o.object_id != gone.object_id]
+    if not cands:
+        where = (f" {_RELATION_WORDS[ref.where[0]]} {say(any_object(ref.where[1], ctx))}"
+                 if ref.where is not None else "")
+        raise ObjectNotResolved(f"{ref.text!r}: nothing{where} fits (as the camera sees it "
+                                "now)", kind="impossible")
+    if ref.count and len(cands) != ref.count:
+        raise ObjectNotResolved(f"{ref.text!r} says {ref.count}, but {len(cands)} "
+                                f"{noun}{'s' if len(cands) != 1 else ''} fit: "
+                                f"{colour_list(cands, 'and')}", kind="ambiguous",
+                                candidates=tuple(o.object_id for o in cands))
+    return cands
 
 
 def _superlative(ref: Ref, cands: list[SceneObject], ctx: Binding, noun: str) -> SceneObject:
@@ -150,3 +224,18 @@ def note(ctx: Binding, *objs: SceneObject) -> None:
 
 def say(o: SceneObject) -> str:
     return f"the {o.label}" if o.label else o.object_id
+
+
+def matching(dest: Ref, obj: SceneObject, ctx: Binding) -> SceneObject:
+    """The container ``dest`` describes by the item's colour ("the bowl that matches it")."""
+    shapes = _shapes(dest, "container")
+    found = [o for o in sorted(ctx.scene.objects, key=lambda o: o.object_id)
+             if o.shape in shapes and obj.colour and o.colour == obj.colour]
+    if len(found) == 1:
+        return found[0]
+    noun = _noun(dest.shape or "container")
+    if not found:
+        raise ObjectNotResolved(f"no {noun} matches {say(obj)} in colour", kind="impossible")
+    raise ObjectNotResolved(f"several {noun}s match {say(obj)}: which {noun}: "
+                            f"{colour_list(found)}?", kind="ambiguous",
+                            candidates=tuple(o.object_id for o in found))

@@ -26,14 +26,27 @@ COLOURISH = {"colour", "matching", "match", "matches", "corresponding", "respect
               "sort"}
 
 
+# the wrappers as word lists, longest first (a longer wrapper wins over its own start)
+_LEADING = sorted(([*f.replace("'", " '").split()] if "'" in f else f.split()
+                   for f in lx.LEADING_FILLERS), key=lambda p: -len(p))
+_TRAILING = sorted((f.split() for f in lx.TRAILING_FILLERS), key=lambda p: -len(p))
+
+
 def strip_wrappers(words: list[str]) -> tuple[list[str], str]:
     """Drop politeness, filler and purpose words around a clause; return (words, manner)."""
     manner = ""
     changed = True
     while changed and words:
         changed = False
-        for f in sorted(lx.LEADING_FILLERS, key=lambda x: -len(x.split())):
-            p = f.replace("'", " '").split() if "'" in f else f.split()
+        # "as carefully as you can, ...": a manner said as a comparison
+        if words[:1] == ["as"] and len(words) > 3 and words[1] in lx.MANNER_WORDS:
+            for end in lx.AS_AS_ENDS:
+                p = ["as", *end.split()]
+                if words[2:2 + len(p)] == p:
+                    manner, words = manner or words[1], words[2 + len(p):]
+                    changed = True
+                    break
+        for p in _LEADING:
             if words[:len(p)] == p and len(words) > len(p):
                 if p[0] in lx.MANNER_WORDS and not manner:
                     manner = p[0]
@@ -43,8 +56,7 @@ def strip_wrappers(words: list[str]) -> tuple[list[str], str]:
         while words and words[0] == ",":
             words = words[1:]
             changed = True
-        for f in sorted(lx.TRAILING_FILLERS, key=lambda x: -len(x.split())):
-            p = f.split()
+        for p in _TRAILING:
             if p == ["first"] and "tower" in words:
                 continue  # "A, B and C into a tower, C first": C's place in the tower
             if len(words) > len(p) and words[-len(p):] == p:

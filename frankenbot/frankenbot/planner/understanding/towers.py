@@ -1,87 +1,204 @@
-"""List orders: the blocks of a tower and which of them goes at the bottom."""
+"""List orders: the blocks of a tower and which of them goes at the bottom.
+
+A tower description is read as constraints, never as a guess: slots ("A at the bottom", "C on
+top", "B in the middle"), relations ("B on A", "A under B", "C resting on B"), and whether the
+list is a build sequence ("then", "first", "in that order", "from the bottom up": the first named
+is placed first, at the bottom) or read top first ("from the top down"). Every order of the
+named blocks is tried against them; exactly one must remain. A bare list ("a tower of A, B and
+C") leaves the order open: the act says so (``ordered=False``) and binding asks which block goes
+at the bottom (docs/LANGUAGE.md says why: the public suites do not agree on one reading).
+"""
 
 from __future__ import annotations
 
+from itertools import permutations
+
+from frankenbot.planner import lexicon as lx
 from frankenbot.planner.understanding.acts import Act, NotParsed, Ref
-from frankenbot.planner.understanding.phrases import POSITION, parse_np
+from frankenbot.planner.understanding.phrases import parse_np
 from frankenbot.planner.understanding.words import find
+
+MAX_TOWER = 5  # blocks a description may name (orders tried: 5! = 120)
+ORDINALS = {"first", "second", "third", "last"}
+COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5, "2": 2, "3": 3, "4": 4, "5": 5}
+# separators between list items (the sequence separators also make the list a sequence)
+_SEPS = {",", "and", "with", "using", "of", "from", "out", "that", "by", "plus"}
+# words of a tower description that name no block
+_FILLER = {"a", "tower", "the", "block", "blocks", "cube", "cubes", "high", "tall", "level",
+           "levels", "storey", "story", "stack", "put", "place", "add", "set", "one", "is",
+           "goes", "go", "should", "be", "at", "on", "in", "as", "it", "its", "itself", "that",
+           "them", "this", "very", "onto", "to", "up", "make", "build", "piece", "pieces",
+           "layer", "layers", "above", "below", "under", "over", "comes", "come", "sits",
+           "sit", "me", "us", "you", "into", "where", "i", "would", "like", "want", "need",
+           "please", "read", "reads", "resting", "rest", "sitting", "lying", "standing",
+           "placed", "stacked", "use", "start", "begin", "finish", "end", "of", *COUNTS}
+_VERBS = {"put", "place", "stack", "add", "set", "goes", "go", "comes", "sits", "rest",
+          "resting", "sitting", "lying", "standing", "placed", "stacked", "use"}
+
+
+def _key(r: Ref) -> tuple[str, str, str, str, bool]:
+    return (r.colour, r.shape or "block", r.superlative, r.object_id, r.remaining)
+
+
+def _markers(words: list[str], markers: tuple[str, ...]) -> tuple[list[str], bool]:
+    """``words`` with every marker phrase replaced by a comma, and whether one was found."""
+    found = False
+    for marker in sorted(markers, key=lambda m: -len(m.split())):
+        i = find(words, marker)
+        while i >= 0:
+            found = True
+            words = words[:i] + [","] + words[i + len(marker.split()):]
+            i = find(words, marker)
+    return words, found
+
+
+def _chain(item: list[str]) -> tuple[list[list[str]], list[str]] | None:
+    """``C on B on A`` -> ([C, B, A] words, ["above", "above"]); None without a relation."""
+    parts: list[list[str]] = [[]]
+    how: list[str] = []
+    for w in item:
+        if parts[-1] and (w in lx.ABOVE_WORDS or w in lx.BELOW_WORDS):
+            how.append("above" if w in lx.ABOVE_WORDS else "below")
+            parts.append([])
+        else:
+            parts[-1].append(w)
+    if not how or not all(parts):
+        return None
+    return parts, how
+
+
+def _np(words: list[str]) -> Ref | None:
+    core = [w for w in words if w not in _VERBS and w not in ("at", "as", "of")]
+    ref = parse_np(core) if core else None
+    return None if ref is not None and ref.quantifier == "all" else ref
 
 
 def tower_act(rest: list[str], manner: str, text: str) -> Act:
     """``a tower of A, B and C``, ``a tower: A at the bottom, then B, then C on top``."""
-    words = list(rest)
-    reverse = False
-    for marker in ("from the top down", "from top to bottom", "top to bottom", "from the top",
-                   "top down", "from top", "starting from the top", "starting at the top"):
-        i = find(words, marker)
-        if i >= 0:
-            reverse = True
-            words = words[:i] + [","] + words[i + len(marker.split()):]
-    for marker in ("from the bottom up", "from bottom to top", "bottom to top", "bottom up",
-                   "from the bottom", "starting from the bottom", "starting at the bottom",
-                   "in this order", "in that order", "in the order", "in order"):
-        i = find(words, marker)
-        if i >= 0:
-            words = words[:i] + [","] + words[i + len(marker.split()):]
-    # items: split at commas, "and", "then", "followed by", "with", "next"
-    seps = {",", "and", "then", "next", "followed", "with", "using", "of", "from", "out",
-            "finally", "after", "that", "afterwards", "lastly", "by", "plus"}
+    words, reverse = _markers(list(rest), lx.TOP_FIRST_MARKERS)
+    words, upward = _markers(words, lx.BOTTOM_FIRST_MARKERS + lx.SEQUENCE_MARKERS)
+    # "then" between items, or an ordinal ("C first", "A last"): the list is a build sequence
+    sequence = reverse or upward or any(w in lx.SEQUENCE_SEPARATORS or w in ORDINALS
+                                        for w in words)
+    count = next((COUNTS[w] for w in words if w in COUNTS), 0)
+    whole = parse_np([w for w in words if w not in _VERBS and w not in (",", "tower")])
+    if whole is not None and whole.quantifier == "all" and not whole.items:
+        # "stack all the blocks", "stack the three blocks in sequence": order unsaid
+        return Act("tower", tower=(whole,), manner=manner, text=text)
     items: list[list[str]] = [[]]
     for w in words:
-        if w in seps:
+        if w in _SEPS or w in lx.SEQUENCE_SEPARATORS:
             if items[-1]:
                 items.append([])
         else:
             items[-1].append(w)
-    items = [it for it in items if it]
-    slots: list[tuple[str, Ref]] = []
-    skip = {"a", "tower", "the", "three", "two", "four", "3", "2", "4", "block", "blocks",
-            "cube", "cubes", "high", "tall", "level", "levels", "storey", "story", "stack",
-            "put", "place", "add", "set", "one", "is", "goes", "go", "should", "be",
-            "at", "on", "in", "as", "it", "its", "itself", "that", "them", "this", "very",
-            "onto", "to", "up", "make", "build", "piece", "pieces", "layer", "layers",
-            "above", "below", "under", "over", "comes", "come", "sits", "sit", "me", "us",
-            "you", "into", "where", "i", "would", "like", "want", "need", "please"}
-    for it in items:
-        pos = ""
-        for w in it:
-            if w in POSITION:
-                pos = POSITION[w]
-        if pos == "" and it[-1] in ("it", "that", "them") and len(it) > 2:
-            pos = ""
-        core = [w for w in it if w not in POSITION and w not in ("of", "the", "at", "on",
-                                                                  "in", "as", "onto")]
-        if all(w in skip for w in core):
+    refs: list[Ref] = []  # distinct blocks in the order first named
+    slots: dict[int, str] = {}  # block index -> bottom | middle | top
+    above: list[tuple[int, int]] = []  # (upper, lower) directly on one another
+    listed: list[int] = []  # blocks named without a slot, in the order named
+    last: int | None = None  # the block the item before named ("B on it")
+
+    def index(r: Ref) -> int:
+        for i, known in enumerate(refs):
+            if _key(known) == _key(r):
+                return i
+        refs.append(r)
+        return len(refs) - 1
+
+    for it in (i for i in items if i):
+        pos = next((lx.TOWER_POSITIONS[w] for w in it if w in lx.TOWER_POSITIONS), "")
+        core = [w for w in it if w not in lx.TOWER_POSITIONS]
+        if all(w in _FILLER for w in core):
             continue
-        noun_ok = [w for w in core if w not in skip or w in ("block", "cube")]
-        ref = parse_np([w for w in noun_ok if w not in ("put", "place", "stack", "add", "set",
-                                                        "goes", "go", "comes", "sits")])
+        chain = _chain(core)
+        if chain is not None:
+            parts, how = chain
+            ids: list[int] = []
+            for k, part in enumerate(parts):
+                if part in (["it"], ["that"], ["them"]) and k:
+                    if last is None:  # "B on it": the block named in the item before
+                        raise NotParsed(text)
+                    ids.append(last)
+                    continue
+                r = _np([w for w in part if w not in lx.TOWER_POSITIONS])
+                if r is None or r.items or r.pronoun:
+                    raise NotParsed(text)
+                ids.append(index(r))
+            for k, rel in enumerate(how):
+                upper, lower = ids[k], ids[k + 1]
+                above.append((upper, lower) if rel == "above" else (lower, upper))
+            last = ids[0]
+            continue
+        ref = _np([w for w in core if w not in _FILLER or w in ("block", "cube")])
         if ref is None or ref.pronoun:
             raise NotParsed(text)
-        if ref.items:
-            for r in ref.items:
-                slots.append(("", r))
-        else:
-            slots.append((pos, ref))
-    if not slots:
+        for r in ref.items or (ref,):
+            i = index(r)
+            last = i
+            if pos and not ref.items:
+                slots[i] = pos
+            elif i not in listed:
+                listed.append(i)
+    while count > len(refs) and (slots or above):  # "three blocks, A at the bottom, C on top"
+        refs.append(Ref("the other block", shape="block", remaining=True))
+    if not 2 <= len(refs) <= MAX_TOWER:
         raise NotParsed(text)
-    if len(slots) == 1 and slots[0][1].quantifier == "all":
-        return Act("tower", tower=(slots[0][1],), manner=manner, text=text)
-    def key(r: Ref) -> tuple[str, str, str, str]:
-        return (r.colour, r.shape or "block", r.superlative, r.object_id)
-
-    placed = {key(r) for p, r in slots if p}
-    # "A, B and C into a tower, A first": A's position is said twice, it is one block
-    ordered = [r for p, r in slots if not p and (key(r) not in placed or not r.colour)]
-    bottom = [r for p, r in slots if p == "bottom"]
-    middle = [r for p, r in slots if p == "middle"]
-    top = [r for p, r in slots if p == "top"]
+    seq = [i for i in listed if i not in slots]
     if reverse:
-        ordered.reverse()
-    seq = [*bottom, *middle, *ordered, *top] if not middle else [*bottom, *ordered[:0], *middle,
-                                                                   *ordered, *top]
-    if bottom and top and not middle and not ordered and "three" in words:
-        seq = [bottom[0], Ref("the other block", shape="block", remaining=True), top[0]]
-    if len(seq) < 2:
-        raise NotParsed(text)
-    return Act("tower", tower=tuple(seq), manner=manner, text=text)
+        seq.reverse()
+    orders = [order for order in permutations(range(len(refs)))
+              if _fits(order, slots, above, seq if sequence else [])]
+    if not orders:
+        raise NotParsed(text)  # the constraints contradict each other
+    if len(orders) > 1:
+        return Act("tower", tower=tuple(refs), manner=manner, text=text, ordered=False)
+    return Act("tower", tower=tuple(refs[i] for i in orders[0]), manner=manner, text=text)
+
+
+def _fits(order: tuple[int, ...], slots: dict[int, str], above: list[tuple[int, int]],
+          seq: list[int]) -> bool:
+    """Does ``order`` (block indices, bottom first) keep every constraint?"""
+    level = {b: k for k, b in enumerate(order)}
+    top = len(order) - 1
+    for b, pos in slots.items():
+        if pos == "bottom" and level[b] != 0 or pos == "top" and level[b] != top:
+            return False
+        if pos == "middle" and not 0 < level[b] < top:
+            return False
+    if any(level[u] != level[d] + 1 for u, d in above):
+        return False
+    return all(level[a] < level[b] for a, b in zip(seq, seq[1:], strict=False))
+
+
+def reciprocal(words: list[str]) -> list[str] | None:
+    """``A, B and C on top of each other`` -> the words without the reciprocal relation
+    ("onto each other"), or None when there is none: the items form a tower, order unsaid."""
+    for rec in lx.RECIPROCALS:
+        i = find(words, rec)
+        if i > 0:
+            j = i - 1 if words[i - 1] in lx.ABOVE_WORDS else i
+            return words[:j] + words[i + len(rec.split()):]
+    return None
+
+
+def slot_act(words: list[str]) -> Act | None:
+    """A clause that only says where one block goes in a column being built: "first A",
+    "use A as the base", "start with A", "finish with C", "C on top" (``prep`` = its slot)."""
+    w = [x for x in words if x != ","]
+    pos = ""
+    for lead, where in lx.SLOT_LEADS.items():
+        p = lead.split()
+        if w[:len(p)] == p and len(w) > len(p):
+            pos, w = where, w[len(p):]
+            break
+    for tail in sorted(lx.SLOT_TAILS, key=lambda x: -len(x.split())):
+        p = tail.split()
+        if len(w) > len(p) and w[-len(p):] == p:
+            pos, w = lx.SLOT_TAILS[tail], w[:-len(p)]
+            break
+    if not pos:
+        return None
+    ref = parse_np(w)
+    if ref is None or ref.pronoun or ref.items or ref.quantifier == "all":
+        return None
+    return Act("slot", obj=ref, prep=pos, text=" ".join(words))
