@@ -11,6 +11,7 @@ from __future__ import annotations
 VERBS: dict[str, str] = {}
 for _cls, _words in {
     "pick": "pick grab grasp lift hoist raise take seize snatch hold collect retrieve elevate "
+            "remove "
             "fetch pluck clutch grip nab snag scoop gather",
     "put": "put place drop move set transfer bring carry deposit load stick toss throw stash "
            "store pop position lay rest relocate shift park leave plop dump insert lower land "
@@ -304,3 +305,18 @@ HERE_PHRASES = ("where it is", "where it sits", "where it lies", "its spot", "it
                 "its current location", "there", "here")
 SOURCE_PREPS = ("off of", "out of", "from", "off")
 PATH_PREPS = ("along", "across", "over", "through", "via")
+# verbs of carrying: said without a destination, the clause after says where
+TRANSPORT_VERBS = {"carry", "bring", "move", "transfer", "haul", "ferry", "shuttle", "convey",
+                   "take"}
+# the relation a telegraphic command means when it drops the preposition ("red block bowl")
+DEFAULT_PREP: dict[str, str] = {"bowl": "in", "bin": "in", "drawer": "in", "plate": "on",
+                                "zone": "in", "block": "on"}
+# particles of phrasal verbs ("pick up", "put down", "push along"): direction, not a place
+PARTICLES = {"up", "down", "away", "back", "over", "off", "out", "aside", "along", "across",
+             "forward", "forwards"}
+# verbs that find an object without moving it ("find the block and lift it")
+LOCATE_VERBS = {"find", "locate", "spot", "identify", "choose", "select"}
+# adjectives of a state, as the verb that reaches it ("I want the drawer closed")
+STATE_WORDS: dict[str, str] = {"closed": "close", "shut": "close", "open": "open",
+                               "opened": "open", "cleared": "clear", "sorted": "sort",
+                               "tidied": "clear", "lifted": "lift", "raised": "raise"}

@@ -8,6 +8,7 @@ from frankenbot.planner.frames import (
     InstructionNotUnderstood,
     ObjectNotResolved,
     Refusal,
+    render_frames,
     tower_frame,
 )
 from frankenbot.planner.understanding.acts import Act, Ref
@@ -48,6 +49,14 @@ def bind(act: Act, ctx: Binding) -> list[Frame]:
                                     kind="ambiguous")
         return _bind_place("place", act.obj, Act("place", obj=act.obj, dest=Ref(
             "it", pronoun=True), prep="on", manner=act.manner, text=act.text), ctx)
+    if k == "either":  # several readings of one clause: the scene must leave exactly one
+        return _one_reading(act, ctx)
+    if k == "carry":  # carried somewhere the next clause names (check.py insists it does)
+        assert act.obj is not None
+        o = item(act.obj, ctx)
+        ctx.last_item = o
+        note(ctx, o)
+        return [Frame("carry", (("obj", o.object_id),), manner=act.manner)]
     if k == "grip":  # gripping a drawer's handle is how the next clause opens or closes it
         assert act.obj is not None
         ctx.last_container = resolve(act.obj, ctx, "drawer")
@@ -121,6 +130,28 @@ def bind(act: Act, ctx: Binding) -> list[Frame]:
     if k == "if":
         return [_bind_if(act, ctx)]
     raise InstructionNotUnderstood(f"unsupported act {k}")  # pragma: no cover
+
+
+def _one_reading(act: Act, ctx: Binding) -> list[Frame]:
+    """Bind each reading on a copy of the context; exactly one distinct result may remain
+    ("stack A on B on C": a column, unless B already sits on C). Several: ask."""
+    done: list[tuple[list[Frame], Binding]] = []
+    refused: list[Refusal] = []
+    for alt in act.then:
+        trial = ctx.fork()
+        try:
+            done.append((bind(alt, trial), trial))
+        except Refusal as e:
+            refused.append(e)
+    if not done:
+        raise refused[0]
+    readings = {render_frames(f): f for f, _ in done}
+    if len(readings) > 1:
+        raise ObjectNotResolved(f"{act.text!r} can be read as: " + "; or ".join(readings)
+                                + ". Which one?", kind="ambiguous")
+    frames, trial = done[0]
+    ctx.adopt(trial)
+    return frames
 
 
 def _bind_place(k: str, ref: Ref, act: Act, ctx: Binding) -> list[Frame]:

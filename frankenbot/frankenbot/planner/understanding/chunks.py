@@ -6,6 +6,8 @@ at "and" and commas, and tries each split until every part reads as a clause.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from frankenbot.planner import lexicon as lx
 from frankenbot.planner.understanding.acts import Act, NotParsed
 from frankenbot.planner.understanding.clauses import parse_clause
@@ -47,6 +49,9 @@ def parse_sequence(words: list[str], prev: Act | None = None, depth: int = 0) ->
         return [parse_clause(words, prev)]
     except NotParsed:
         pass
+    serial = _serial_verbs(words, prev, depth)  # "grasp and raise X": one object, two verbs
+    if serial is not None:
+        return serial
     if head and head[0] in lx.FRONTED_HEADS and "," in head:
         # "by sliding it, get X into the zone", "from the table, put X in Y": a manner,
         # source or path phrase said before the verb reads as if said after it
@@ -111,3 +116,54 @@ def with_order(a: Act, order: str) -> Act:
     from dataclasses import replace
 
     return replace(a, order=order)
+
+
+def _is_verb(w: str) -> bool:
+    return w in lx.VERBS or w in lx.LOCATE_VERBS
+
+
+def _serial_verbs(words: list[str], prev: Act | None, depth: int) -> list[Act] | None:
+    """Verbs coordinated before one object share it, in the order said: "grasp and raise X",
+    "pick up and place X in Y", "find, grab and lift X", "open and then close the drawer".
+    None when the words do not start with two or more verbs joined by "and", "then", ","."""
+    groups: list[list[str]] = []
+    i = 0
+    while i < len(words) and _is_verb(words[i]):
+        group = [words[i]]
+        i += 1
+        while i < len(words) and words[i] in lx.PARTICLES:
+            group.append(words[i])
+            i += 1
+        groups.append(group)
+        j = i
+        while j < len(words) and words[j] in (",", "and", "then"):
+            j += 1
+        if j == i or j >= len(words) or not _is_verb(words[j]):
+            break
+        i = j
+    if len(groups) < 2 or i >= len(words):
+        return None
+    last = parse_sequence(groups[-1] + words[i:], prev, depth + 1)
+    obj = last[0].obj
+    if obj is None:
+        return None
+    earlier = [parse_clause(g + obj.text.split(), prev) for g in groups[:-1]]
+    return earlier + last
+
+
+def carry_over(acts: list[Act]) -> list[Act]:
+    """"Gather up everything and put it in the bin", "pick up and put A and then B into the
+    bowl": a set or list picked up and then placed is the set placed (one block at a time is
+    how the robot does it)."""
+    out: list[Act] = []
+    for a in acts:
+        before = out[-1] if out else None
+        if (before is not None and before.kind in ("pick", "carry", "locate")
+                and before.obj is not None and (before.obj.quantifier == "all"
+                                                or before.obj.items)
+                and a.kind in ("place", "push") and a.obj is not None
+                and (a.obj.pronoun or a.obj == before.obj)):
+            out[-1] = replace(a, obj=before.obj)
+            continue
+        out.append(a)
+    return out

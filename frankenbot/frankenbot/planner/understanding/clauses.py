@@ -13,17 +13,18 @@ from frankenbot.planner.understanding.goals import participle_command, verbless
 from frankenbot.planner.understanding.phrases import every, parse_np
 from frankenbot.planner.understanding.roles import (
     SORT_WORDS,
+    dest_splits,
+    juxtaposed,
     read_manner,
     sort_like,
     sortish,
-    split_dest,
+    strip_path,
     strip_wrappers,
 )
 from frankenbot.planner.understanding.states import goal_state
 from frankenbot.planner.understanding.towers import reciprocal, slot_act, tower_act
 
-_PARTICLES = {"up", "down", "away", "back", "over", "off", "out", "aside", "along", "across",
-              "forward", "forwards"}
+_PARTICLES = lx.PARTICLES
 _PICK_TAILS = ("in the air", "into the air", "up in the air", "up high", "high", "off the table",
                "off the surface", "from the table", "above the table", "for a moment",
                "for a second", "in your gripper", "in your hand", "in the gripper", "up",
@@ -171,15 +172,15 @@ def _parse_clause(words: list[str], prev: Act | None) -> Act:
                 return Act("push" if verb == "push" or manner == "push" else "place", obj=obj,
                            dest=Ref(" ".join(there), pronoun=True), prep=prep, manner=manner,
                            text=text)
-    split = split_dest(rest)
-    if split is None and verb == "stack":  # "stack A, B and C [from the bottom up]"
+    rest = _without_sequence_marker(strip_path(rest))  # "along the table", "in that order"
+    splits = dest_splits(rest) or (juxtaposed(rest) if verb in ("put", "stack", "push")
+                                   else [])
+    if not splits and verb == "stack":  # "stack A, B and C [from the bottom up]"
         try:
             return tower_act(rest, manner, text)
         except NotParsed:
             pass
-    rest = _without_sequence_marker(rest)  # "put A and B in the bowl, in that order"
-    split = split or split_dest(rest)
-    if split is None:
+    if not splits:
         obj = parse_np(rest)
         if obj is None:
             raise NotParsed(text)
@@ -194,20 +195,30 @@ def _parse_clause(words: list[str], prev: Act | None) -> Act:
             raise defer(Refusal(f"where should {obj.text} be pushed to? (the zone is the only "
                                  "place it can push to)", kind="ambiguous",
                                  suggestion=f"push {obj.text} into the zone"))
+        if head in lx.TRANSPORT_VERBS:  # "carry it over", then where: the next clause says
+            return Act("carry", obj=obj, manner=manner, text=text)
         raise defer(Refusal(f"where should {obj.text} go? say where to put it",
                              kind="ambiguous"))
-    obj, prep, dest = split
-    if verb == "pick" and head in ("pick",) and not any(p in particles for p in ("up",)) and (
-            False):
-        pass
+    readings = [_placing(verb, manner, *s, text) for s in splits]
+    if verb in ("put", "stack") and sum(w in lx.ABOVE_WORDS for w in rest) >= 2:
+        try:  # "stack A on B on C": a column, or "A on the B that is on C"
+            readings.append(tower_act(rest, manner, text))
+        except NotParsed:
+            pass
+    if len(readings) == 1:
+        return readings[0]
+    return Act("either", then=tuple(readings), manner=manner, text=text)
+
+
+def _placing(verb: str, manner: str, obj: Ref, prep: str, dest: Ref, text: str) -> Act:
+    """The act of moving ``obj`` to ``dest`` with this verb and manner."""
     if obj.self_ref or dest.self_ref:
         raise defer(Refusal("handing things to a person is not something the robot does",
                              kind="out_of_scope",
                              suggestion=f"pick up {obj.text}" if not obj.self_ref else ""))
     if verb == "push" or manner == "push":
         return Act("push", obj=obj, dest=dest, prep=prep, manner=manner, text=text)
-    if (every(obj) and dest.shape != "block"
-            and not sortish(dest) and not dest.pronoun):
+    if every(obj) and dest.shape != "block" and not sortish(dest) and not dest.pronoun:
         return Act("clear", dest=dest, manner=manner, text=text)
     if sortish(dest) and obj.quantifier == "all":
         return Act("sort", manner=manner, text=text)

@@ -7,7 +7,13 @@ from __future__ import annotations
 from frankenbot.planner import lexicon as lx
 from frankenbot.planner.understanding.acts import Act, NotParsed, Ref
 from frankenbot.planner.understanding.phrases import every, parse_np
-from frankenbot.planner.understanding.roles import SORT_WORDS, sort_like, sortish, split_dest
+from frankenbot.planner.understanding.roles import (
+    SORT_WORDS,
+    juxtaposed,
+    sort_like,
+    sortish,
+    split_dest,
+)
 from frankenbot.planner.understanding.towers import reciprocal, tower_act
 
 _COPULA = {"be", "is", "are", "to", "end", "up", "should", "must", "need", "needs", "has",
@@ -47,6 +53,7 @@ def participle_command(words: list[str]) -> list[str] | None:
     be", "end up"); None when the words are not of that shape."""
     w = _goal_body(words)
     for i, x in enumerate(w):
+        x = lx.STATE_WORDS.get(x, x)  # "closed": the state "close" reaches
         if i == 0 or x not in lx.VERBS:
             continue
         j = i
@@ -114,15 +121,21 @@ def verbless(words: list[str], prev: Act | None, manner: str, text: str) -> Act:
         if ref is not None:
             return Act("pick", obj=ref, manner=manner, text=text)
     split = split_dest(w)
-    if split is not None:
-        obj, prep, dest = split
+    splits = [split] if split is not None else juxtaposed(w)  # "blue block to plate"
+    readings = []
+    for obj, prep, dest in splits:
         kind = "push" if manner == "push" or (prev is not None and prev.kind == "push") else \
             "place"
         if every(obj) and not sortish(dest):
-            return Act("clear", dest=dest, manner=manner, text=text)
-        if sortish(dest) and obj.quantifier == "all":
-            return Act("sort", manner=manner, text=text)
-        return Act(kind, obj=obj, dest=dest, prep=prep, manner=manner, text=text)
+            readings.append(Act("clear", dest=dest, manner=manner, text=text))
+        elif sortish(dest) and obj.quantifier == "all":
+            readings.append(Act("sort", manner=manner, text=text))
+        else:
+            readings.append(Act(kind, obj=obj, dest=dest, prep=prep, manner=manner, text=text))
+    if len(readings) == 1:
+        return readings[0]
+    if readings:  # the scene keeps one reading, or binding asks which
+        return Act("either", then=tuple(readings), manner=manner, text=text)
     if prev is not None and prev.obj is not None and w[0] in lx.DEST_PREPS:
         dest = parse_np(w[1:])
         if dest is not None:  # "otherwise on the plate": the same verb and object

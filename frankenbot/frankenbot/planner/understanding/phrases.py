@@ -56,7 +56,7 @@ def parse_np(toks: list[str]) -> Ref | None:
         for w in words:
             if w == "and":
                 parts.append([])
-            else:
+            elif w != "then" or parts[-1]:  # "the red block and then the blue one"
                 parts[-1].append(w)
         if all(parts) and len(parts) >= 2:
             shared = next((w for w in reversed(parts[-1]) if w in lx.NOUNS), "")
@@ -129,6 +129,10 @@ def parse_np(toks: list[str]) -> Ref | None:
             quantifier = "a" if w in ("a", "an", "any", "some") else "the"
             if w in ("those", "these"):
                 plural = True
+        elif w in lx.COUNT_WORDS and (w == "both" or i > 0 and words[i - 1] in (
+                "all", "the", "both", "these", "those", "every")):
+            count = lx.COUNT_WORDS[w]  # "all three blocks": binding checks the scene has three
+            quantifier = "all"
         elif w in lx.QUANTIFIERS:
             quantifier = "all"
         elif w == "everything":
@@ -164,10 +168,6 @@ def parse_np(toks: list[str]) -> Ref | None:
             object_id = w
         elif w in lx.SELF_WORDS:
             selfref = True
-        elif w in lx.COUNT_WORDS and (w == "both" or i > 0 and words[i - 1] in (
-                "all", "the", "both", "these", "those", "every")):
-            count = lx.COUNT_WORDS[w]  # "all three blocks": binding checks the scene has three
-            quantifier = "all"
         elif w in lx.NP_NOISE or w in ("one", "ones", "items", "other"):
             continue
         else:

@@ -12,7 +12,7 @@ from frankenbot.planner.frames import (
 from frankenbot.planner.understanding.acts import PENDING, Act, NotParsed
 from frankenbot.planner.understanding.build import bind_all
 from frankenbot.planner.understanding.check import check_frames
-from frankenbot.planner.understanding.chunks import parse_sequence, with_order
+from frankenbot.planner.understanding.chunks import carry_over, parse_sequence, with_order
 from frankenbot.planner.understanding.conditions import parse_conditional
 from frankenbot.planner.understanding.explain import Understanding, closest_reading
 from frankenbot.planner.understanding.safety import check_safety
@@ -96,7 +96,7 @@ def parse(text: str, notes: list[str] | None = None) -> list[Act]:
         acts += new
     if not acts:
         raise InstructionNotUnderstood(f"not understood: {text.strip()[:120]!r}")
-    return acts
+    return carry_over(acts)
 
 
 def understand(text: str, scene: Scene) -> Understanding:

@@ -6,7 +6,7 @@ and "closest to" to the ranked candidates; the ambiguous and the absent are refu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from frankenbot.planner import lexicon as lx
@@ -26,6 +26,14 @@ class Binding:
     last_container: SceneObject | None = None
     named: list[str] = field(default_factory=list)
     building: bool = False  # the act before built a column (a stack, a tower, its base)
+
+    def fork(self) -> "Binding":
+        """A copy to try one reading on; ``adopt`` takes it back if the reading binds."""
+        return replace(self, named=list(self.named))
+
+    def adopt(self, other: "Binding") -> None:
+        self.last_item, self.last_container = other.last_item, other.last_container
+        self.named, self.building = list(other.named), other.building
 
 
 def _volume(o: SceneObject) -> float:

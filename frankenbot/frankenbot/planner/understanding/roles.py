@@ -5,6 +5,8 @@ phrasings that mean "sort".
 
 from __future__ import annotations
 
+import re
+
 from frankenbot.planner import lexicon as lx
 from frankenbot.planner.understanding.acts import Ref
 from frankenbot.planner.understanding.phrases import REL, parse_np
@@ -115,8 +117,11 @@ def read_manner(words: list[str]) -> tuple[list[str], str]:
     return words, ""
 
 
-def split_dest(rest: list[str]) -> tuple[Ref, str, Ref] | None:
-    """``X in Y``: the first preposition where both sides are object phrases."""
+def dest_splits(rest: list[str]) -> list[tuple[Ref, str, Ref]]:
+    """``X in Y``: every preposition where both sides are object phrases, first one first.
+    Relative phrases ("the block in the bowl") make several splits read; binding keeps the
+    reading the scene allows. A split whose sides read as plain phrases wins outright."""
+    out: list[tuple[Ref, str, Ref]] = []
     for i, w in enumerate(rest):
         if w in ("to", "from") and i > 0 and lx.SUPERLATIVES.get(rest[i - 1]) in REL:
             continue  # "closest to": part of the object phrase
@@ -125,9 +130,57 @@ def split_dest(rest: list[str]) -> tuple[Ref, str, Ref] | None:
             if not right:
                 continue
             a, b = parse_np(left), parse_np(right)
-            if a is not None and b is not None:
-                return a, lx.DEST_PREPS[w], b
-    return None
+            if a is not None and b is not None and not b.items:  # one place, not a list
+                if a.where is None and b.where is None:
+                    return [(a, lx.DEST_PREPS[w], b)]
+                out.append((a, lx.DEST_PREPS[w], b))
+    return out
+
+
+def split_dest(rest: list[str]) -> tuple[Ref, str, Ref] | None:
+    """The first of ``dest_splits``, or None."""
+    splits = dest_splits(rest)
+    return splits[0] if splits else None
+
+
+# the words an object phrase is made of, and nothing else (no preposition, particle, verb)
+_NP_CONTENT = (lx.DETERMINERS | lx.QUANTIFIERS | set(lx.COLOUR_WORDS) | set(lx.NOUNS)
+               | set(lx.SUPERLATIVES) | set(lx.COUNT_WORDS)) - set(lx.VERBS) - {"one"}
+
+
+def juxtaposed(rest: list[str]) -> list[tuple[Ref, str, Ref]]:
+    """Telegraphic commands that drop the preposition: "red block green bowl", "all blocks
+    bin". The one place where the words split into an object phrase and a phrase naming a
+    kind of place; the relation is that kind's usual one (lexicon DEFAULT_PREP). Every such
+    split is returned ("block blue bowl": the block and the blue bowl, or the blue block and
+    the bowl)."""
+    if not all(w in _NP_CONTENT or re.fullmatch(r"[a-z]+(?:_[a-z0-9]+)+", w) for w in rest):
+        return []  # a telegraphic command is object words only: this one has others
+    if parse_np(rest) is not None:
+        return []  # "every block": one phrase, not two
+    found = []
+    for i in range(1, len(rest)):
+        a, b = parse_np(rest[:i]), parse_np(rest[i:])
+        if a is None or b is None or a.pronoun or b.pronoun or b.shape not in lx.DEFAULT_PREP:
+            continue
+        if not (a.shape or a.object_id) or b.quantifier == "all" or a.items:
+            continue
+        found.append((a, lx.DEFAULT_PREP[b.shape], b))
+    return found  # several: binding keeps the one the scene allows, or asks
+
+
+def strip_path(rest: list[str]) -> list[str]:
+    """Drop path phrases that say nothing about where things end: "along the table",
+    "across the tabletop", "over the table" (a path past an object is left to fail)."""
+    out = list(rest)
+    for i in range(len(out) - 1, 0, -1):
+        if out[i] in lx.PATH_PREPS:
+            j = i + 1
+            while j < len(out) and (out[j] in lx.DETERMINERS or out[j] in lx.TABLE_WORDS):
+                j += 1
+            if j > i + 1 and any(w in lx.TABLE_WORDS for w in out[i + 1:j]):
+                out = out[:i] + out[j:]
+    return out
 
 
 def sort_like(words: list[str]) -> bool:
