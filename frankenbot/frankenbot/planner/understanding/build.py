@@ -121,7 +121,7 @@ def bind(act: Act, ctx: Binding) -> list[Frame]:
             return bind(Act("clear", dest=act.dest, manner=act.manner, text=act.text), ctx)
         out: list[Frame] = []
         for r in act.obj.items or (act.obj,):
-            if r.quantifier == "all" and not r.pronoun:  # each block of the set, by id
+            if r.quantifier == "all" and not r.pronoun and not r.superlative:  # each, by id
                 for o in resolve_set(r, ctx):
                     out += _bind_place(k, Ref(say(o), object_id=o.object_id), act, ctx)
             else:

@@ -6,6 +6,8 @@ restates the one before it adds nothing; stacks that build one column are one to
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from frankenbot.planner.frames import (
     TASK_ROLES,
     Frame,
@@ -26,10 +28,12 @@ def check_frames(frames: list[Frame], ctx: Binding, text: str) -> tuple[Frame, .
                 and f.role("obj") == out[-1].role("obj")):
             out[-1] = f  # "pick up X and put it in Y": the placing picks it up
             continue
-        if out and f == out[-1] and f.task in ("pick_up", "open_drawer", "close_drawer",
-                                               "clear_table", "sort_by_colour", "home",
-                                               "put_in", "stack", "push_to_zone"):
+        if out and (f.task, f.roles, f.condition) == (out[-1].task, out[-1].roles,
+                                                       out[-1].condition) and f.task in (
+                "pick_up", "open_drawer", "close_drawer", "clear_table", "sort_by_colour",
+                "home", "put_in", "stack", "push_to_zone"):
             # "get X over to Y and leave it there": the second clause restates the first
+            out[-1] = replace(out[-1], manner=out[-1].manner or f.manner)
             continue
         out.append(f)
     if not out:

@@ -62,8 +62,9 @@ def participle_command(words: list[str]) -> list[str] | None:
         head = w[:j]
         if not head or "," in head or "and" in head or w[i + 1:i + 2] in (["it"], ["them"]):
             return None
-        subject = (Ref(" ".join(head)) if all(h in lx.TABLE_WORDS or h in lx.DETERMINERS
-                                              for h in head) else parse_np(head))
+        table = any(h in lx.TABLE_WORDS for h in head) and all(
+            h in lx.TABLE_WORDS or h in lx.DETERMINERS for h in head)  # "the table cleared"
+        subject = Ref(" ".join(head)) if table else parse_np(head)
         if subject is None or subject.self_ref:
             return None
         return [x, *head, *w[i + 1:]]
@@ -81,7 +82,8 @@ def verbless(words: list[str], prev: Act | None, manner: str, text: str) -> Act:
         return Act("sort", manner=manner, text=text)
     kept = []
     for i, x in enumerate(w):  # "the X placed in the Y", "the X pushed into the zone"
-        if i > 0 and x in lx.VERBS and lx.VERBS[x] in ("put", "stack", "push", "pick"):
+        if i > 0 and x in lx.VERBS and lx.VERBS[x] in ("put", "stack", "push", "pick") and (
+                w[i - 1] not in lx.DETERMINERS):  # "the rest of the blocks": a noun there
             if lx.VERBS[x] == "push":
                 manner = "push"
             if lx.VERBS[x] == "pick" and x not in ("hold", "lift", "raise"):
@@ -90,7 +92,8 @@ def verbless(words: list[str], prev: Act | None, manner: str, text: str) -> Act:
                 kept.append("held")
             continue
         kept.append(x)
-    w = [x for x in kept if x not in _COPULA]
+    w = [x for i, x in enumerate(kept)  # copulas go; "the rest" after a determiner stays
+         if x not in _COPULA or i and kept[i - 1] in lx.DETERMINERS]
     w = [x for x in w if x not in ("to",)] if not any(x in lx.DEST_PREPS and x != "to"
                                                         for x in w) else [
         x for i, x in enumerate(w) if not (x == "to" and i + 1 < len(w) and w[i + 1] in (
@@ -145,7 +148,8 @@ def verbless(words: list[str], prev: Act | None, manner: str, text: str) -> Act:
     if prev is not None and prev.kind in ("place", "push") and prev.obj is not None:
         dest = parse_np(w)
         if dest is not None and not dest.pronoun and prev.dest is not None and (
-                dest.shape in ("block", "") and (dest.colour or dest.shape)
+                dest.shape in ("block", "") and (dest.colour or dest.shape
+                                                 or dest.quantifier == "all")
                 and not (dest.shape == "" and dest.colour in ("white",))):
             # "... and then the green block too": the same action for another object
             return Act(prev.kind, obj=dest, dest=prev.dest, prep=prev.prep, manner=manner,

@@ -104,6 +104,9 @@ def parse_np(toks: list[str]) -> Ref | None:
             elif i >= 1 and words[i - 1] in lx.NOUNS:
                 owner_words = words[:i]
             if owner_words:
+                if words[i + 1:i + 2] == ["of"] and any(x not in lx.DETERMINERS
+                                                        for x in words[:i]):
+                    return None  # "the right side of the plate": a place by it, not the plate
                 owner = parse_np(owner_words)
                 return owner
             default = lx.PARTS[w]
@@ -168,20 +171,21 @@ def parse_np(toks: list[str]) -> Ref | None:
             object_id = w
         elif w in lx.SELF_WORDS:
             selfref = True
-        elif w in lx.NP_NOISE or w in ("one", "ones", "items", "other"):
+        elif w in lx.NP_NOISE or w in lx.REMAINDER_WORDS or w in ("one", "ones", "items"):
             continue
         else:
             return None
-    plural = plural or any(t in ("ones", "everything") or t.endswith("s") and t in lx.NOUNS
-                           for t in words)
+    plural = plural or any(t in ("ones", "everything", "others")
+                           or t.endswith("s") and t in lx.NOUNS for t in words)
     if plural and not colour and not superlative and not object_id:
         quantifier = "all"  # "the blocks": every block
+    remaining = quantifier == "all" and any(w in lx.REMAINDER_WORDS for w in words)
     if not (colour or shape or superlative or object_id or quantifier == "all" or selfref):
         if not any(w in ("one", "ones", "thing", "object", "item") for w in words):
             return None
     return Ref(text, colour=colour, shape=shape, superlative=superlative,
                quantifier=quantifier, object_id=object_id, plural=plural, self_ref=selfref,
-               count=count)
+               count=count, remaining=remaining)  # "the rest of the blocks": not named yet
 
 
 def _split_at(words: list[str], phrases: tuple[str, ...] | dict[str, str]

@@ -75,7 +75,9 @@ def _np(words: list[str]) -> Ref | None:
 
 def tower_act(rest: list[str], manner: str, text: str) -> Act:
     """``a tower of A, B and C``, ``a tower: A at the bottom, then B, then C on top``."""
-    words, reverse = _markers(list(rest), lx.TOP_FIRST_MARKERS)
+    words = ["it" if w == "that" and i and rest[i - 1] in lx.ABOVE_WORDS | lx.BELOW_WORDS
+             else w for i, w in enumerate(rest)]  # "C on top of that": the block before
+    words, reverse = _markers(words, lx.TOP_FIRST_MARKERS)
     words, upward = _markers(words, lx.BOTTOM_FIRST_MARKERS + lx.SEQUENCE_MARKERS)
     # "then" between items, or an ordinal ("C first", "A last"): the list is a build sequence
     sequence = reverse or upward or any(w in lx.SEQUENCE_SEPARATORS or w in ORDINALS
@@ -109,6 +111,10 @@ def tower_act(rest: list[str], manner: str, text: str) -> Act:
         pos = next((lx.TOWER_POSITIONS[w] for w in it if w in lx.TOWER_POSITIONS), "")
         core = [w for w in it if w not in lx.TOWER_POSITIONS]
         if all(w in _FILLER for w in core):
+            if pos and any(lx.NOUNS.get(w) == "block" for w in core):
+                # "then the last block on top": a block named by its slot alone, the one
+                # the description has not named (binding asks if that is not one block)
+                slots[index(Ref("the other block", shape="block", remaining=True))] = pos
             continue
         chain = _chain(core)
         if chain is not None:
