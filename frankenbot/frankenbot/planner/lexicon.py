@@ -226,7 +226,9 @@ TOWER_POSITIONS: dict[str, str] = {
     "bottom": "bottom", "base": "bottom", "foundation": "bottom", "lowest": "bottom",
     "first": "bottom", "middle": "middle", "centre": "middle", "center": "middle",
     "second": "middle", "top": "top", "last": "top", "highest": "top", "uppermost": "top",
-    "third": "top", "summit": "top", "peak": "top"}
+    "third": "top", "summit": "top", "peak": "top", "starting": "bottom", "start": "bottom",
+    "begin": "bottom", "beginning": "bottom", "finishing": "top", "finish": "top",
+    "ending": "top"}
 # a list read top first / bottom first; or a list that is a build sequence (the first named is
 # placed first, so it goes at the bottom: VIMA-Bench follow_order, RLBench tower variations)
 TOP_FIRST_MARKERS = ("from the top down", "from top to bottom", "top to bottom",
@@ -255,7 +257,9 @@ SLOT_TAILS: dict[str, str] = {
     "as the base": "bottom", "as base": "bottom", "as the bottom": "bottom",
     "at the bottom": "bottom", "on the bottom": "bottom", "as the foundation": "bottom",
     "first": "bottom", "on top": "top", "at the top": "top", "as the top": "top",
-    "last": "top", "on top of it all": "top"}
+    "last": "top", "on top of it all": "top", "the base": "bottom", "the bottom": "bottom",
+    "in the middle": "middle", "as the middle": "middle", "the middle": "middle",
+    "the top": "top", "at the very top": "top", "at the very bottom": "bottom"}
 # verbs that also head a goal state ("have the X raised", "get the drawer open")
 GOAL_VERBS = {"have", "get", "leave", "keep"}
 # the table itself: a place, never an object to move ("clear the table", "off the table")
@@ -320,3 +324,10 @@ LOCATE_VERBS = {"find", "locate", "spot", "identify", "choose", "select"}
 STATE_WORDS: dict[str, str] = {"closed": "close", "shut": "close", "open": "open",
                                "opened": "open", "cleared": "clear", "sorted": "sort",
                                "tidied": "clear", "lifted": "lift", "raised": "raise"}
+# words between a subject and its state ("the X should end up ...", "the drawer is ...")
+COPULAS = {"be", "is", "are", "to", "end", "up", "should", "must", "need", "needs", "has",
+           "have", "ought", "will", "would", "go", "goes", "belong", "belongs", "sit", "sits",
+           "rest", "rests", "put", "placed", "moved", "lying", "sitting", "resting", "located",
+           "stay", "remain", "being", "got", "gets", "get", "can", "could", "wind", "finish",
+           "ends", "going", "land", "lands", "living", "positioned", "set", "stored",
+           "stacked", "kept", "keep", "sat"}

@@ -172,14 +172,14 @@ def _parse_clause(words: list[str], prev: Act | None) -> Act:
                 return Act("push" if verb == "push" or manner == "push" else "place", obj=obj,
                            dest=Ref(" ".join(there), pronoun=True), prep=prep, manner=manner,
                            text=text)
-    rest = _without_sequence_marker(strip_path(rest))  # "along the table", "in that order"
-    splits = dest_splits(rest) or (juxtaposed(rest) if verb in ("put", "stack", "push")
-                                   else [])
-    if not splits and verb == "stack":  # "stack A, B and C [from the bottom up]"
+    if verb == "stack" and not dest_splits(rest):  # "stack A, B and C [in that order]"
         try:
             return tower_act(rest, manner, text)
         except NotParsed:
             pass
+    rest = _without_sequence_marker(strip_path(rest))  # "along the table", "in that order"
+    splits = dest_splits(rest) or (juxtaposed(rest) if verb in ("put", "stack", "push")
+                                   else [])
     if not splits:
         obj = parse_np(rest)
         if obj is None:

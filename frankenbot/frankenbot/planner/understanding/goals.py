@@ -16,12 +16,6 @@ from frankenbot.planner.understanding.roles import (
 )
 from frankenbot.planner.understanding.towers import reciprocal, tower_act
 
-_COPULA = {"be", "is", "are", "to", "end", "up", "should", "must", "need", "needs", "has",
-           "have", "ought", "will", "would", "go", "goes", "belong", "belongs", "sit", "sits",
-           "rest", "rests", "put", "placed", "moved", "lying", "sitting", "resting", "located",
-           "stay", "remain", "being", "got", "gets", "get", "can", "could", "wind", "finish",
-           "ends", "going", "land", "lands", "living", "positioned", "set", "stored",
-           "stacked", "kept", "keep", "sat"}
 _GOAL_HEADS = ("i would like", "i want", "i need", "i wish", "i would love", "i prefer",
                "we want", "we need", "we would like", "make sure that", "make sure",
                "ensure that", "ensure", "see to it that", "see that", "i want to see",
@@ -57,11 +51,12 @@ def participle_command(words: list[str]) -> list[str] | None:
         if i == 0 or x not in lx.VERBS:
             continue
         j = i
-        while j > 0 and w[j - 1] in _COPULA:
+        while j > 0 and w[j - 1] in lx.COPULAS:
             j -= 1
         head = w[:j]
-        if not head or "," in head or "and" in head or w[i + 1:i + 2] in (["it"], ["them"]):
-            return None
+        if not head or w[i + 1:i + 2] in (["it"], ["them"]) or (
+                "," in head or "and" in head) and not getattr(parse_np(head), "items", ()):
+            return None  # a list may be the subject ("A, B and C stacked"); a clause not
         table = any(h in lx.TABLE_WORDS for h in head) and all(
             h in lx.TABLE_WORDS or h in lx.DETERMINERS for h in head)  # "the table cleared"
         subject = Ref(" ".join(head)) if table else parse_np(head)
@@ -93,7 +88,7 @@ def verbless(words: list[str], prev: Act | None, manner: str, text: str) -> Act:
             continue
         kept.append(x)
     w = [x for i, x in enumerate(kept)  # copulas go; "the rest" after a determiner stays
-         if x not in _COPULA or i and kept[i - 1] in lx.DETERMINERS]
+         if x not in lx.COPULAS or i and kept[i - 1] in lx.DETERMINERS]
     w = [x for x in w if x not in ("to",)] if not any(x in lx.DEST_PREPS and x != "to"
                                                         for x in w) else [
         x for i, x in enumerate(w) if not (x == "to" and i + 1 < len(w) and w[i + 1] in (

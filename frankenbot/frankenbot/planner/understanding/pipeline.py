@@ -16,6 +16,7 @@ from frankenbot.planner.understanding.chunks import carry_over, parse_sequence, 
 from frankenbot.planner.understanding.conditions import parse_conditional
 from frankenbot.planner.understanding.explain import Understanding, closest_reading
 from frankenbot.planner.understanding.safety import check_safety
+from frankenbot.planner.understanding.towers import merge_slots
 from frankenbot.planner.understanding.words import tokenise, tools, words_of
 from frankenbot.state import Scene
 
@@ -96,7 +97,7 @@ def parse(text: str, notes: list[str] | None = None) -> list[Act]:
         acts += new
     if not acts:
         raise InstructionNotUnderstood(f"not understood: {text.strip()[:120]!r}")
-    return carry_over(acts)
+    return merge_slots(carry_over(acts))
 
 
 def understand(text: str, scene: Scene) -> Understanding:

@@ -107,14 +107,18 @@ def tower_act(rest: list[str], manner: str, text: str) -> Act:
         refs.append(r)
         return len(refs) - 1
 
+    pending = ""  # "starting with A": the slot an item gives the item after it
     for it in (i for i in items if i):
-        pos = next((lx.TOWER_POSITIONS[w] for w in it if w in lx.TOWER_POSITIONS), "")
+        pos = next((lx.TOWER_POSITIONS[w] for w in it if w in lx.TOWER_POSITIONS), pending)
+        pending = ""
         core = [w for w in it if w not in lx.TOWER_POSITIONS]
         if all(w in _FILLER for w in core):
             if pos and any(lx.NOUNS.get(w) == "block" for w in core):
                 # "then the last block on top": a block named by its slot alone, the one
                 # the description has not named (binding asks if that is not one block)
                 slots[index(Ref("the other block", shape="block", remaining=True))] = pos
+            elif pos:
+                pending = pos  # "starting | with A", "finish | with C"
             continue
         chain = _chain(core)
         if chain is not None:
@@ -152,13 +156,45 @@ def tower_act(rest: list[str], manner: str, text: str) -> Act:
     seq = [i for i in listed if i not in slots]
     if reverse:
         seq.reverse()
+    return solve(refs, slots, above, seq if sequence else [], manner, text)
+
+
+def solve(refs: list[Ref], slots: dict[int, str], above: list[tuple[int, int]],
+          seq: list[int], manner: str, text: str) -> Act:
+    """The tower act whose order keeps every constraint; ``ordered=False`` when several
+    orders do (asked about when bound); NotParsed when none does."""
+    if not 2 <= len(refs) <= MAX_TOWER:
+        raise NotParsed(text)
     orders = [order for order in permutations(range(len(refs)))
-              if _fits(order, slots, above, seq if sequence else [])]
+              if _fits(order, slots, above, seq)]
     if not orders:
         raise NotParsed(text)  # the constraints contradict each other
     if len(orders) > 1:
         return Act("tower", tower=tuple(refs), manner=manner, text=text, ordered=False)
     return Act("tower", tower=tuple(refs[i] for i in orders[0]), manner=manner, text=text)
+
+
+def merge_slots(acts: list[Act]) -> list[Act]:
+    """"A goes at the bottom, B in the middle and C on top", said as clauses of their own in
+    any order: a run of slot clauses is one tower, its order from the slots alone."""
+    out: list[Act] = []
+    run: list[Act] = []
+    for a in [*acts, Act("end")]:
+        if a.kind == "slot":
+            run.append(a)
+            continue
+        if len(run) >= 2 and all(r.obj is not None for r in run):
+            refs = [r.obj for r in run if r.obj is not None]
+            slots = {i: r.prep for i, r in enumerate(run)}
+            try:
+                run = [solve(refs, slots, [], [], run[0].manner, "; ".join(r.text for r in run))]
+            except NotParsed:
+                pass
+        out += run
+        run = []
+        if a.kind != "end":
+            out.append(a)
+    return out
 
 
 def _fits(order: tuple[int, ...], slots: dict[int, str], above: list[tuple[int, int]],
@@ -190,7 +226,7 @@ def reciprocal(words: list[str]) -> list[str] | None:
 def slot_act(words: list[str]) -> Act | None:
     """A clause that only says where one block goes in a column being built: "first A",
     "use A as the base", "start with A", "finish with C", "C on top" (``prep`` = its slot)."""
-    w = [x for x in words if x != ","]
+    w = [x for x in words if x != "," and x not in _SLOT_COPULAS]  # "A goes at the bottom"
     pos = ""
     for lead, where in lx.SLOT_LEADS.items():
         p = lead.split()
@@ -205,6 +241,10 @@ def slot_act(words: list[str]) -> Act | None:
     if not pos:
         return None
     ref = parse_np(w)
-    if ref is None or ref.pronoun or ref.items or ref.quantifier == "all":
+    if ref is None or ref.pronoun or ref.items or ref.where or ref.quantifier == "all":
         return None
     return Act("slot", obj=ref, prep=pos, text=" ".join(words))
+
+
+_SLOT_COPULAS = {"is", "are", "be", "goes", "go", "sits", "sit", "comes", "come", "should",
+                 "must", "will", "belongs", "belong"}
