@@ -331,3 +331,5 @@ COPULAS = {"be", "is", "are", "to", "end", "up", "should", "must", "need", "need
            "stay", "remain", "being", "got", "gets", "get", "can", "could", "wind", "finish",
            "ends", "going", "land", "lands", "living", "positioned", "set", "stored",
            "stacked", "kept", "keep", "sat"}
+# nouns of a column to build from the listed blocks ("put A, B and C in a stack")
+STRUCTURE_NOUNS = {"tower", "stack", "pile", "column", "heap"}

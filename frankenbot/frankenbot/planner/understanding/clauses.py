@@ -22,7 +22,12 @@ from frankenbot.planner.understanding.roles import (
     strip_wrappers,
 )
 from frankenbot.planner.understanding.states import goal_state
-from frankenbot.planner.understanding.towers import reciprocal, slot_act, tower_act
+from frankenbot.planner.understanding.towers import (
+    names_structure,
+    reciprocal,
+    slot_act,
+    tower_act,
+)
 
 _PARTICLES = lx.PARTICLES
 _PICK_TAILS = ("in the air", "into the air", "up in the air", "up high", "high", "off the table",
@@ -139,14 +144,14 @@ def _parse_clause(words: list[str], prev: Act | None) -> Act:
             return Act("open" if verb == "open" else "close", obj=target, text=text)
         if verb in ("open", "close"):
             raise NotParsed(text)
+    if verb == "build" or names_structure(rest):  # "... into a stack", "a pile of A, B, C"
+        return tower_act(rest, manner, text)
     if verb == "sort":
         if all(w in SORT_WORDS or w in lx.NOUNS or w in lx.DETERMINERS for w in rest):
             return Act("sort", manner=manner, text=text)
         raise NotParsed(text)
     if verb == "clear":
         return _clear(rest, manner, text)
-    if verb == "build" or "tower" in rest:
-        return tower_act(rest, manner, text)
     if verb == "stack" and reciprocal(rest) is not None:  # "stack A and B on each other"
         return tower_act(reciprocal(rest) or [], manner, text)
     if verb == "pick" and any(w in lx.PARTS for w in rest):

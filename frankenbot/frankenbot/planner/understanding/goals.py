@@ -14,7 +14,7 @@ from frankenbot.planner.understanding.roles import (
     sortish,
     split_dest,
 )
-from frankenbot.planner.understanding.towers import reciprocal, tower_act
+from frankenbot.planner.understanding.towers import names_structure, reciprocal, tower_act
 
 _GOAL_HEADS = ("i would like", "i want", "i need", "i wish", "i would love", "i prefer",
                "we want", "we need", "we would like", "make sure that", "make sure",
@@ -69,7 +69,7 @@ def participle_command(words: list[str]) -> list[str] | None:
 def verbless(words: list[str], prev: Act | None, manner: str, text: str) -> Act:
     """Goal-state phrasing and ellipsis: "I'd like the X to be in the Y", "then C on B"."""
     w = _goal_body(words)
-    if "tower" in w:
+    if names_structure(w):  # "A, B and C in a stack", "a tower: A at the bottom, ..."
         return tower_act(w, manner, text)
     if reciprocal(w) is not None:  # "A, B and C on top of each other"
         return tower_act(reciprocal(w) or [], manner, text)

@@ -114,12 +114,11 @@ def parse_np(toks: list[str]) -> Ref | None:
                 return None
             pre = parse_np(words[:i] + [default]) if i else Ref(text, shape=default)
             return pre
-    if words[0] in ("the", "a", "an") and len(words) >= 2 and words[1] in ("other", "third",
-                                                                             "remaining",
-                                                                             "last"):
-        if all(w in lx.NOUNS or w in ("other", "third", "remaining", "last", "the", "a", "an",
-                                      "one")
-               for w in words):
+    lead = words[1:] if words[0] in ("the", "a", "an") else words
+    if lead and lead[0] in ("other", "third", "remaining", "last") and not any(
+            w.endswith("s") and w in lx.NOUNS for w in lead):  # "(the) remaining block"
+        if all(w in lx.NOUNS or w in ("other", "third", "remaining", "last", "one")
+               for w in lead):
             return Ref(text, shape="block", remaining=True)
     quantifier = "the"
     colour = shape = superlative = object_id = ""

@@ -15,7 +15,7 @@ from itertools import permutations
 
 from frankenbot.planner import lexicon as lx
 from frankenbot.planner.understanding.acts import Act, NotParsed, Ref
-from frankenbot.planner.understanding.phrases import parse_np
+from frankenbot.planner.understanding.phrases import every, parse_np
 from frankenbot.planner.understanding.words import find
 
 MAX_TOWER = 5  # blocks a description may name (orders tried: 5! = 120)
@@ -24,7 +24,8 @@ COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5, "2": 2, "3": 3, "4": 4, "5
 # separators between list items (the sequence separators also make the list a sequence)
 _SEPS = {",", "and", "with", "using", "of", "from", "out", "that", "by", "plus"}
 # words of a tower description that name no block
-_FILLER = {"a", "tower", "the", "block", "blocks", "cube", "cubes", "high", "tall", "level",
+_FILLER = {"a", "tower", "pile", "column", "heap", "single", "tall", "the", "block", "blocks",
+           "cube", "cubes", "high", "level",
            "levels", "storey", "story", "stack", "put", "place", "add", "set", "one", "is",
            "goes", "go", "should", "be", "at", "on", "in", "as", "it", "its", "itself", "that",
            "them", "this", "very", "onto", "to", "up", "make", "build", "piece", "pieces",
@@ -87,6 +88,7 @@ def tower_act(rest: list[str], manner: str, text: str) -> Act:
     if whole is not None and whole.quantifier == "all" and not whole.items:
         # "stack all the blocks", "stack the three blocks in sequence": order unsaid
         return Act("tower", tower=(whole,), manner=manner, text=text)
+    whole = None
     items: list[list[str]] = [[]]
     for w in words:
         if w in _SEPS or w in lx.SEQUENCE_SEPARATORS:
@@ -112,6 +114,11 @@ def tower_act(rest: list[str], manner: str, text: str) -> Act:
         pos = next((lx.TOWER_POSITIONS[w] for w in it if w in lx.TOWER_POSITIONS), pending)
         pending = ""
         core = [w for w in it if w not in lx.TOWER_POSITIONS]
+        all_of = parse_np([w for w in core if w not in lx.STRUCTURE_NOUNS]) if any(
+            w not in _FILLER or w in ("blocks", "cubes") for w in core) else None
+        if all_of is not None and every(all_of):
+            whole = whole or all_of  # "a tower out of the blocks": all of them, order unsaid
+            continue
         if all(w in _FILLER for w in core):
             if pos and any(lx.NOUNS.get(w) == "block" for w in core):
                 # "then the last block on top": a block named by its slot alone, the one
@@ -149,6 +156,8 @@ def tower_act(rest: list[str], manner: str, text: str) -> Act:
                 slots[i] = pos
             elif i not in listed:
                 listed.append(i)
+    if not refs and whole is not None:
+        return Act("tower", tower=(whole,), manner=manner, text=text)
     while count > len(refs) and (slots or above):  # "three blocks, A at the bottom, C on top"
         refs.append(Ref("the other block", shape="block", remaining=True))
     if not 2 <= len(refs) <= MAX_TOWER:
@@ -248,3 +257,10 @@ def slot_act(words: list[str]) -> Act | None:
 
 _SLOT_COPULAS = {"is", "are", "be", "goes", "go", "sits", "sit", "comes", "come", "should",
                  "must", "will", "belongs", "belong"}
+
+
+def names_structure(words: list[str]) -> bool:
+    """Do the words name a column to build ("a tower", "into a stack", "one pile")? A verb
+    word counts only as a noun after a determiner ("stack" in "into a stack")."""
+    return any(w in lx.STRUCTURE_NOUNS and (w == "tower" or i > 0 and words[i - 1] in (
+        lx.DETERMINERS | {"single", "tall"})) for i, w in enumerate(words))
