@@ -333,3 +333,44 @@ COPULAS = {"be", "is", "are", "to", "end", "up", "should", "must", "need", "need
            "stacked", "kept", "keep", "sat"}
 # nouns of a column to build from the listed blocks ("put A, B and C in a stack")
 STRUCTURE_NOUNS = {"tower", "stack", "pile", "column", "heap"}
+
+# ------------------------------------------------------------------------------------------
+# Kinds of object by what the robot can do with them (the understanding stage reads only
+# these tables, never a shape's name): a new object category or fixture is rows here, plus a
+# frame kind in frames.py (and its synthesis in offline.py) when it brings a new action.
+PICKABLE_SHAPES = ("block", "unknown")  # things the gripper picks up and moves
+CONTAINER_SHAPES = ("bowl", "bin", "plate", "drawer", "zone")  # places things go in or on
+FLAT_SHAPES = ("plate",)  # a container one puts things on: "on" and "in" both hold there
+PUSH_TARGETS = ("zone",)  # places reached by pushing, not by carrying
+DISCARD_SHAPE = "bin"  # where "throw away" and an unnamed "clear the table" put things
+# fixtures that open and close: shape -> (opening task, closing task, the frames' role)
+OPENABLE: dict[str, tuple[str, str, str]] = {"drawer": ("open_drawer", "close_drawer",
+                                                        "drawer")}
+# words for furniture that houses a fixture: "the cupboard drawer", "the drawer of the cabinet"
+HOUSING_WORDS: dict[str, str] = {"cupboard": "drawer", "cabinet": "drawer",
+                                 "dresser": "drawer", "chest": "drawer"}
+
+# multi-word units read as one word (normalised text -> the lexicon's word; "" drops it)
+UNITS: tuple[tuple[str, str], ...] = (
+    ("on top of", "onto"), ("on to", "onto"), ("in to", "into"), ("inside of", "into"),
+    ("into the inside of", "into"), ("in the inside of", "into"), ("over to", "to"),
+    ("over into", "into"), ("down into", "into"), ("down onto", "onto"), ("down on", "onto"),
+    ("up onto", "onto"), ("up on", "onto"), ("across to", "to"), ("all the way into", "into"),
+    ("left most", "leftmost"), ("right most", "rightmost"), ("left-most", "leftmost"),
+    ("right-most", "rightmost"), ("far left", "leftmost"), ("far right", "rightmost"),
+    ("trash can", "bin"), ("garbage can", "bin"), ("waste bin", "bin"),
+    ("waste basket", "bin"), ("rubbish bin", "bin"), ("recycling bin", "bin"),
+    ("get rid of", "discard"), ("throw away", "discard"), ("throw out", "discard"),
+    ("put away", "stash"),
+    ("take hold of", "grab"), ("grab hold of", "grab"),
+    ("get hold of", "grab"), ("catch hold of", "grab"), ("keep holding", "hold"),
+    ("keep hold of", "hold"), ("no longer", "not"), ("next to", "beside"),
+    ("in front of", "beside"), ("a bit", ""), ("a little", ""), ("one by one", ""),
+    ("the one", "one"), ("colour coded", "colour"), ("colour-coded", "colour"),
+    ("colour match", "sort"), ("colour-match", "sort"), ("home position", "home"),
+    ("home pose", "home"), ("starting position", "home"), ("start position", "home"),
+    ("rest position", "home"), ("resting position", "home"), ("neutral position", "home"),
+    ("ready position", "home"), ("original position", "home"),
+)
+# the containers "sort by colour" sorts into (roles.sort_like, roles.sortish)
+SORT_SHAPE = "bowl"

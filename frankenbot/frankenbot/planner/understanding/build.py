@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from frankenbot.planner import lexicon as lx
 from frankenbot.planner.frames import (
     Condition,
     Frame,
@@ -59,26 +60,28 @@ def bind(act: Act, ctx: Binding) -> list[Frame]:
         return [Frame("carry", (("obj", o.object_id),), manner=act.manner)]
     if k == "grip":  # gripping a drawer's handle is how the next clause opens or closes it
         assert act.obj is not None
-        ctx.last_container = resolve(act.obj, ctx, "drawer")
+        ctx.last_container = resolve(act.obj, ctx, "openable")
         return []
     if k == "sort":
         return [Frame("sort_by_colour", manner=act.manner)]
     if k == "clear":
         dest = (resolve(act.dest, ctx, "container") if act.dest is not None
-                else resolve(Ref("the bin", shape="bin"), ctx, "container"))
-        if dest.shape not in CONTAINER_SHAPES or dest.shape == "zone":
+                else resolve(Ref(f"the {lx.DISCARD_SHAPE}", shape=lx.DISCARD_SHAPE), ctx,
+                             "container"))
+        if dest.shape not in CONTAINER_SHAPES or dest.shape in lx.PUSH_TARGETS:
             raise ObjectNotResolved(f"{dest.object_id} is not a container", kind="impossible")
         ctx.last_container = dest
         return [Frame("clear_table", (("target", dest.object_id),), manner=act.manner)]
     if k in ("open", "close"):
         assert act.obj is not None
-        d = resolve(act.obj, ctx, "drawer")
-        if d.shape != "drawer":
+        d = resolve(act.obj, ctx, "openable")
+        if d.shape not in lx.OPENABLE:
             raise ObjectNotResolved(f"{d.object_id} cannot be opened or closed",
                                     kind="impossible")
         ctx.last_container = d
-        return [Frame("open_drawer" if k == "open" else "close_drawer",
-                      (("drawer", d.object_id),), manner=act.manner)]
+        opening, closing, role = lx.OPENABLE[d.shape]
+        return [Frame(opening if k == "open" else closing, ((role, d.object_id),),
+                      manner=act.manner)]
     if k == "pick":
         assert act.obj is not None
         if act.obj.items:
@@ -170,7 +173,7 @@ def _bind_place(k: str, ref: Ref, act: Act, ctx: Binding) -> list[Frame]:
     elif act.prep == "on" and not dref.shape:
         target = resolve(dref, ctx, "item")
     else:
-        role = "zone" if k == "push" and not dref.shape else (
+        role = "push_target" if k == "push" and not dref.shape else (
             "item" if dref.shape in PICKABLE else "container")
         target = resolve(dref, ctx, role)
     if target.object_id == obj.object_id:
@@ -178,7 +181,7 @@ def _bind_place(k: str, ref: Ref, act: Act, ctx: Binding) -> list[Frame]:
     ctx.last_item = obj
     note(ctx, obj, target)
     roles = (("obj", obj.object_id), ("target", target.object_id))
-    if target.shape == "zone":
+    if target.shape in lx.PUSH_TARGETS:
         return [Frame("push_to_zone", roles, manner=act.manner or "push")]
     if k == "push":
         raise ObjectNotResolved(
@@ -204,9 +207,9 @@ def _bind_if(act: Act, ctx: Binding) -> Frame:
     if act.postfix:  # "put X in the bowl if it is empty": "it" is the bowl
         for a in act.then:
             then += bind(a, ctx)
-    role = {"empty": "container", "drawer_open": "drawer"}.get(kind, "item")
+    role = {"empty": "container", "drawer_open": "openable"}.get(kind, "item")
     s = resolve(subj, ctx, role)
-    if role in ("container", "drawer"):
+    if role in ("container", "openable"):
         if s.shape not in CONTAINER_SHAPES:
             raise ObjectNotResolved(f"{s.object_id} cannot be empty or full", kind="impossible")
         ctx.last_container = s

@@ -40,7 +40,7 @@ _PICK_TAILS = ("in the air", "into the air", "up in the air", "up high", "high",
 
 
 def _drawer_like(ref: Ref | None) -> bool:
-    return ref is not None and ref.shape == "drawer"
+    return ref is not None and ref.shape in lx.OPENABLE
 
 
 def parse_clause(words: list[str], prev: Act | None) -> Act:
@@ -105,7 +105,8 @@ def _parse_clause(words: list[str], prev: Act | None) -> Act:
             raise NotParsed(text)
         if every(obj):
             return Act("clear", manner=manner, text=text)
-        return Act("place", obj=obj, dest=Ref("the bin", shape="bin"), prep="in",
+        return Act("place", obj=obj, dest=Ref(f"the {lx.DISCARD_SHAPE}",
+                                              shape=lx.DISCARD_SHAPE), prep="in",
                    manner=manner, text=text)
     if head == "stash":
         verb = "put"
@@ -119,7 +120,7 @@ def _parse_clause(words: list[str], prev: Act | None) -> Act:
                              suggestion=f"pick up {obj.text}" if obj is not None else ""))
     particles = []
     while rest and rest[0] in _PARTICLES | {"open", "shut", "closed", "in"} and not (
-            rest[0] == "in" and len(rest) > 1 and rest[1] not in lx.DETERMINERS | {"drawer"}):
+            rest[0] == "in" and len(rest) > 1 and rest[1] not in lx.DETERMINERS | set(lx.OPENABLE)):
         particles.append(rest[0])
         rest = rest[1:]
     while rest and rest[-1] in _PARTICLES | {"open", "shut", "closed", "opened", "in"}:
@@ -156,7 +157,7 @@ def _parse_clause(words: list[str], prev: Act | None) -> Act:
         return tower_act(reciprocal(rest) or [], manner, text)
     if verb == "pick" and any(w in lx.PARTS for w in rest):
         part = parse_np(rest)  # "grab the drawer's knob": hold the part its action pulls
-        if part is not None and part.shape == "drawer":
+        if part is not None and part.shape in lx.OPENABLE:
             return Act("grip", obj=part, manner=manner, text=text)
     if verb == "pick":
         for tail in sorted(_PICK_TAILS, key=lambda x: -len(x.split())):

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from frankenbot.planner import lexicon as lx
 from frankenbot.planner.frames import Frame
-from frankenbot.planner.understanding.resolve import PICKABLE, say
+from frankenbot.planner.understanding.resolve import CONTAINER_SHAPES, PICKABLE, say
 from frankenbot.planner.understanding.words import normalise
 from frankenbot.state import Scene
 
@@ -88,13 +89,14 @@ def closest_reading(text: str, scene: Scene) -> str:
 def _readings(scene: Scene) -> list[str]:
     objs = sorted(scene.objects, key=lambda o: o.object_id)
     blocks = [o for o in objs if o.shape in PICKABLE]
-    conts = [o for o in objs if o.shape in ("bowl", "bin", "plate", "drawer")]
+    conts = [o for o in objs if o.shape in CONTAINER_SHAPES and o.shape not in lx.PUSH_TARGETS]
     out = ["sort the blocks by colour", "clear the table", "go home"]
-    if any(o.shape == "drawer" for o in objs):
-        out += ["open the drawer", "close the drawer"]
+    for o in objs:
+        if o.shape in lx.OPENABLE:
+            out += [f"open {say(o)}", f"close {say(o)}"]
     for b in blocks:
         out.append(f"pick up {say(b)}")
         out += [f"put {say(b)} in {say(c)}" for c in conts]
         out += [f"stack {say(b)} on {say(o)}" for o in blocks if o is not b]
-        out += [f"push {say(b)} into {say(z)}" for z in objs if z.shape == "zone"]
+        out += [f"push {say(b)} into {say(z)}" for z in objs if z.shape in lx.PUSH_TARGETS]
     return out

@@ -97,7 +97,7 @@ def verbless(words: list[str], prev: Act | None, manner: str, text: str) -> Act:
         raise NotParsed(text)
     if w[-1] in ("open", "opened", "closed", "shut"):
         ref = parse_np(w[:-1])
-        if ref is not None and (ref.shape == "drawer" or ref.pronoun):
+        if ref is not None and (ref.shape in lx.OPENABLE or ref.pronoun):
             return Act("open" if w[-1] in ("open", "opened") else "close", obj=ref,
                        manner=manner, text=text)
     if w[-1] in ("sort", "sorted", "organised", "organized", "grouped", "matched") or (

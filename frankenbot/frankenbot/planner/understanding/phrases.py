@@ -124,7 +124,7 @@ def parse_np(toks: list[str]) -> Ref | None:
     colour = shape = superlative = object_id = ""
     plural = False
     selfref = False
-    cupboard = False
+    housing = ""
     count = 0
     for i, w in enumerate(words):
         if w in lx.DETERMINERS and i == 0:
@@ -149,11 +149,10 @@ def parse_np(toks: list[str]) -> Ref | None:
             superlative = "leftmost" if w == "left" else "rightmost"
         elif w in lx.NOUNS:
             s = lx.NOUNS[w]
-            if w in ("cupboard", "cabinet", "dresser", "chest"):
-                cupboard = True
+            housing = lx.HOUSING_WORDS.get(w, housing)  # "the cupboard drawer"
             if shape and s and s != shape:
-                if cupboard and "drawer" in (s, shape):
-                    shape = "drawer"
+                if housing and housing in (s, shape):
+                    shape = housing
                     continue
                 if shape == "block" and s == "zone":
                     return None  # "red block zone": two objects, not one

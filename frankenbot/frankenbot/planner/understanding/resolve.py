@@ -15,8 +15,8 @@ from frankenbot.planner.understanding.acts import Ref
 from frankenbot.program import predicates
 from frankenbot.state import Scene, SceneObject, WorldSnapshot
 
-PICKABLE = ("block", "unknown")
-CONTAINER_SHAPES = ("bowl", "bin", "plate", "drawer", "zone")
+PICKABLE = lx.PICKABLE_SHAPES
+CONTAINER_SHAPES = lx.CONTAINER_SHAPES
 
 
 @dataclass
@@ -50,12 +50,14 @@ def _noun(shape: str) -> str:
 
 
 def resolve(ref: Ref, ctx: Binding, role: str) -> SceneObject:
-    """The one scene object ``ref`` means in ``role`` (item | container | zone | drawer)."""
+    """The one scene object ``ref`` means in ``role`` (item | container | push_target |
+    openable: the lexicon's kinds of object)."""
     scene = ctx.scene
     if ref.pronoun:
-        found = ctx.last_container if role in ("container", "drawer", "zone") else ctx.last_item
-        if found is None and role == "drawer":
-            found = next((o for o in scene.objects if o.shape == "drawer"), None)
+        found = (ctx.last_container if role in ("container", "openable", "push_target")
+                 else ctx.last_item)
+        if found is None and role == "openable":
+            found = next((o for o in scene.objects if o.shape in lx.OPENABLE), None)
         if found is None:
             raise ObjectNotResolved(f"{ref.text!r}: nothing mentioned before that it could mean",
                                     kind="ambiguous")
@@ -93,8 +95,8 @@ def resolve(ref: Ref, ctx: Binding, role: str) -> SceneObject:
 def _shapes(ref: Ref, role: str) -> tuple[str, ...]:
     if ref.shape:
         return (ref.shape,)
-    return {"item": PICKABLE, "container": CONTAINER_SHAPES, "zone": ("zone",),
-            "drawer": ("drawer",)}[role]
+    return {"item": PICKABLE, "container": CONTAINER_SHAPES, "push_target": lx.PUSH_TARGETS,
+            "openable": tuple(lx.OPENABLE)}[role]
 
 
 def candidates(ref: Ref, ctx: Binding, role: str) -> tuple[list[SceneObject], str]:
@@ -103,8 +105,9 @@ def candidates(ref: Ref, ctx: Binding, role: str) -> tuple[list[SceneObject], st
     scene = ctx.scene
     of_shape = sorted((o for o in scene.objects if o.shape in _shapes(ref, role)),
                       key=lambda o: o.object_id)
-    noun = _noun(ref.shape or {"item": "block", "container": "container", "zone": "zone",
-                               "drawer": "drawer"}[role])
+    noun = _noun(ref.shape or {"item": "block", "container": "container",
+                               "push_target": lx.PUSH_TARGETS[0],
+                               "openable": next(iter(lx.OPENABLE))}[role])
     cands = of_shape
     if ref.colour:
         tiers = lx.COLOUR_WORDS.get(ref.colour, (ref.colour,))
@@ -139,7 +142,7 @@ def _where(ref: Ref, cands: list[SceneObject], ctx: Binding, noun: str) -> list[
     def holds(o: SceneObject) -> bool:
         inside = predicates.inside(snap, objs, o.object_id, anchor.object_id)
         upon = predicates.on(snap, objs, o.object_id, anchor.object_id)
-        return {"in": inside, "on": upon or inside and anchor.shape == "plate",
+        return {"in": inside, "on": upon or inside and anchor.shape in lx.FLAT_SHAPES,
                 "in_or_on": inside or upon}[rel]
 
     kept = [o for o in cands if o.object_id != anchor.object_id and holds(o)]

@@ -189,12 +189,12 @@ def sort_like(words: list[str]) -> bool:
     allowed = SORT_WORDS | set(lx.NOUNS) | lx.DETERMINERS | lx.QUANTIFIERS
     blocks = any(lx.NOUNS.get(w) == "block" or w in ("everything", "thing", "things", "one",
                                                       "ones") for w in words)
-    return (ws <= allowed and any(lx.NOUNS.get(w) == "bowl" for w in ws)
+    return (ws <= allowed and any(lx.NOUNS.get(w) == lx.SORT_SHAPE for w in ws)
             and bool(ws & COLOURISH) and blocks
             and bool(ws & (lx.QUANTIFIERS | {"blocks", "things", "ones", "everything"})))
 
 
 def sortish(dest: Ref) -> bool:
-    return dest.shape == "bowl" and (dest.plural or any(
+    return dest.shape == lx.SORT_SHAPE and (dest.plural or any(
         w in COLOURISH for w in dest.text.split()) or " its " in f" {dest.text} "
         or "their" in dest.text.split())

@@ -157,28 +157,6 @@ _CONTRACTIONS = (
     (r"\bcouldn't\b", "could not"), (r"\bthey're\b", "they are"), (r"\bhere's\b", "here is"),
     (r"\bisnt\b", "is not"), (r"\bdont\b", "do not"), (r"\bim\b", "i am"),
 )
-# multi-word units read as one word
-_UNITS = (
-    ("on top of", "onto"), ("on to", "onto"), ("in to", "into"), ("inside of", "into"),
-    ("into the inside of", "into"), ("in the inside of", "into"), ("over to", "to"),
-    ("over into", "into"), ("down into", "into"), ("down onto", "onto"), ("down on", "onto"),
-    ("up onto", "onto"), ("up on", "onto"), ("across to", "to"), ("all the way into", "into"),
-    ("left most", "leftmost"), ("right most", "rightmost"), ("left-most", "leftmost"),
-    ("right-most", "rightmost"), ("far left", "leftmost"), ("far right", "rightmost"),
-    ("trash can", "bin"), ("garbage can", "bin"), ("waste bin", "bin"),
-    ("waste basket", "bin"), ("rubbish bin", "bin"), ("recycling bin", "bin"),
-    ("get rid of", "discard"), ("throw away", "discard"), ("throw out", "discard"),
-    ("put away", "stash"),
-    ("take hold of", "grab"), ("grab hold of", "grab"),
-    ("get hold of", "grab"), ("catch hold of", "grab"), ("keep holding", "hold"),
-    ("keep hold of", "hold"), ("no longer", "not"), ("next to", "beside"),
-    ("in front of", "beside"), ("a bit", ""), ("a little", ""), ("one by one", ""),
-    ("the one", "one"), ("colour coded", "colour"), ("colour-coded", "colour"),
-    ("colour match", "sort"), ("colour-match", "sort"), ("home position", "home"),
-    ("home pose", "home"), ("starting position", "home"), ("start position", "home"),
-    ("rest position", "home"), ("resting position", "home"), ("neutral position", "home"),
-    ("ready position", "home"), ("original position", "home"),
-)
 
 
 @dataclass(frozen=True)
@@ -203,7 +181,7 @@ def normalise(text: str) -> str:
     s = re.sub(r"[\"`()\[\]{}<>=*#\\/|~^+&@$%]+", " ", s)
     s = re.sub(r"\s*([,.;:!?])\s*", r" \1 ", s)
     s = " " + re.sub(r"\s+", " ", s).strip() + " "
-    for a, b in _UNITS:
+    for a, b in lx.UNITS:
         s = s.replace(f" {a} ", f" {b} " if b else " ")
     return re.sub(r"\s+", " ", s).strip()
 
