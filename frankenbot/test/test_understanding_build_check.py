@@ -16,6 +16,7 @@ from frankenbot.planner.frames import (
 from frankenbot.planner.understanding import understand
 from frankenbot.planner.understanding.check import check_frames
 from frankenbot.planner.understanding.resolve import Binding
+from frankenbot.state import SceneObject
 
 
 def frames(text: str, scene=None) -> str:
@@ -30,10 +31,23 @@ def test_the_scene_decides_between_readings_of_one_clause():
     # plate": only the first holds where the red block lies in the green bowl
     assert frames("put the block in the green bowl on the white plate", red_in_green_bowl()) == (
         "put_in(obj=red_block, target=white_plate)")
-    # both hold when the blue block already sits on the red one: asked, not guessed
+    # both readings hold when the blue block already sits on the red one, and both end in
+    # the same column: one reading, the one that moves least (a replan mid-tower reads so)
     stacked = with_objects(block("blue_block", 0.45, 0.10, 0.062))
-    with pytest.raises(ObjectNotResolved, match="can be read as"):
-        understand("stack the yellow block on the blue block on the red block", stacked)
+    assert frames("stack the yellow block on the blue block on the red block", stacked) == (
+        "stack(obj=yellow_block, target=blue_block)")
+
+
+def test_readings_that_end_differently_are_asked_about():
+    # the green bowl stands on the plate with the yellow block in it: "the yellow block | in
+    # the green bowl on the plate" and "the yellow block in the green bowl | on the plate"
+    # both bind and end in different places
+    bowl = SceneObject("green_bowl", "green bowl", "bowl", "green", (0.30, 0.0, 0.052),
+                       (0.15, 0.15, 0.08))  # a deep bowl: the block in it is not on the plate
+    scene = with_objects(bowl, block("yellow_block", 0.30, 0.0, 0.07))
+    with pytest.raises(ObjectNotResolved, match="can be read as") as e:
+        understand("put the yellow block in the green bowl on the white plate", scene)
+    assert e.value.kind == "ambiguous"
 
 
 def test_readings_the_scene_cannot_tell_apart_are_asked_about():

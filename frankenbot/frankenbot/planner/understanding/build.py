@@ -22,6 +22,7 @@ from frankenbot.planner.understanding.resolve import (
     item,
     matching,
     note,
+    relation_holds,
     resolve,
     resolve_set,
     say,
@@ -149,12 +150,44 @@ def _one_reading(act: Act, ctx: Binding) -> list[Frame]:
     if not done:
         raise refused[0]
     readings = {render_frames(f): f for f, _ in done}
-    if len(readings) > 1:
+    if len(readings) > 1 and not _same_end(list(readings.values()), ctx.scene):
         raise ObjectNotResolved(f"{act.text!r} can be read as: " + "; or ".join(readings)
                                 + ". Which one?", kind="ambiguous")
-    frames, trial = done[0]
+    # readings that end in the same arrangement are one: the one that moves least
+    frames, trial = min(done, key=lambda d: len(_goals(d[0]) or ()))
     ctx.adopt(trial)
     return frames
+
+
+def _goals(frames: list[Frame]) -> frozenset[tuple[str, str, str]] | None:
+    """The relations frames make true (None when some frame is not a placement)."""
+    out: set[tuple[str, str, str]] = set()
+    for f in frames:
+        r = dict(f.roles)
+        if f.task == "stack":
+            out.add(("on", r["obj"], r["target"]))
+        elif f.task in ("put_in", "push_to_zone"):
+            out.add(("in_or_on", r["obj"], r["target"]))
+        elif f.task == "tower":
+            ids = [v for _k, v in f.roles]
+            out |= {("on", up, down) for down, up in zip(ids, ids[1:], strict=False)}
+        else:
+            return None
+    return frozenset(out)
+
+
+def _same_end(readings: list[list[Frame]], scene: Scene) -> bool:
+    """Do all readings end in the same arrangement, given what already holds? ("stack C on B
+    on A" mid-tower, B already on A: the column and "C on the B that is on A" are one.)"""
+    ends = []
+    for frames in readings:
+        goals = _goals(frames)
+        if goals is None:
+            return False
+        ends.append(goals)
+    union = frozenset().union(*ends)
+    held = {g for g in union if relation_holds(g[0], g[1], g[2], scene)}
+    return len({e | held for e in ends}) == 1
 
 
 def _bind_place(k: str, ref: Ref, act: Act, ctx: Binding) -> list[Frame]:

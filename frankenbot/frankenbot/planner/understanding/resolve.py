@@ -136,16 +136,8 @@ def _where(ref: Ref, cands: list[SceneObject], ctx: Binding, noun: str) -> list[
     assert ref.where is not None
     rel, anchor_ref = ref.where
     anchor = any_object(anchor_ref, ctx)
-    snap = WorldSnapshot(scene=ctx.scene)
-    objs = {o.object_id: o for o in ctx.scene.objects}
-
-    def holds(o: SceneObject) -> bool:
-        inside = predicates.inside(snap, objs, o.object_id, anchor.object_id)
-        upon = predicates.on(snap, objs, o.object_id, anchor.object_id)
-        return {"in": inside, "on": upon or inside and anchor.shape in lx.FLAT_SHAPES,
-                "in_or_on": inside or upon}[rel]
-
-    kept = [o for o in cands if o.object_id != anchor.object_id and holds(o)]
+    kept = [o for o in cands if o.object_id != anchor.object_id
+            and relation_holds(rel, o.object_id, anchor.object_id, ctx.scene)]
     if kept or ref.quantifier == "all" and not ref.colour and not ref.shape:
         return kept
     said = _RELATION_WORDS[rel]
@@ -154,6 +146,19 @@ def _where(ref: Ref, cands: list[SceneObject], ctx: Binding, noun: str) -> list[
                                 "sees it now)", kind="impossible")
     raise ObjectNotResolved(f"there is no {noun} {said} {say(anchor)} (as the camera sees it "
                             "now)", kind="impossible")
+
+
+def relation_holds(rel: str, a: str, b: str, scene: Scene) -> bool:
+    """Does ``a`` stand ``rel`` (in | on | in_or_on) ``b`` in the scene as perceived now? The
+    program's own predicates judge it, so reading and run-time checks agree."""
+    snap = WorldSnapshot(scene=scene)
+    objs = {o.object_id: o for o in scene.objects}
+    if a not in objs or b not in objs:
+        return False
+    inside = predicates.inside(snap, objs, a, b)
+    upon = predicates.on(snap, objs, a, b)
+    return {"in": inside, "on": upon or inside and objs[b].shape in lx.FLAT_SHAPES,
+            "in_or_on": inside or upon}[rel]
 
 
 def any_object(ref: Ref, ctx: Binding) -> SceneObject:
