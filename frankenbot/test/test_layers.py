@@ -86,7 +86,7 @@ def _lint(cwd: Path, pythonpath: Path | None = None) -> subprocess.CompletedProc
 def test_import_contracts_are_kept() -> None:
     out = _lint(REPO_ROOT)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
-    assert out.stdout.count("KEPT") == 3
+    assert out.stdout.count("KEPT") == 4  # three layers contracts + the understanding pipeline
 
 
 @pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter not installed")
@@ -99,3 +99,19 @@ def test_a_forbidden_import_breaks_a_contract(tmp_path: Path) -> None:
     out = _lint(tmp_path, pythonpath=tmp_path)
     assert out.returncode != 0
     assert "frankenbot.planner.sneaky -> frankenbot.sim.world" in out.stdout
+
+
+@pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter not installed")
+def test_an_understanding_stage_importing_a_later_one_breaks_the_pipeline_contract(
+        tmp_path: Path) -> None:
+    copy = tmp_path / "frankenbot"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    words = copy / "planner" / "understanding" / "words.py"
+    words.write_text(words.read_text() + "\n\ndef later():\n"
+                     "    from frankenbot.planner.understanding import build\n\n"
+                     "    return build\n")
+    out = _lint(tmp_path, pythonpath=tmp_path)
+    assert out.returncode != 0
+    said = " ".join(out.stdout.split())  # the report wraps long lines
+    assert ("frankenbot.planner.understanding.words -> frankenbot.planner.understanding.build"
+            in said)
