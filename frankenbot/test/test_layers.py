@@ -112,7 +112,7 @@ def _lint(cwd: Path, pythonpath: Path | None = None) -> subprocess.CompletedProc
 def test_import_contracts_are_kept() -> None:
     out = _lint(REPO_ROOT)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
-    assert out.stdout.count("KEPT") == 3
+    assert out.stdout.count("KEPT") == 4  # three layers contracts + the understanding pipeline
 
 
 @pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter not installed")
@@ -143,3 +143,18 @@ def test_a_core_module_importing_a_message_package_breaks_the_contract(
     assert out.returncode != 0, out.stdout[-2000:]
     top = package.split(".")[0]
     assert f"frankenbot.perception.to_msg -> {top}" in out.stdout, out.stdout[-3000:]
+
+
+def test_an_understanding_stage_importing_a_later_one_breaks_the_pipeline_contract(
+        tmp_path: Path) -> None:
+    copy = tmp_path / "frankenbot"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    words = copy / "planner" / "understanding" / "words.py"
+    words.write_text(words.read_text() + "\n\ndef later():\n"
+                     "    from frankenbot.planner.understanding import build\n\n"
+                     "    return build\n")
+    out = _lint(tmp_path, pythonpath=tmp_path)
+    assert out.returncode != 0
+    said = " ".join(out.stdout.split())  # the report wraps long lines
+    assert ("frankenbot.planner.understanding.words -> frankenbot.planner.understanding.build"
+            in said)

@@ -113,13 +113,25 @@ def test_if_the_bowl_is_empty_is_a_runtime_condition():
 
 def test_tower_order_is_bottom_first_and_top_down_reverses():
     scene = standard_scene()
-    up = plan_offline("build a tower of the red, blue and yellow blocks", scene)
+    up = plan_offline("build a tower of the red, blue and yellow blocks from the bottom up", scene)
     assert up.index("place_on(obj=blue_block, target=red_block)") < up.index(
         "place_on(obj=yellow_block, target=blue_block)")
     down = plan_offline("build a tower from the top down: red block, blue block, yellow block",
                         scene)
     assert "place_on(obj=blue_block, target=yellow_block)" in down
     assert "place_on(obj=red_block, target=blue_block)" in down
+
+
+def test_a_tower_whose_words_leave_the_order_open_is_asked_about():
+    """A bare list names the blocks, not which end is down: a question, never a guess."""
+    scene = standard_scene()
+    for text in ("build a tower of the red, blue and yellow blocks",
+                 "stack the red block, the blue block and the yellow block",
+                 "the red, blue and yellow blocks on top of each other"):
+        with pytest.raises(ObjectNotResolved, match="which block goes at the bottom") as e:
+            plan_offline(text, scene)
+        assert e.value.kind == "ambiguous"
+        assert set(e.value.candidates) == {"red_block", "blue_block", "yellow_block"}
 
 
 def test_sort_moves_only_blocks_with_a_bowl_of_their_colour():

@@ -1,7 +1,7 @@
 """Find a sim scene for a free-form instruction, so the demo can run what the user typed.
 
 The sim samples a task instance from (family, seed). For a user's instruction the offline
-planner's understanding stage (``planner/understanding.py``, the one home of reading
+planner's understanding stage (``planner/understanding/``, the one home of reading
 instructions) reads it without a scene; from what it read we take the families it can be and
 the objects it names in their roles ("the crimson cube" is the red block), then the first seed
 (from the one asked for) whose sampled task has those objects in those roles and whose scene,

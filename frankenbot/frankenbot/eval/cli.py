@@ -56,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--realtime-factor", type=float, default=None,
                    help="sim seconds per wall second (suite: 2.0; --mix: 1.0)")
     p.add_argument("--noise", choices=("none", "realistic", "harsh"), default="none",
-                   help="sim camera sensor model (docs/CAMERA.md); default none")
+                   help="sim camera sensor model (docs/CAMERA.md) of the suite and of "
+                   "--phrasings; default none")
     p.add_argument("--out", type=Path, default=Path("results"), help="results folder")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--component", choices=tuple(COMPONENTS), action="append", default=[],
@@ -145,6 +146,7 @@ def _bench(args: argparse.Namespace) -> int:
         _o, json_path, md_path = run_phrasings(args.phrasings, seeds, out_dir=args.out,
                                                planner=args.planner,
                                                realtime_factor=args.realtime_factor or 2.0,
+                                               noise=args.noise,
                                                log=lambda s: print(s, flush=True))
         print(f"results: {json_path} and {md_path}")
         return 0

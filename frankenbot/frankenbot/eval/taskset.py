@@ -140,8 +140,9 @@ PARAPHRASES: tuple[tuple[str, str], ...] = (
     ("stack", "stack the red block on the blue block"),
     ("stack", "Put the yellow cube on top of the red cube."),
     ("stack", "pick up the blue block and stack it on the yellow block"),
-    ("tower", "build a tower of the red, blue and yellow blocks"),
-    ("tower", "Stack the blue block, the red block and the yellow block into a tower"),
+    ("tower", "build a tower of the red, blue and yellow blocks, from the bottom up"),
+    ("tower", "Stack the blue block, the red block and the yellow block into a tower, in that "
+              "order"),
     ("tower", "make a tower with yellow at the bottom, then red, then blue"),
     ("tower", "build a tower from the top down: red block, blue block, yellow block"),
     ("sort_by_colour", "sort the blocks by color"),

@@ -1,7 +1,7 @@
 """The offline planner: instruction + perceived scene -> program text, deterministically.
 
 It is the embedded default when no API key is configured and the rule-based baseline reported
-beside the VLM. ``understanding.py`` turns the instruction and the perceived scene's objects into
+beside the VLM. ``understanding/`` turns the instruction and the perceived scene's objects into
 task frames bound to scene ids ("the largest block" becomes the id of the largest block perceived
 now); this module synthesises one program from the frames, in order, with verification loops
 (``if not in(x, y) { goto s1 max 2 }``) and monitors for losing the grasp in transport.
@@ -16,13 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from frankenbot.errors import PlannerError
+from frankenbot.planner import lexicon
 from frankenbot.planner.frames import Frame, ObjectNotResolved, Refusal  # noqa: F401
 from frankenbot.planner.relative import TASKS, placement_call
 from frankenbot.planner.understanding import Understanding, understand
 from frankenbot.state import Scene, SceneObject
 
-PICKABLE = ("block", "unknown")
-CONTAINER_SHAPES = ("bowl", "bin", "plate", "drawer", "zone")
+PICKABLE = lexicon.PICKABLE_SHAPES  # kinds of object: one home, the lexicon
+CONTAINER_SHAPES = lexicon.CONTAINER_SHAPES
 VERIFY_RETRIES = 2  # how often a verification loop may go back and try a step again
 RELATIVE_TASKS = frozenset(TASKS.values())  # frames of relative placements (relative.py)
 HANDLER_RETRIES = 2
