@@ -76,24 +76,10 @@ def sim_cases(seeds_per_template: int = 2, max_seed: int = 400, first_seed: int 
 
 
 def _template_index(family: str, seed: int) -> int:
-    """Which of the family's templates the sampler used for ``seed`` (the sampler formats one
-    template with the task's objects; the same formatting finds it again, no pattern matching)."""
-    from frankenbot.sim.tasks import instruction_templates, sample_task
+    """Which of the family's templates the sampler formatted for ``seed``."""
+    from frankenbot.sim.tasks import sample_task
 
-    task = sample_task(family, seed).task
-    p = task.params
-    words = {k: str(v).replace("_", " ") for k, v in (("obj_text", p.get("object")),
-                                                       ("target_text", p.get("target")))
-             if v is not None}
-    for k, name in zip("abc", p.get("order", ()), strict=False):
-        words[k] = str(name).replace("_", " ")
-    for i, t in enumerate(instruction_templates(family)):
-        try:
-            if t.format(**words) == task.instruction:
-                return i
-        except KeyError:
-            continue
-    return -1
+    return sample_task(family, seed).template
 
 
 def _scene(*objs: tuple[str, str, str, float, float], size: float = 0.04) -> Scene:
