@@ -96,14 +96,21 @@ def _roles(family: str, seed: int) -> tuple[dict[str, str], object]:
     bowls = {o.colour for o in scene.objects if o.shape == "bowl"}
     roles["absent_bowl"] = next((c for c in BOWL_COLOURS if c not in bowls), "pink")
     roles["_variant"] = str(params.get("variant", ""))
+    if "relation" in params:  # the new world's relative placements
+        roles["rel"] = str(params["relation"])
+        roles["rel_text"] = RELATION_TEXT.get(roles["rel"], roles["rel"].replace("_", " "))
     return roles, scene
+
+
+RELATION_TEXT = {"left_of": "to the left of", "right_of": "to the right of",
+                 "in_front_of": "in front of", "behind": "behind"}
 
 
 def _fill(template: str, roles: dict[str, str], seed: int) -> str | None:
     def sub(m: re.Match[str]) -> str:
         key = m.group(1)
         base, _, kind = key.partition("_")
-        if key in ("absent", "absent_bowl"):
+        if key in ("absent", "absent_bowl", "rel_text"):
             return roles[key]
         if base not in roles:
             raise KeyError(key)

@@ -27,6 +27,12 @@ TASK_ROLES: dict[str, tuple[str, ...]] = {
     "clear_table": ("target",),
     "open_drawer": ("drawer",),
     "close_drawer": ("drawer",),
+    "open_door": ("door",),
+    "close_door": ("door",),
+    "switch_on": ("target", "control"),  # the light or stove, and the control that switches it
+    "switch_off": ("target", "control"),
+    "press": ("obj",),
+    "toggle": ("obj",),
     "push_to_zone": ("obj", "target"),
     "home": (),
     "if": (),

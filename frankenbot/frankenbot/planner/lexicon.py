@@ -7,6 +7,8 @@ it live in ``understanding/``.
 
 from __future__ import annotations
 
+from frankenbot import shapes
+
 # verb lemma -> action class
 VERBS: dict[str, str] = {}
 for _cls, _words in {
@@ -23,9 +25,10 @@ for _cls, _words in {
     "clear": "clear tidy clean declutter empty",
     "open": "open unshut",
     "close": "close shut",
-    "pull": "pull draw yank tug",
+    "pull": "pull draw yank tug swing",
     "push": "push slide shove nudge sweep scoot drag glide scrape bump roll",
     "home": "home",
+    "switch": "turn switch flip toggle power press activate deactivate ignite extinguish",
 }.items():
     for _w in _words.split():
         VERBS[_w] = _cls
@@ -33,20 +36,46 @@ for _cls, _words in {
 # noun lemma -> shape ("" = any object, the role decides)
 NOUNS: dict[str, str] = {}
 for _shape, _words in {
-    "block": "block cube brick box piece",
+    "block": "block cube brick piece",
     "bowl": "bowl basin",
-    "plate": "plate dish platter saucer tray",
-    "bin": "bin basket trash garbage rubbish wastebasket trashcan can",
-    "drawer": "drawer cupboard cabinet dresser chest compartment",
+    "plate": "plate dish platter saucer",
+    "bin": "bin trash garbage rubbish wastebasket trashcan",
+    "drawer": "drawer cabinet dresser chest compartment",
     "zone": "zone area region square patch spot mark pad rectangle target",
+    # the everyday world (frankenbot.shapes): each word its own category, with a first-world
+    # stand-in in SHAPE_FALLBACKS for a scene that has none of it
+    "box": "box", "basket": "basket", "tray": "tray", "can": "can tin",
+    "mug": "mug cup", "bottle": "bottle", "carton": "carton", "apple": "apple",
+    "lemon": "lemon", "ball": "ball sphere", "marker": "marker pen", "spatula": "spatula",
+    "door": "door", "microwave": "microwave oven", "cupboard": "cupboard",
+    "button": "button", "switch": "switch", "knob": "knob dial", "light": "light lamp bulb",
+    "stove": "stove cooktop hob cooker", "burner": "burner",
     "": "one object thing item",
 }.items():
     for _w in _words.split():
         NOUNS[_w] = _shape
 
-for _shape in ("block", "bowl", "plate", "bin", "drawer", "zone"):
-    NOUNS[_shape + "s"] = _shape  # the understanding stage writes plurals as "<shape>s"
+for _shape in ("block", "bowl", "plate", "bin", "drawer", "zone", "box", "basket", "tray",
+               "can", "mug", "bottle", "carton", "apple", "ball", "marker", "spatula", "door",
+               "microwave", "cupboard", "button", "switch", "knob", "light", "stove",
+               "burner", "lemon"):
+    NOUNS.setdefault(_shape + "s", _shape)  # the understanding stage writes plurals as "<shape>s"
+NOUNS["switches"] = "switch"
+NOUNS["boxes"] = "box"
 NOUNS["things"] = ""
+# a category the scene does not have -> what the same word meant in the first world ("the box"
+# on a table of blocks is a block, "the basket" the bin); judged per scene when a phrase is bound
+SHAPE_FALLBACKS: dict[str, tuple[str, ...]] = {
+    "box": ("block",), "basket": ("bin",), "tray": ("plate",), "can": ("bin",),
+    "cupboard": ("drawer",), "knob": ("drawer",),
+}
+# where a part sits in its fixture ("the top drawer", "the lower drawer"): words of the part's
+# label, as the fixture map names it
+POSITION_WORDS: dict[str, str] = {"top": "top", "upper": "top", "uppermost": "top",
+                                  "highest": "top", "middle": "middle", "centre": "middle",
+                                  "center": "middle", "bottom": "bottom", "lower": "bottom",
+                                  "lowest": "bottom", "bottommost": "bottom"}
+POSITIONED_SHAPES = ("drawer", "door", "shelf")  # nouns a position word can pick a part of
 
 # part lemma -> shape of the object it belongs to when none is named
 PARTS: dict[str, str] = {"handle": "drawer", "knob": "drawer", "front": "drawer",
@@ -338,17 +367,40 @@ STRUCTURE_NOUNS = {"tower", "stack", "pile", "column", "heap"}
 # Kinds of object by what the robot can do with them (the understanding stage reads only
 # these tables, never a shape's name): a new object category or fixture is rows here, plus a
 # frame kind in frames.py (and its synthesis in offline.py) when it brings a new action.
-PICKABLE_SHAPES = ("block", "unknown")  # things the gripper picks up and moves
-CONTAINER_SHAPES = ("bowl", "bin", "plate", "drawer", "zone")  # places things go in or on
-FLAT_SHAPES = ("plate",)  # a container one puts things on: "on" and "in" both hold there
+PICKABLE_SHAPES: tuple[str, ...] = tuple(sorted(shapes.GRASPABLE))  # the gripper moves these
+# what "it", "one" or a colour alone means as the thing to move: not a container, unless named
+ITEM_SHAPES: tuple[str, ...] = tuple(s for s in PICKABLE_SHAPES
+                                     if s not in shapes.OPEN_CONTAINERS)
+CONTAINER_SHAPES: tuple[str, ...] = ("bowl", "bin", "plate", "drawer", "zone", "basket", "tray",
+                                     "microwave", "cupboard")  # places things go in or on
+FLAT_SHAPES = ("plate", "tray")  # containers one puts things on: "on" and "in" both hold there
+SUPPORT_SHAPES: tuple[str, ...] = tuple(sorted(shapes.SUPPORTS))  # flat tops to put things on
 PUSH_TARGETS = ("zone",)  # places reached by pushing, not by carrying
 DISCARD_SHAPE = "bin"  # where "throw away" and an unnamed "clear the table" put things
 # fixtures that open and close: shape -> (opening task, closing task, the frames' role)
-OPENABLE: dict[str, tuple[str, str, str]] = {"drawer": ("open_drawer", "close_drawer",
-                                                        "drawer")}
+OPENABLE: dict[str, tuple[str, str, str]] = {
+    "drawer": ("open_drawer", "close_drawer", "drawer"),
+    "door": ("open_door", "close_door", "door"),
+    "microwave": ("open_door", "close_door", "door"),  # by its door
+    "cupboard": ("open_door", "close_door", "door"),
+}
+# furniture opened by a part of its own: shape -> the part's shape
+OPENED_BY_PART: dict[str, str] = {"microwave": "door", "cupboard": "door"}
 # words for furniture that houses a fixture: "the cupboard drawer", "the drawer of the cabinet"
-HOUSING_WORDS: dict[str, str] = {"cupboard": "drawer", "cabinet": "drawer",
-                                 "dresser": "drawer", "chest": "drawer"}
+# ("the light switch", "the stove's knob": the part is meant)
+HOUSING_WORDS: dict[str, tuple[str, ...]] = {
+    "cupboard": ("drawer", "door"), "cabinet": ("drawer", "door"), "dresser": ("drawer",),
+    "chest": ("drawer",), "microwave": ("door",), "oven": ("door",),
+    "stove": ("knob", "burner"), "cooktop": ("knob", "burner"), "hob": ("knob", "burner"),
+    "cooker": ("knob", "burner"), "light": ("switch", "button"), "lamp": ("switch", "button")}
+# things that are on or off, and the controls that switch them (frankenbot.shapes)
+SWITCHED_SHAPES: tuple[str, ...] = ("light", "burner", "stove", "light_panel")
+CONTROL_SHAPES: dict[str, str] = {"switch": "toggle", "button": "press", "knob": "turn"}
+# verbs of switching; "on" / "off" say which way ("turn the lamp on", "switch off the stove")
+SWITCH_STATES: dict[str, str] = {"on": "on", "off": "off", "activate": "on",
+                                 "deactivate": "off", "ignite": "on", "extinguish": "off"}
+KNOB_ON_DEGREES = 90.0  # a knob turned this far counter-clockwise from off lights a burner
+KNOB_OFF_DEGREES = -180.0  # back to its stop (the primitive stops at the knob's end)
 
 # multi-word units read as one word (normalised text -> the lexicon's word; "" drops it)
 UNITS: tuple[tuple[str, str], ...] = (

@@ -33,12 +33,13 @@ class Ref:
     exclude: tuple["Ref", ...] = ()  # "every block except the red one"
     count: int = 0  # "both", "all three": how many there must be (0: unsaid)
     match: str = ""  # "the bowl that matches it": "colour" (chosen per item)
+    position: str = ""  # "the top drawer": top | middle | bottom, a word of the part's label
 
 
 @dataclass(frozen=True)
 class Act:
     """One clause, understood symbolically: ``kind`` is pick | place | push | tower | sort |
-    clear | open | close | home | if."""
+    clear | open | close | switch (``prep`` on | off) | operate (a control) | home | if."""
 
     kind: str
     obj: Ref | None = None

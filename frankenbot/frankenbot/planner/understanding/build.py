@@ -22,10 +22,12 @@ from frankenbot.planner.understanding.resolve import (
     item,
     matching,
     note,
+    opened_part,
     relation_holds,
     resolve,
     resolve_set,
     say,
+    switch_and_control,
 )
 from frankenbot.state import Scene
 
@@ -75,7 +77,7 @@ def bind(act: Act, ctx: Binding) -> list[Frame]:
         return [Frame("clear_table", (("target", dest.object_id),), manner=act.manner)]
     if k in ("open", "close"):
         assert act.obj is not None
-        d = resolve(act.obj, ctx, "openable")
+        d = opened_part(resolve(act.obj, ctx, "openable"), ctx.scene)
         if d.shape not in lx.OPENABLE:
             raise ObjectNotResolved(f"{d.object_id} cannot be opened or closed",
                                     kind="impossible")
@@ -83,6 +85,27 @@ def bind(act: Act, ctx: Binding) -> list[Frame]:
         opening, closing, role = lx.OPENABLE[d.shape]
         return [Frame(opening if k == "open" else closing, ((role, d.object_id),),
                       manner=act.manner)]
+    if k == "switch":  # "turn on the light", "switch the stove off"
+        assert act.obj is not None
+        target = resolve(act.obj, ctx, "switched")
+        switched, control = switch_and_control(target, ctx.scene)  # a stove: its burner
+        return [_switch_frame(act.prep, switched.object_id, control.object_id, act.manner)]
+    if k == "operate":  # "press the button", "flip the switch", "turn the knob on"
+        assert act.obj is not None
+        control = resolve(act.obj, ctx, "control")
+        how = lx.CONTROL_SHAPES.get(control.shape, "")
+        if act.prep:  # a way was said: what the control switches, that way
+            part = next((o for o in ctx.scene.objects if o.object_id in control.controls), None)
+            if part is None:
+                raise ObjectNotResolved(f"{say(control)} switches nothing the scene lists",
+                                        kind="impossible")
+            return [_switch_frame(act.prep, part.object_id, control.object_id, act.manner)]
+        if how == "turn":
+            raise ObjectNotResolved(f"{act.text!r}: which way, and how far? say e.g. 'turn "
+                                    "the stove on' or 'turn the stove off'", kind="ambiguous")
+        if not how:
+            raise ObjectNotResolved(f"{say(control)} is not a control", kind="impossible")
+        return [Frame(how, (("obj", control.object_id),), manner=act.manner)]
     if k == "pick":
         assert act.obj is not None
         if act.obj.items:
@@ -134,6 +157,13 @@ def bind(act: Act, ctx: Binding) -> list[Frame]:
     if k == "if":
         return [_bind_if(act, ctx)]
     raise InstructionNotUnderstood(f"unsupported act {k}")  # pragma: no cover
+
+
+def _switch_frame(way: str, target: str, control: str, manner: str) -> Frame:
+    if way not in ("on", "off"):
+        raise ObjectNotResolved(f"switch {target} on or off?", kind="ambiguous")
+    return Frame("switch_on" if way == "on" else "switch_off",
+                 (("target", target), ("control", control)), manner=manner)
 
 
 def _one_reading(act: Act, ctx: Binding) -> list[Frame]:
@@ -207,7 +237,8 @@ def _bind_place(k: str, ref: Ref, act: Act, ctx: Binding) -> list[Frame]:
         target = resolve(dref, ctx, "item")
     else:
         role = "push_target" if k == "push" and not dref.shape else (
-            "item" if dref.shape in PICKABLE else "container")
+            "item" if dref.shape in PICKABLE and dref.shape not in CONTAINER_SHAPES
+            else "container")
         target = resolve(dref, ctx, role)
     if target.object_id == obj.object_id:
         raise ObjectNotResolved(f"cannot put {obj.object_id} on or in itself", kind="impossible")
@@ -220,17 +251,17 @@ def _bind_place(k: str, ref: Ref, act: Act, ctx: Binding) -> list[Frame]:
         raise ObjectNotResolved(
             f"the robot can push blocks into the zone only, not into {target.object_id}",
             kind="impossible", suggestion=f"put {say(obj)} in {say(target)}")
-    if target.shape in PICKABLE:
+    if target.shape in CONTAINER_SHAPES:
+        ctx.last_container = target
+        return [Frame("put_in", roles, manner=act.manner)]
+    if target.shape in PICKABLE or target.shape in lx.SUPPORT_SHAPES:
         if act.prep == "in":
-            raise ObjectNotResolved(f"{target.object_id} is a block, not a container: nothing "
-                                    "goes in it", kind="impossible",
+            raise ObjectNotResolved(f"{target.object_id} is a {target.shape}, not a container: "
+                                    "nothing goes in it", kind="impossible",
                                     suggestion=f"stack {say(obj)} on {say(target)}")
         return [Frame("stack", roles, manner=act.manner)]
-    if target.shape not in CONTAINER_SHAPES:
-        raise ObjectNotResolved(f"{target.object_id} ({target.shape}) is not a container",
-                                kind="impossible")
-    ctx.last_container = target
-    return [Frame("put_in", roles, manner=act.manner)]
+    raise ObjectNotResolved(f"{target.object_id} ({target.shape}) is not a container",
+                            kind="impossible")
 
 
 def _bind_if(act: Act, ctx: Binding) -> Frame:

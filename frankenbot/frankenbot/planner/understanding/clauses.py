@@ -39,6 +39,33 @@ _PICK_TAILS = ("in the air", "into the air", "up in the air", "up high", "high",
                "off of the table", "and hold it there", "and keep it up", "and hold on")
 
 
+def _switch(head: str, rest: list[str], manner: str, text: str) -> Act | None:
+    """``turn on the light``, ``switch the stove off``, ``press the button``, ``turn the knob
+    to on``: a light or stove switched (``on`` / ``off`` from the particle or the verb), or a
+    control worked; None when the object is neither."""
+    way = lx.SWITCH_STATES.get(head, "")
+    w = list(rest)
+    for end in (0, -1):
+        if w and w[end] in ("on", "off"):
+            way = way or w[end]
+            w = w[1:] if end == 0 else w[:-1]
+    if w[-2:-1] == ["to"] and w[-1:] and w[-1] in ("on", "off"):
+        way, w = way or w[-1], w[:-2]
+    ref = parse_np(w)
+    if ref is None or ref.items:
+        return None
+    if ref.shape == lx.PARTS["knob"] and {"knob", "dial"} & set(w):
+        ref = replace(ref, shape="knob")  # "turn the knob": the control, not a drawer's pull
+    if ref.shape in lx.SWITCHED_SHAPES:
+        if not way:
+            raise defer(Refusal(f"{text!r}: on or off? say 'turn {ref.text} on' or 'turn "
+                                f"{ref.text} off'", kind="ambiguous"))
+        return Act("switch", obj=ref, prep=way, manner=manner, text=text)
+    if ref.shape in lx.CONTROL_SHAPES:
+        return Act("operate", obj=ref, prep=way, manner=manner, text=text)
+    return None
+
+
 def _drawer_like(ref: Ref | None) -> bool:
     return ref is not None and ref.shape in lx.OPENABLE
 
@@ -118,6 +145,12 @@ def _parse_clause(words: list[str], prev: Act | None) -> Act:
         raise defer(Refusal("handing things to a person is not something the robot does",
                              kind="out_of_scope",
                              suggestion=f"pick up {obj.text}" if obj is not None else ""))
+    if verb in ("switch", "push"):  # "turn on the light", "press the button"
+        act = _switch(head, rest, manner, text)
+        if act is not None:
+            return act
+        if verb == "switch":
+            raise NotParsed(text)
     particles = []
     while rest and rest[0] in _PARTICLES | {"open", "shut", "closed", "in"} and not (
             rest[0] == "in" and len(rest) > 1 and rest[1] not in lx.DETERMINERS | set(lx.OPENABLE)):

@@ -108,6 +108,8 @@ def parse_np(toks: list[str]) -> Ref | None:
                                                         for x in words[:i]):
                     return None  # "the right side of the plate": a place by it, not the plate
                 owner = parse_np(owner_words)
+                if owner is not None and w in lx.HOUSING_WORDS.get(owner.shape, ()):
+                    return Ref(text, shape=w)  # "the stove's knob": a control of its own
                 return owner
             default = lx.PARTS[w]
             if not default:
@@ -124,7 +126,8 @@ def parse_np(toks: list[str]) -> Ref | None:
     colour = shape = superlative = object_id = ""
     plural = False
     selfref = False
-    housing = ""
+    housing: tuple[str, ...] = ()
+    position = ""
     count = 0
     for i, w in enumerate(words):
         if w in lx.DETERMINERS and i == 0:
@@ -139,7 +142,11 @@ def parse_np(toks: list[str]) -> Ref | None:
             quantifier = "all"
         elif w == "everything":
             quantifier = "all"
-        elif w in lx.COLOUR_WORDS and not colour:
+        elif w in lx.POSITION_WORDS and not position and any(
+                lx.NOUNS.get(x) in lx.POSITIONED_SHAPES for x in words[i + 1:]):
+            position = lx.POSITION_WORDS[w]  # "the top drawer", "the lower drawer"
+        elif w in lx.COLOUR_WORDS and not colour and not (
+                w in lx.NOUNS and i == len(words) - 1):  # "the lemon": the fruit, not a hue
             colour = w
         elif w in lx.SUPERLATIVES and not superlative and lx.SUPERLATIVES[w] not in REL:
             superlative = lx.SUPERLATIVES[w]
@@ -151,8 +158,8 @@ def parse_np(toks: list[str]) -> Ref | None:
             s = lx.NOUNS[w]
             housing = lx.HOUSING_WORDS.get(w, housing)  # "the cupboard drawer"
             if shape and s and s != shape:
-                if housing and housing in (s, shape):
-                    shape = housing
+                if housing and (s in housing or shape in housing):
+                    shape = s if s in housing else shape  # the part is meant
                     continue
                 if shape == "block" and s == "zone":
                     return None  # "red block zone": two objects, not one
@@ -178,12 +185,15 @@ def parse_np(toks: list[str]) -> Ref | None:
     if plural and not colour and not superlative and not object_id:
         quantifier = "all"  # "the blocks": every block
     remaining = quantifier == "all" and any(w in lx.REMAINDER_WORDS for w in words)
+    if position and not shape:
+        return None
     if not (colour or shape or superlative or object_id or quantifier == "all" or selfref):
         if not any(w in ("one", "ones", "thing", "object", "item") for w in words):
             return None
     return Ref(text, colour=colour, shape=shape, superlative=superlative,
                quantifier=quantifier, object_id=object_id, plural=plural, self_ref=selfref,
-               count=count, remaining=remaining)  # "the rest of the blocks": not named yet
+               count=count, remaining=remaining,  # "the rest of the blocks": not named yet
+               position=position)
 
 
 def _split_at(words: list[str], phrases: tuple[str, ...] | dict[str, str]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -100,11 +101,32 @@ def parse(text: str, notes: list[str] | None = None) -> list[Act]:
     return merge_slots(carry_over(acts))
 
 
+def taught_names(text: str, scene: Scene) -> str:
+    """``text`` with the names a user taught for things in this scene ("the alphabet soup", the
+    label perception reports for a recognised object) replaced by the object's id, so a name
+    of words the lexicon does not know still binds to that one object. A name two objects
+    share is left as said (binding then asks or refuses)."""
+    known = set(lx.NOUNS) | set(lx.COLOUR_WORDS) | lx.DETERMINERS
+    by_label: dict[str, list[str]] = {}
+    for o in scene.objects:
+        label = " ".join(o.label.lower().split())
+        if label and label != o.object_id.replace("_", " ") and not all(
+                w in known for w in label.split()):
+            by_label.setdefault(label, []).append(o.object_id)
+    out = f" {text} "
+    for label in sorted(by_label, key=lambda x: -len(x)):
+        ids = by_label[label]
+        if len(ids) == 1:
+            out = re.sub(rf"(?i)(?<![\w-]){re.escape(label)}(?![\w-])", ids[0], out)
+    return out.strip()
+
+
 def understand(text: str, scene: Scene) -> Understanding:
     """Instruction + the scene's objects -> frames in order, or a Refusal that says why."""
     t0 = time.perf_counter()
     from frankenbot.planner.relative import relative_frame  # local: it uses this module
 
+    text = taught_names(text, scene)
     relative = relative_frame(text, scene)  # "put X left of Y": before the general reading
     if relative is not None:
         return Understanding(text, (relative,), ("relative placement",),

@@ -92,22 +92,42 @@ def resolve(ref: Ref, ctx: Binding, role: str) -> SceneObject:
         kind="ambiguous", candidates=tuple(o.object_id for o in cands))
 
 
-def _shapes(ref: Ref, role: str) -> tuple[str, ...]:
+ROLE_SHAPES: dict[str, tuple[str, ...]] = {
+    "item": lx.ITEM_SHAPES, "container": CONTAINER_SHAPES, "push_target": lx.PUSH_TARGETS,
+    "openable": tuple(lx.OPENABLE), "switched": lx.SWITCHED_SHAPES,
+    "control": tuple(lx.CONTROL_SHAPES)}
+ROLE_NOUNS = {"item": "block", "container": "container", "push_target": lx.PUSH_TARGETS[0],
+              "openable": "drawer", "switched": "light", "control": "control"}
+
+
+def _shapes(ref: Ref, role: str, scene: Scene | None = None) -> tuple[str, ...]:
+    """The shapes ``ref`` may mean in ``role``: the one it names (or, when the scene has none
+    of that category, what the same word means in the first world: lexicon.SHAPE_FALLBACKS),
+    else the role's."""
     if ref.shape:
+        if scene is not None and not any(o.shape == ref.shape for o in scene.objects):
+            return (ref.shape, *lx.SHAPE_FALLBACKS.get(ref.shape, ()))
         return (ref.shape,)
-    return {"item": PICKABLE, "container": CONTAINER_SHAPES, "push_target": lx.PUSH_TARGETS,
-            "openable": tuple(lx.OPENABLE)}[role]
+    return ROLE_SHAPES[role]
 
 
 def candidates(ref: Ref, ctx: Binding, role: str) -> tuple[list[SceneObject], str]:
     """The scene objects ``ref``'s words fit in ``role`` (shape, colour, relation), sorted by
     id, and the noun to ask with; refuses when none fits."""
     scene = ctx.scene
-    of_shape = sorted((o for o in scene.objects if o.shape in _shapes(ref, role)),
+    of_shape = sorted((o for o in scene.objects if o.shape in _shapes(ref, role, scene)),
                       key=lambda o: o.object_id)
-    noun = _noun(ref.shape or {"item": "block", "container": "container",
-                               "push_target": lx.PUSH_TARGETS[0],
-                               "openable": next(iter(lx.OPENABLE))}[role])
+    noun = _noun(ref.shape or ROLE_NOUNS[role])
+    if ref.position:  # "the top drawer": the part its fixture's map names by that position
+        placed = [o for o in of_shape if ref.position in o.label.split()
+                  or ref.position in o.object_id.split("_")]
+        if not placed:
+            raise ObjectNotResolved(
+                f"there is no {ref.position} {noun} in the scene"
+                + (f" (it has: {', '.join(say(o) for o in of_shape)})" if of_shape else ""),
+                candidates=tuple(o.object_id for o in of_shape))
+        of_shape = placed
+        noun = f"{ref.position} {noun}"
     cands = of_shape
     if ref.colour:
         tiers = lx.COLOUR_WORDS.get(ref.colour, (ref.colour,))
@@ -227,9 +247,58 @@ def _superlative(ref: Ref, cands: list[SceneObject], ctx: Binding, noun: str) ->
 def item(ref: Ref, ctx: Binding) -> SceneObject:
     o = resolve(ref, ctx, "item")
     if o.shape not in PICKABLE:
-        raise ObjectNotResolved(f"{o.object_id} is a {o.shape}; the robot moves blocks only",
+        raise ObjectNotResolved(f"{o.object_id} is a {o.shape}; the robot cannot pick it up",
                                 kind="impossible")
     return o
+
+
+def parts_of(fixture: SceneObject, scene: Scene, shapes: tuple[str, ...]) -> list[SceneObject]:
+    """The parts of ``fixture`` of ``shapes`` (a microwave's door, a stove's burner): named
+    after it by the fixture map, or else standing within its footprint."""
+    cands = [o for o in scene.objects if o.shape in shapes and o.object_id != fixture.object_id]
+    named = [o for o in cands if o.object_id.startswith(fixture.object_id + "_")]
+    if named:
+        return sorted(named, key=lambda o: o.object_id)
+    margin = 0.05
+    return sorted((o for o in cands
+                   if abs(o.position[0] - fixture.position[0]) <= fixture.size[0] / 2 + margin
+                   and abs(o.position[1] - fixture.position[1]) <= fixture.size[1] / 2 + margin),
+                  key=lambda o: o.object_id)
+
+
+def opened_part(obj: SceneObject, scene: Scene) -> SceneObject:
+    """What opening ``obj`` moves: itself (a drawer, a door) or its door (a microwave)."""
+    part_shape = lx.OPENED_BY_PART.get(obj.shape)
+    if part_shape is None:
+        return obj
+    parts = parts_of(obj, scene, (part_shape,))
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return obj  # the fixture's only door, as the primitives read it
+    raise ObjectNotResolved(f"{say(obj)} has {len(parts)} {part_shape}s: which one: "
+                            f"{', '.join(say(p) for p in parts)}?", kind="ambiguous",
+                            candidates=tuple(p.object_id for p in parts))
+
+
+def switch_and_control(target: SceneObject, scene: Scene,
+                       prefer: str = "") -> tuple[SceneObject, SceneObject]:
+    """(the part whose state says on or off, the control that switches it) for a light, a
+    burner, a stove or a light panel, from the controls the fixture map lists; ``prefer``: a
+    control kind the words named ("the switch")."""
+    lit = [target] if target.shape in ("light", "burner") else parts_of(
+        target, scene, ("light", "burner"))
+    ids = {o.object_id for o in lit} | {target.object_id}
+    controls = [o for o in sorted(scene.objects, key=lambda o: o.object_id)
+                if o.shape in lx.CONTROL_SHAPES and ids & set(o.controls)]
+    if not controls:
+        raise ObjectNotResolved(f"nothing in the scene is known to switch {say(target)} (no "
+                                "button, switch or knob lists it)", kind="impossible")
+    order = list(lx.CONTROL_SHAPES)
+    controls.sort(key=lambda o: (o.shape != prefer, order.index(o.shape)))
+    c = controls[0]
+    switched = next((o for o in lit if o.object_id in c.controls), lit[0] if lit else target)
+    return switched, c
 
 
 def note(ctx: Binding, *objs: SceneObject) -> None:
