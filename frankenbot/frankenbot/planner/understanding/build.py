@@ -23,13 +23,14 @@ from frankenbot.planner.understanding.resolve import (
     matching,
     note,
     opened_part,
+    parts_of,
     relation_holds,
     resolve,
     resolve_set,
     say,
     switch_and_control,
 )
-from frankenbot.state import Scene
+from frankenbot.state import Scene, SceneObject
 
 
 def bind(act: Act, ctx: Binding) -> list[Frame]:
@@ -159,6 +160,17 @@ def bind(act: Act, ctx: Binding) -> list[Frame]:
     raise InstructionNotUnderstood(f"unsupported act {k}")  # pragma: no cover
 
 
+def _housing_top(part: SceneObject, ctx: Binding) -> SceneObject:
+    """The fixture whose top is meant by "on" a part of it (a drawer of a cabinet); refused
+    when the scene has no such fixture (nothing rests on a drawer itself)."""
+    for o in sorted(ctx.scene.objects, key=lambda o: o.object_id):
+        if o.shape in lx.SUPPORT_SHAPES and o.is_fixture and any(
+                p.object_id == part.object_id for p in parts_of(o, ctx.scene, (part.shape,))):
+            return o
+    raise ObjectNotResolved(f"nothing can be put on {say(part)}: in it, or on the furniture "
+                            "it belongs to?", kind="ambiguous")
+
+
 def _switch_frame(way: str, target: str, control: str, manner: str) -> Frame:
     if way not in ("on", "off"):
         raise ObjectNotResolved(f"switch {target} on or off?", kind="ambiguous")
@@ -242,6 +254,8 @@ def _bind_place(k: str, ref: Ref, act: Act, ctx: Binding) -> list[Frame]:
         target = resolve(dref, ctx, role)
     if target.object_id == obj.object_id:
         raise ObjectNotResolved(f"cannot put {obj.object_id} on or in itself", kind="impossible")
+    if act.prep == "on" and target.shape == "drawer":  # "on top of it": the drawer's cabinet
+        target = _housing_top(target, ctx)
     ctx.last_item = obj
     note(ctx, obj, target)
     roles = (("obj", obj.object_id), ("target", target.object_id))

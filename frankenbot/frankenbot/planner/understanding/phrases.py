@@ -110,6 +110,9 @@ def parse_np(toks: list[str]) -> Ref | None:
                 owner = parse_np(owner_words)
                 if owner is not None and w in lx.HOUSING_WORDS.get(owner.shape, ()):
                     return Ref(text, shape=w)  # "the stove's knob": a control of its own
+                if owner is not None and lx.PARTS[w] and owner.shape != lx.PARTS[w] and (
+                        owner.shape not in lx.SHAPE_FALLBACKS.get(lx.PARTS[w], ())):
+                    return None  # "the front of the mug": a place by it, not a part of it
                 return owner
             default = lx.PARTS[w]
             if not default:
@@ -153,6 +156,8 @@ def parse_np(toks: list[str]) -> Ref | None:
         elif w in lx.SUPERLATIVES and not superlative:
             superlative = lx.SUPERLATIVES[w]  # "the nearest block": to the robot
         elif w in ("left", "right") and not superlative:
+            if words[i + 1:i + 2] == ["of"]:
+                return None  # "the right of the plate": a place beside it, not an object
             superlative = "leftmost" if w == "left" else "rightmost"
         elif w in lx.NOUNS:
             s = lx.NOUNS[w]
