@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from frankenbot.errors import FrankenbotError
 from frankenbot.planner.frames import Refusal
 
 
@@ -56,7 +57,7 @@ class Act:
     text: str = ""
 
 
-class NotParsed(Exception):
+class NotParsed(FrankenbotError):
     """A clause did not parse (internal: the caller tries another split)."""
 
 
