@@ -8,7 +8,6 @@ ROS messages.
 from __future__ import annotations
 
 import enum
-import math
 
 
 class FailureCode(str, enum.Enum):
@@ -116,11 +115,3 @@ class RecoveryOutcome(str, enum.Enum):
     FAILED = "failed"
     PENDING = "pending"
 
-
-def quaternion_yaw(w: float, x: float, y: float, z: float) -> float:
-    """Rotation about z (radians) of the unit quaternion w + xi + yj + zk (roll/pitch ignored).
-
-    The one conversion for the whole package: MuJoCo stores quaternions as (w, x, y, z), ROS
-    messages as (x, y, z, w); callers pass the components by name.
-    """
-    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))

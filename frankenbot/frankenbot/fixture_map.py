@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -50,8 +50,10 @@ def _vec3(entry: Mapping[str, Any], key: str, where: str) -> Vec3:
     raw = entry.get(key)
     if isinstance(raw, Mapping):
         raw = [raw.get("x"), raw.get("y"), raw.get("z")]
+    if not isinstance(raw, (list, tuple)):  # (a string of three digits is no position)
+        raise ConfigError(f"{where}: '{key}' must be 3 numbers, got {raw!r}")
     try:
-        vals = tuple(float(v) for v in raw)  # type: ignore[union-attr]
+        vals = tuple(float(v) for v in raw)
     except (TypeError, ValueError) as e:
         raise ConfigError(f"{where}: '{key}' must be 3 numbers, got {raw!r}") from e
     if len(vals) != 3 or not all(math.isfinite(v) for v in vals):
@@ -125,6 +127,21 @@ class FixturePart:
     def cavity_at(self, opening: float) -> Vec3 | None:
         return None if self.cavity_centre is None else self._moved(self.cavity_centre, opening)
 
+    def cavity_contains(self, point: Vec3, opening: float, margin: float = 0.0,
+                        above: float = 0.0) -> bool:
+        """Is ``point`` inside the part's cavity open by ``opening`` (grown by ``margin`` on
+        every side and by ``above`` over its top)?"""
+        centre = self.cavity_at(opening)
+        if centre is None or self.cavity_size is None:
+            return False
+        dx, dy = point[0] - centre[0], point[1] - centre[1]
+        c, s = math.cos(self.yaw), math.sin(self.yaw)
+        lx, ly = c * dx + s * dy, -s * dx + c * dy
+        sx, sy, sz = self.cavity_size
+        dz = point[2] - centre[2]
+        return (abs(lx) <= sx / 2 + margin and abs(ly) <= sy / 2 + margin
+                and -sz / 2 - margin <= dz <= sz / 2 + margin + above)
+
     def door_normal_at(self, opening: float) -> Vec3:
         """Outward horizontal normal of a part's front face at ``opening`` (a hinged door's
         turns with it)."""
@@ -168,9 +185,11 @@ class FixturePart:
         return opening <= CLOSED_SHARE * self.travel
 
     def scene_object(self, stamp: float = 0.0) -> SceneObject:
-        return SceneObject(object_id=self.part_id, label=self.label, shape=self.shape,
+        label = self.label + (" (sliding)" if self.kind == "sliding_door" else "")
+        return SceneObject(object_id=self.part_id, label=label, shape=self.shape,
                            colour="", position=self.position, size=self.size, yaw=self.yaw,
-                           confidence=1.0, is_fixture=True, last_seen=stamp)
+                           confidence=1.0, is_fixture=True, last_seen=stamp,
+                           controls=self.controls)
 
 
 @dataclass(frozen=True)
@@ -203,13 +222,16 @@ class Fixture:
         lx, ly = self.local_xy(x, y)
         return abs(lx) <= self.size[0] / 2 + margin and abs(ly) <= self.size[1] / 2 + margin
 
-    def footprint_contains(self, x: float, y: float, margin: float = 0.02) -> bool:
+    def footprint_contains(self, x: float, y: float, margin: float = 0.02,
+                           parts: Iterable[str] | None = None) -> bool:
         """Is (x, y) over the fixture's body or the space its drawers, doors and handles sweep
-        (what no movable object stands on, and what perception leaves to the map)?"""
+        (what no movable object stands on, and what perception leaves to the map)? ``parts``:
+        only these parts' swept space (None: every part's)."""
         if self.body_contains(x, y, margin):
             return True
+        only = None if parts is None else set(parts)
         for part in self.all_parts():
-            if part.handle is None:
+            if part.handle is None or (only is not None and part.part_id not in only):
                 continue
             reach = part.travel if part.sliding else 0.0
             steps = np.linspace(0.0, part.travel if part.kind == "hinged_door" else reach, 7)
@@ -441,3 +463,28 @@ def with_state(obj: SceneObject, opening: float | None = None,
                on: bool | None = None) -> SceneObject:
     """``obj`` with a measured state."""
     return replace(obj, opening=opening, on=on)
+
+
+# The current map, as the primitives and predicates read it: a robot cell's file loaded once, or
+# the sim's per-scene map (a reset can change it).
+FixtureMapProvider = Callable[[], "FixtureMap"]
+
+
+def measured_opening(part: FixturePart, objects: Mapping[str, SceneObject]) -> float | None:
+    """How far ``part`` is open as the scene reports it (m or rad; None: not measured): the
+    part's own measured ``opening``, else where its handle object (``<part>_handle``) was seen
+    along the handle's path."""
+    obj = objects.get(part.part_id)
+    if obj is not None and obj.opening is not None and math.isfinite(obj.opening):
+        return float(obj.opening)
+    handle = objects.get(f"{part.part_id}_handle")
+    if handle is not None and part.handle is not None:
+        return part.opening_of_handle(handle.position)
+    return None
+
+
+def measured_on(part: FixturePart, objects: Mapping[str, SceneObject]) -> bool | None:
+    """Whether the lamp or burner ``part`` is lit as the scene reports it (None: not seen)."""
+    obj = objects.get(part.part_id)
+    return None if obj is None else obj.on
+

@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from frankenbot.errors import FrankenbotError
 from frankenbot.state import SceneObject
 
 REL_MIN_OFFSET = 0.03  # m: a must be at least this far along the direction from b
@@ -74,7 +75,7 @@ class Spot:
     detail: str
 
 
-class NoFreeSpot(ValueError):
+class NoFreeSpot(FrankenbotError, ValueError):
     """No spot satisfies the relation, the clearances and the region."""
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from frankenbot.shapes import SHAPES  # noqa: F401 - what perception may name (shapes.py)
 
@@ -50,6 +50,8 @@ class SceneObject:
     # was not measured. ``on``: a lamp or burner lit (None: not a light, or not seen).
     opening: float | None = None
     on: bool | None = None
+    # A control (button, switch, knob): the ids of the parts it switches (from the fixture map).
+    controls: tuple[str, ...] = ()
     # A sample of the object's segmented surface points (base_link, at most MAX_POINTS), what
     # grasp synthesis works from; empty when not measured (fixtures, ground-truth scenes).
     points: tuple[tuple[float, float, float], ...] = field(default=(), compare=False, repr=False)
@@ -108,16 +110,21 @@ class RobotSnapshot:
     moving: bool = False
     estop: bool = False
     stamp: float = 0.0
+    speed_scaling: float = 1.0  # the pendant slider's fraction: motions take 1/this as long
 
 
 @dataclass(frozen=True)
 class WorldSnapshot:
     """Consistent view for monitors and predicates: one robot state + one scene, same instant.
 
-    ``facts`` carries extra boolean facts the executor tracks (e.g. ``"drawer_open:drawer"``).
+    ``facts`` carries extra boolean facts the executor tracks (e.g. ``"open:top_drawer"``: how
+    the primitives left a drawer). ``fixture_map`` is the cell's ``FixtureMap`` (each part's
+    travel, cavity and controls: what ``open``, ``closed``, ``on_state`` and ``in`` need to judge
+    a fixture from its measured state); None where there is none.
     """
 
     robot: RobotSnapshot = field(default_factory=RobotSnapshot)
     scene: Scene = field(default_factory=Scene)
     facts: Mapping[str, bool] = field(default_factory=dict)
     time: float = 0.0  # seconds, monotonic clock of the executor
+    fixture_map: Any = None  # frankenbot.fixture_map.FixtureMap (it imports this module)

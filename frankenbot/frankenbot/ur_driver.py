@@ -21,6 +21,25 @@ ACTIVE_CONTROLLERS = ("joint_state_broadcaster", "io_and_status_controller",
                       "speed_scaling_state_broadcaster", TRAJECTORY_CONTROLLER)
 
 PROGRAM_NOT_RUNNING = "External Control program is not running — press Play on the pendant"
+# ur_dashboard_msgs/SafetyMode on the io_and_status_controller (latched, on change).
+SAFETY_MODE_TOPIC = "/io_and_status_controller/safety_mode"
+SAFETY_OK = (1, 2)  # NORMAL, REDUCED: the arm may move
+SAFETY_MODES = {1: "normal", 2: "reduced", 3: "protective stop", 4: "recovery",
+                5: "safeguard stop", 6: "system emergency stop", 7: "robot emergency stop",
+                8: "violation", 9: "fault", 10: "validate joint id", 11: "undefined safety mode",
+                12: "automatic mode safeguard stop", 13: "three-position enabling stop"}
+LIST_CONTROLLERS_SERVICE = "/controller_manager/list_controllers"
+CONTROLLER_INACTIVE = ("activate it (ros2 control switch_controllers --activate "
+                       "scaled_joint_trajectory_controller) or restart the driver")
+
+
+def safety_mode_fault(mode: int) -> str:
+    """The sentence for a safety mode that stops the arm (what to do about it)."""
+    name = SAFETY_MODES.get(int(mode), f"safety mode {mode}")
+    if int(mode) == 3:
+        return (f"the robot is in a {name}: find the cause, unlock it on the pendant (or "
+                "dashboard_client/unlock_protective_stop), then press Play")
+    return f"the robot's safety system stopped it ({name}): clear it on the pendant, then Play"
 
 
 def speed_fraction(percent: float) -> float | None:

@@ -5,10 +5,11 @@
 Starts ur_simulation_gz's ur_sim_control.launch.py with config/gazebo_tabletop.sdf (table,
 blocks, bowls and an rgbd_camera sensor placed where config/camera.yaml says) and
 initial_joint_controller:=scaled_joint_trajectory_controller, bridges the camera to the RealSense
-topic names with ros_gz_bridge, and starts the brain nodes with config/gazebo.yaml. Gazebo's
-depth image is 32FC1 in metres; perception accepts it. ur_simulation_gz's arm has no gripper, so
-grasps cannot succeed there (the MuJoCo sim has one). Not runnable on the development machines
-(no Gazebo there): see docs/REAL_ROBOT.md.
+topic names with ros_gz_bridge, publishes base_link -> the camera's image frame from the SDF's
+camera pose (static TF; perception looks it up), and starts the brain nodes with
+config/gazebo.yaml. Gazebo's depth image is 32FC1 in metres; perception accepts it.
+ur_simulation_gz's arm has no gripper, so grasps cannot succeed there (the MuJoCo sim has
+one). Not runnable on the development machines (no Gazebo there): see docs/REAL_ROBOT.md.
 """
 
 from pathlib import Path

@@ -4,7 +4,9 @@
         camera_calibration:=$HOME/.config/frankenbot/camera.yaml \
         [kinematics_params_file:=$HOME/ur5e_calibration.yaml] [motion_backend:=jtc|moveit] \
         [planner:=auto|offline|vlm] [launch_driver:=true] [launch_camera:=true] \
-        [launch_gripper:=true] [gripper_com_port:=/dev/ttyUSB0] [use_mock_hardware:=false]
+        [launch_gripper:=true] [gripper_connection:=tool|usb] [tool_voltage:=24] \
+        [tool_device_name:=/tmp/ttyUR] [gripper_com_port:=/dev/ttyUSB0] \
+        [use_mock_hardware:=false]
 
 Includes ur_robot_driver's ur_control.launch.py (scaled_joint_trajectory_controller, the
 calibration passed through), realsense2_camera's rs_launch.py (depth aligned to colour, no TF of
@@ -34,7 +36,15 @@ ARGUMENTS = {  # name -> (default, description)
     "launch_driver": ("true", "start ur_robot_driver"),
     "launch_camera": ("true", "start the RealSense camera"),
     "launch_gripper": ("true", "start the Robotiq under its own /robotiq controller manager"),
-    "gripper_com_port": ("/dev/ttyUSB0", "the Robotiq's serial port"),
+    "gripper_connection": ("tool", "tool: the Robotiq on the wrist's tool connector (e-Series "
+                                   "kit; the driver forwards the tool's RS-485 to "
+                                   "tool_device_name, needs the rs485 URCap) | usb: on its own "
+                                   "USB adapter at gripper_com_port"),
+    "tool_voltage": ("24", "tool connector supply in volts with gripper_connection:=tool "
+                           "(the 2F-85 needs 24)"),
+    "tool_device_name": ("/tmp/ttyUR", "the local device the driver creates for the tool's "
+                                       "RS-485 (gripper_connection:=tool)"),
+    "gripper_com_port": ("/dev/ttyUSB0", "the Robotiq's serial port with gripper_connection:=usb"),
     "use_mock_hardware": ("false", "UR driver and gripper without hardware (smoke tests)"),
     "camera_calibration": ("", "camera pose file (`frankenbot calibrate camera`): published as "
                                "base_link -> camera_color_optical_frame; '' = none"),

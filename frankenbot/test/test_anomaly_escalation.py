@@ -7,7 +7,12 @@ from dataclasses import dataclass, field
 import pytest
 
 from frankenbot.anomaly.candidates import Call, RepairAction, Situation
-from frankenbot.anomaly.escalation import Budgets, EscalationPolicy, ReplanResult
+from frankenbot.anomaly.escalation import (
+    Budgets,
+    EscalationPolicy,
+    ReplanResult,
+    Tier2Settings,
+)
 from frankenbot.anomaly.local_expert import LocalExpert
 from frankenbot.anomaly.monitors import class_of
 from frankenbot.anomaly.tiny_model import build_tiny_loader
@@ -83,7 +88,7 @@ def test_without_planner_unresolved_anomalies_abort_with_reason():
 def test_lm_tier_escalates_while_the_model_is_not_loaded():
     planner = FakePlanner()
     expert = LocalExpert(build_tiny_loader())  # never started
-    pol = EscalationPolicy(expert=expert, tier2_method="lm", replanner=planner)
+    pol = EscalationPolicy(expert=expert, tier2=Tier2Settings("lm"), replanner=planner)
     r = pol.decide(sit(AnomalyKind.TARGET_OCCUPIED))
     assert r.tier == Tier.VLM_REPLAN and r.action == RepairAction.REPLAN
     assert "not ready" in r.reason and len(planner.calls) == 1
@@ -94,12 +99,12 @@ def test_lm_tier_abstains_below_the_confidence_threshold():
     expert.start()
     assert expert.wait_ready(60)
     planner = FakePlanner()
-    unsure = EscalationPolicy(expert=expert, tier2_method="lm", confidence_threshold=0.99,
+    unsure = EscalationPolicy(expert=expert, tier2=Tier2Settings("lm", 0.99),
                               replanner=planner)
     r = unsure.decide(sit(AnomalyKind.TARGET_OCCUPIED))
     assert r.tier == Tier.VLM_REPLAN and len(planner.calls) == 1
-    sure = EscalationPolicy(expert=expert, tier2_method="rules+lm", confidence_threshold=0.3,
-                            rule_bonus=20.0, replanner=planner)
+    sure = EscalationPolicy(expert=expert, tier2=Tier2Settings("rules+lm", 0.3, 20.0),
+                            replanner=planner)
     r2 = sure.decide(sit(AnomalyKind.TARGET_OCCUPIED))
     assert r2.tier == Tier.LOCAL_EXPERT and r2.label == "insert:wait(seconds=1)"
     assert r2.confidence > 0.99
@@ -113,7 +118,7 @@ def test_program_handler_already_ran_skips_tier1():
 @pytest.mark.parametrize("kw", [{"tier2_method": "magic"}, {"confidence_threshold": 1.5}])
 def test_bad_configuration_is_refused(kw):
     with pytest.raises(ConfigError):
-        EscalationPolicy(**kw)
+        Tier2Settings(**kw)
 
 
 def test_negative_budget_is_refused():

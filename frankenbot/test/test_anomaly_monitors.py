@@ -171,6 +171,24 @@ def test_scene_stale_and_timeout():
     assert t.check(world(t=12.5), wait_ctx) is not None
 
 
+def test_motion_timeout_stretches_with_the_speed_slider():
+    """A 60 s limit is 60 s at full speed: at a 20 % slider a pick may run 300 s (the scaled
+    JTC stretches every motion 5x); a paused arm (0 %) still times out, after 1/0.05 x."""
+    t = TimeoutMonitor(default_s=60.0)
+    ctx = MonitorContext("pick", {"obj": "red_block"}, started_at=0.0)
+
+    def at(seconds: float, scaling: float) -> WorldSnapshot:
+        return replace(world(t=seconds), robot=RobotSnapshot(speed_scaling=scaling))
+
+    assert t.check(at(100.0, 1.0), ctx) is not None
+    assert t.check(at(100.0, 0.2), ctx) is None
+    assert t.check(at(310.0, 0.2), ctx) is not None
+    assert t.check(at(1190.0, 0.0), ctx) is None
+    assert t.check(at(1210.0, 0.0), ctx) is not None
+    detect = MonitorContext("detect", {"obj": "red_block"}, started_at=0.0)
+    assert t.check(at(100.0, 0.2), detect) is not None  # not a motion: not stretched
+
+
 @pytest.mark.parametrize("code,kind", [
     (FailureCode.ABORTED, AnomalyKind.MOTION_ABORTED),
     (FailureCode.REJECTED_BY_SAFETY, AnomalyKind.MOTION_REJECTED),

@@ -10,8 +10,9 @@ import sys
 import types
 
 import pytest
+from robot_description_support import robotiq_urdf
 
-from frankenbot import ur_driver
+from frankenbot import tcp, ur_driver
 from frankenbot.bringup.doctor import (
     BRAIN,
     COLOR_TOPIC,
@@ -42,12 +43,15 @@ def _real_system(**changes) -> Observations:
         messages={ur_driver.JOINT_STATES_TOPIC: js, "/robotiq/joint_states": gripper_js,
                   ur_driver.SPEED_SCALING_TOPIC: types.SimpleNamespace(data=30.0),
                   ur_driver.PROGRAM_RUNNING_TOPIC: types.SimpleNamespace(data=True),
+                  ur_driver.SAFETY_MODE_TOPIC: types.SimpleNamespace(mode=1),
                   COLOR_TOPIC: object(), DEPTH_TOPIC: object(),
                   INFO_TOPIC: types.SimpleNamespace(header=types.SimpleNamespace(
                       frame_id="camera_color_optical_frame"))},
         controllers={c: "active" for c in ur_driver.ACTIVE_CONTROLLERS},
         tf_edges={"camera_color_optical_frame": "base_link", "tool0": "flange",
-                  "flange": "wrist_3_link"})
+                  "flange": "wrist_3_link"},
+        gripper_description=robotiq_urdf(),
+        executor_tcp_offset=tcp.tcp_offset_from_description(robotiq_urdf()))
     for key, value in changes.items():
         setattr(seen, key, value)
     return seen
@@ -62,7 +66,8 @@ def test_complete_real_setup_has_nothing_missing():
     assert expect.gripper_mode == "parallel" and expect.real_driver
     checks = evaluate(expect, _real_system())
     assert _missing(checks) == {}
-    assert len(checks) == 18
+    # with the safety mode, the gripper's activation (skipped) and the TCP offset
+    assert len(checks) == 21
 
 
 def test_program_not_running_and_other_gaps_are_named():
@@ -80,6 +85,15 @@ def test_program_not_running_and_other_gaps_are_named():
     assert "will not move" in missing["speed scaling"]
     assert "gripper joint" in missing
     assert len(missing) == 5
+
+
+def test_real_setup_with_the_sim_grippers_tcp_is_named():
+    """An executor left on safety.yaml's sim offset (tcp_offset parameter unset) on the real
+    2F-85: doctor names both numbers."""
+    missing = _missing(evaluate(Expectations.from_setup("real_ur5e"),
+                                _real_system(executor_tcp_offset=-1.0)))
+    assert list(missing) == ["TCP offset"]
+    assert "0.1450 m (config/safety.yaml), description 0.1528" in missing["TCP offset"]
 
 
 def test_tf_chain_walks_child_to_parent():

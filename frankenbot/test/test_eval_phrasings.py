@@ -41,3 +41,38 @@ def test_the_executed_development_file_is_valid_and_has_every_family_but_conditi
     rows = read_rows(FIXTURES / "executed.tsv")
     assert len(rows) >= 50
     assert len({r.family for r in rows}) == 10 and "conditional" not in {r.family for r in rows}
+
+
+def test_verdicts_count_refusals_and_claimed_successes_the_oracle_fails_apart():
+    from frankenbot.eval.phrasings_bench import verdicts
+    from frankenbot.eval.tables import EpisodeOutcome
+
+    def ep(success: bool, program_ok: bool, detail: str = "") -> EpisodeOutcome:
+        return EpisodeOutcome("stack", 1, "x", success, program_ok, 0, 1.0, detail=detail)
+
+    v = verdicts([ep(True, True), ep(False, True, "success: ...; oracle: not on"),
+                  ep(False, False, "planner: which block goes at the bottom? [row 3]"),
+                  ep(False, False, "escalated: ...")])
+    assert (v.episodes, v.successes, v.refused, v.claimed_but_failed) == (4, 1, 1, 1)
+
+
+def test_every_executed_phrasing_is_understood_as_its_family_on_development_scenes():
+    """The executed set is read before it is run: each row, filled from a development seed of
+    its family, gets the frames of that family's own task (so a failure in the sim is the
+    execution's, never the reading's)."""
+    from frankenbot.eval.taskset import scene_of_task
+    from frankenbot.planner.frames import render_frames
+    from frankenbot.planner.understanding import understand
+
+    def effect(frames) -> str:  # an explicit "open the drawer" first: the put opens it anyway
+        return render_frames([f for i, f in enumerate(frames) if not (
+            f.task == "open_drawer" and i + 1 < len(frames) and frames[i + 1].task == "put_in")])
+
+    template_frames = {}
+    for row in read_rows(FIXTURES / "executed.tsv"):
+        params = dict(sample_task(row.family, 7).task.params)
+        instruction, scene = scene_of_task(row.family, 7)
+        if row.family not in template_frames:
+            template_frames[row.family] = effect(understand(instruction, scene).frames)
+        text = fill(row.phrasing, params)
+        assert effect(understand(text, scene).frames) == template_frames[row.family], text

@@ -40,9 +40,9 @@ def test_memory_records_the_executors_verdict_and_costs() -> None:
                              final_program="task \"t2\" { main { exit failure } }", vlm_calls=2,
                              duration=3.5)
     runner = EpisodeRunner(RecordingPlanner(), scene=Scene,
-                           execute=lambda plan, tid, ins: report, record=recorded.append)
-    plan, got = runner.run("stack the blocks", task_id="t2")
-    assert got is report
+                           execute=lambda plan, tid, ins, cancel: report, record=recorded.append)
+    episode = runner.run("stack the blocks", task_id="t2")
+    assert episode.report is report and episode.memory_note == ""
     (ep,) = recorded
     assert ep.success is False and ep.outcome == "failure"  # the executor's, nothing else
     assert ep.program == report.final_program
@@ -53,8 +53,8 @@ def test_a_refused_plan_moves_nothing_and_records_nothing() -> None:
     executed, recorded = [], []
     runner = EpisodeRunner(RecordingPlanner(ok=False), scene=Scene,
                            execute=lambda *a: executed.append(a), record=recorded.append)
-    plan, report = runner.run("fly to the moon")
-    assert not plan.ok and report is None and executed == [] and recorded == []
+    episode = runner.run("fly to the moon")
+    assert not episode.plan.ok and episode.report is None and executed == [] and recorded == []
 
 
 def test_the_executor_anomaly_log_becomes_episode_anomalies() -> None:
@@ -67,3 +67,98 @@ def test_the_executor_anomaly_log_becomes_episode_anomalies() -> None:
     (a,) = episode_anomalies([rec])
     assert (a.kind, a.tier, a.action, a.outcome) == ("grasp_lost", 1, "regrasp", "recovered")
     assert a.anomaly_class == "predictable" and abs(a.latency - 0.02) < 1e-9
+
+
+DROP = ('task "drop it in" { main { pick(obj=red_block) move_above(obj=green_bowl, height=0.3) '
+        'open_gripper() exit success } }')
+
+
+class FixedPlanner:
+    """Plans (and replans) one fixed program, as a model that writes a risky one would."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _outcome(self) -> PlanOutcome:
+        from frankenbot.program import parse_program
+
+        return PlanOutcome(True, self.text, parse_program(self.text).program, "ok", vlm_calls=1)
+
+    def plan(self, request: PlanRequest) -> PlanOutcome:
+        return self._outcome()
+
+    def replan(self, request: PlanRequest, failure) -> PlanOutcome:
+        return self._outcome()
+
+
+def _bowl_scene() -> Scene:
+    from frankenbot.state import SceneObject
+
+    return Scene.of([
+        SceneObject("red_block", "red block", "block", "red", (0.5, 0.2, 0.02),
+                    (0.04, 0.04, 0.04)),
+        SceneObject("green_bowl", "green bowl", "bowl", "green", (0.5, -0.2, 0.025),
+                    (0.15, 0.15, 0.05))])
+
+
+def test_the_review_edits_what_is_executed_and_what_a_replan_returns() -> None:
+    from frankenbot.planner.review import review_port
+
+    executed = []
+
+    def execute(plan, task_id, instruction, cancel):
+        executed.append(plan.program_text)
+        return ExecutionReport(True, "success")
+
+    runner = EpisodeRunner(FixedPlanner(DROP), scene=_bowl_scene, execute=execute,
+                           review=review_port("auto"))
+    episode = runner.run("drop the red block into the green bowl from up high")
+    assert episode.review.decision == "edit"
+    assert executed and "open_gripper" not in executed[0] and "place_in" in executed[0]
+    replanned = runner.replan(PlanRequest("x", _bowl_scene()), None)
+    assert replanned.ok and "place_in" in replanned.program_text
+    assert runner.last_review.decision == "edit"
+    # review never: the risky program runs as written
+    runner.review = review_port("never")
+    assert runner.run("again").report is not None and "open_gripper" in executed[-1]
+
+
+def test_a_refusal_by_the_review_moves_nothing() -> None:
+    from frankenbot.planner.review import ReviewConfig, Zone, review_port
+
+    zone = ReviewConfig(zones=(Zone("keepout", "forbidden", (0.4, 0.6), (-0.3, -0.1)),))
+    put = ('task "t" { main { pick(obj=red_block) place_in(obj=red_block, '
+           'container=green_bowl) exit success } }')
+    executed = []
+    runner = EpisodeRunner(FixedPlanner(put), scene=_bowl_scene,
+                           execute=lambda *a: executed.append(a),
+                           review=review_port("always", zone))
+    episode = runner.run("put the red block in the green bowl")
+    assert not episode.plan.ok and "keepout" in episode.plan.message
+    assert episode.review.decision == "refuse" and executed == []
+
+
+def test_a_memory_failure_is_a_note_never_the_outcome() -> None:
+    from frankenbot.errors import MemoryStoreError
+
+    def record(_episode):
+        raise MemoryStoreError("disk full")
+
+    runner = EpisodeRunner(RecordingPlanner(), scene=Scene,
+                           execute=lambda *a: ExecutionReport(True, "success"), record=record)
+    episode = runner.run("pick up the red block")
+    assert episode.report.success and episode.memory_note == "disk full"
+
+
+def test_a_cancel_before_execution_moves_nothing_and_a_dry_run_neither() -> None:
+    from frankenbot.ports import CancelToken
+
+    executed = []
+    runner = EpisodeRunner(RecordingPlanner(), scene=Scene,
+                           execute=lambda *a: executed.append(a))
+    cancel = CancelToken()
+    planned = []
+    episode = runner.run("x", cancel=cancel,
+                         on_planned=lambda plan, v: (planned.append(plan), cancel.cancel()))
+    assert planned and episode.plan.ok and not episode.executed and executed == []
+    assert not runner.run("x", dry_run=True).executed and executed == []

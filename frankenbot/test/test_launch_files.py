@@ -8,6 +8,8 @@
    get_package_share_directory, which knows only frankenbot and records every lookup. The fakes
    check nothing of launch's own semantics; what they show is what our code asks for: which
    packages it looks up (so which must be installed) for given arguments, and what it starts.
+   One rule of launch's is modelled on purpose (``configurations_seen_by_includes``): how launch
+   configurations reach included files, because a wrong scope there aborted the real launch.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ import types
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 from conftest import PACKAGE_ROOT
+from robot_description_support import robotiq_urdf
 
 from frankenbot.bringup import launch_plan
 from frankenbot.errors import ConfigError
@@ -124,6 +128,7 @@ class FakeLaunch:
         actions.DeclareLaunchArgument = record("argument")
         actions.OpaqueFunction = record("opaque")
         actions.IncludeLaunchDescription = record("include")
+        actions.GroupAction = record("group")
         substitutions = types.ModuleType("launch.substitutions")
         substitutions.LaunchConfiguration = LaunchConfiguration
         sources = types.ModuleType("launch.launch_description_sources")
@@ -134,9 +139,9 @@ class FakeLaunch:
         ament = types.ModuleType("ament_index_python")
         ament_packages = types.ModuleType("ament_index_python.packages")
         ament_packages.get_package_share_directory = self.share
-        xacro = types.ModuleType("xacro")  # renders nothing: only that it is asked
+        xacro = types.ModuleType("xacro")  # the gripper's URDF as xacro would render it
         xacro.process_file = lambda path, mappings: types.SimpleNamespace(
-            toxml=lambda: f"<robot file='{path}' {mappings}/>")
+            toxml=lambda: robotiq_urdf({"file": path, **mappings}))
         return {"launch": launch, "launch.actions": actions,
                 "launch.substitutions": substitutions,
                 "launch.launch_description_sources": sources, "launch_ros": launch_ros,
@@ -181,9 +186,18 @@ def _nodes(actions: list[dict]) -> list[dict]:
     return [a for a in actions if a["kind"] == "node"]
 
 
+def _flatten(actions: list[dict]) -> list[dict]:
+    out = []
+    for a in actions:
+        out.append(a)
+        if a["kind"] == "group":
+            out += _flatten(list(a["args"][0]))
+    return out
+
+
 def _includes(actions: list[dict]) -> dict[str, dict[str, str]]:
     return {Path(a["args"][0]["path"]).name: dict(a["launch_arguments"])
-            for a in actions if a["kind"] == "include"}
+            for a in _flatten(actions) if a["kind"] == "include"}
 
 
 def test_real_launch_builds_with_jtc_and_no_driver_without_those_packages(monkeypatch):
@@ -297,3 +311,228 @@ def test_every_package_a_plan_can_start_is_an_exec_depend(tmp_path):
     for inc in full.includes:
         assert (inc.package, inc.launch_file) in KNOWN_INCLUDES
     assert {"robotiq_description", "robotiq_controllers", "tf2_ros_py"} <= declared
+
+
+# --- launch-configuration scoping ------------------------------------------------------------
+# The launch arguments each included upstream file declares (with a default) or reads from the
+# configurations it inherits, from the jazzy sources: ur_robot_driver/launch/ur_control.launch.py
+# together with ur_rsp.launch.py, which it includes passing only robot_ip and ur_type (so rsp
+# sees everything ur_control's scope holds); realsense2_camera/launch/rs_launch.py;
+# ur_moveit_config/launch/ur_moveit.launch.py.
+UPSTREAM_ARGUMENTS = {
+    "ur_control.launch.py": {
+        "ur_type", "robot_ip", "safety_limits", "safety_pos_margin", "safety_k_position",
+        "controllers_file", "description_launchfile", "tf_prefix", "use_mock_hardware",
+        "mock_sensor_commands", "headless_mode", "controller_spawner_timeout",
+        "initial_joint_controller", "activate_joint_controller", "launch_rviz",
+        "rviz_config_file", "launch_dashboard_client", "use_tool_communication", "tool_parity",
+        "tool_baud_rate", "tool_stop_bits", "tool_rx_idle_chars", "tool_tx_idle_chars",
+        "tool_device_name", "tool_tcp_port", "tool_voltage", "reverse_ip",
+        "script_command_port", "reverse_port", "script_sender_port", "trajectory_port",
+        "update_rate_config_file", "verify_robot_model", "joint_limit_params_file",
+        "kinematics_params_file", "physical_params_file", "visual_params_file",
+        "description_file"},
+    "rs_launch.py": {
+        "camera_name", "camera_namespace", "serial_no", "usb_port_id", "device_type",
+        "config_file", "json_file_path", "initial_reset", "log_level", "output",
+        "enable_color", "rgb_camera.color_profile", "enable_depth", "depth_module.depth_profile",
+        "enable_sync", "publish_tf", "tf_publish_rate", "pointcloud.enable",
+        "align_depth.enable", "wait_for_device_timeout", "reconnect_timeout"},
+    "ur_moveit.launch.py": {"launch_rviz", "ur_type", "warehouse_sqlite_path", "launch_servo",
+                            "use_sim_time", "publish_robot_description_semantic"},
+}
+
+
+def configurations_seen_by_includes(actions: list[dict], parent: dict[str, str]
+                                    ) -> dict[str, dict[str, str]]:
+    """The launch configurations each included file starts with, by ros2/launch's rules
+    (jazzy): an IncludeLaunchDescription sets its arguments into the configurations in force
+    and does not scope them (include_launch_description.py); a GroupAction with scoped=True
+    pushes a copy, and with forwarding=False clears it first, keeping only its own
+    launch_configurations (group_action.py, reset_launch_configurations.py)."""
+    seen: dict[str, dict[str, str]] = {}
+
+    def walk(items: list[dict], context: dict[str, str]) -> None:
+        for a in items:
+            if a["kind"] == "group":
+                scoped = a.get("scoped", True)
+                inner = context if not scoped else (dict(context) if a.get("forwarding", True)
+                                                     else {})
+                inner.update(a.get("launch_configurations") or {})
+                walk(list(a["args"][0]), inner)
+            elif a["kind"] == "include":
+                context.update(dict(a["launch_arguments"]))
+                seen[Path(a["args"][0]["path"]).name] = dict(context)
+
+    walk(actions, dict(parent))
+    return seen
+
+
+@pytest.mark.parametrize("overrides", [
+    {"robot_ip": "192.168.56.101", "motion_backend": "moveit"},
+    {"use_mock_hardware": "true", "launch_camera": "false"},  # docker/smoke_mock_hardware.sh
+], ids=["robot", "mock-smoke"])
+def test_included_files_get_their_own_defaults_not_ours(monkeypatch, overrides):
+    """Every argument an upstream file declares is either passed by us on purpose or left to
+    its own default: none of our declared arguments (kinematics_params_file "" above all, which
+    made xacro fail on ``kinematics_params:=``) may reach it by launch's global scope."""
+    _, actions = run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                                 **overrides)
+    path = PACKAGE_ROOT / "launch" / "real_ur5e.launch.py"
+    parent = {name: default for name, (default, _) in _declared_arguments(monkeypatch, path)}
+    parent.update(overrides)
+    seen = configurations_seen_by_includes(actions, parent)
+    assert seen, "no includes evaluated"
+    passed = _includes(actions)
+    for name, context in seen.items():
+        leaked = {k: context[k] for k in UPSTREAM_ARGUMENTS[name] & set(context)
+                  if k not in passed[name]}
+        assert not leaked, f"{name} would see our {leaked} instead of its own defaults"
+
+
+def _declared_arguments(monkeypatch, path: Path) -> list[tuple[str, tuple[str, str]]]:
+    fake = FakeLaunch(set(EVERYTHING))
+    for module_name, module in fake.modules().items():
+        monkeypatch.setitem(sys.modules, module_name, module)
+    spec = importlib.util.spec_from_file_location(f"declared_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return list(module.ARGUMENTS.items())
+
+
+# --- the gripper controller against what the Robotiq hardware exports ---------------------------
+@pytest.mark.parametrize("hardware", ["hardware", "mock"])
+def test_gripper_controller_claims_only_exported_interfaces(hardware):
+    """robotiq_controllers.yaml activates on the real driver and on mock hardware: every
+    interface parallel_gripper_action_controller claims is one the hardware exports."""
+    from frankenbot import robotiq
+
+    data = yaml.safe_load((PACKAGE_ROOT / "config" / "robotiq_controllers.yaml").read_text())
+    assert robotiq.controller_interface_problems(data, hardware) == []
+
+
+def test_gripper_controller_check_names_upstreams_effort_interface():
+    """Upstream's robotiq_controllers.yaml (ros2_robotiq_gripper main) claims
+    robotiq_85_left_knuckle_joint/effort and /velocity, which neither hardware exports; the
+    driver's real names pass on the hardware but not on the mock."""
+    from frankenbot import robotiq
+
+    def controllers(effort: str, velocity: str) -> dict:
+        return {"controller_manager": {"ros__parameters": {"robotiq_gripper_controller": {
+                    "type": robotiq.PARALLEL_GRIPPER_TYPE}}},
+                "robotiq_gripper_controller": {"ros__parameters": {
+                    "joint": robotiq.KNUCKLE_JOINT, "max_effort_interface": effort,
+                    "max_velocity_interface": velocity}}}
+
+    upstream = controllers(f"{robotiq.KNUCKLE_JOINT}/effort", f"{robotiq.KNUCKLE_JOINT}/velocity")
+    for hardware in ("hardware", "mock"):
+        problems = robotiq.controller_interface_problems(upstream, hardware)
+        assert len(problems) == 2 and "/effort" in problems[0], problems
+    driver = controllers(f"{robotiq.KNUCKLE_JOINT}/set_gripper_max_effort",
+                         f"{robotiq.KNUCKLE_JOINT}/set_gripper_max_velocity")
+    assert robotiq.controller_interface_problems(driver, "hardware") == []
+    assert len(robotiq.controller_interface_problems(driver, "mock")) == 2
+
+
+def test_launch_refuses_a_gripper_controller_that_cannot_activate(monkeypatch, tmp_path):
+    bad = tmp_path / "robotiq_controllers.yaml"
+    text = (PACKAGE_ROOT / "config" / "robotiq_controllers.yaml").read_text()
+    bad.write_text(text.replace("    state_interfaces:", "    max_effort_interface: "
+                                "robotiq_85_left_knuckle_joint/effort\n    state_interfaces:"))
+    with pytest.raises(ConfigError, match="effort"):
+        launch_plan.check_gripper_controllers(bad, mock=False)
+    launch_plan.check_gripper_controllers(PACKAGE_ROOT / "config" / "robotiq_controllers.yaml",
+                                          mock=True)
+
+
+# --- a gripper on the wrist's tool connector ---------------------------------------------------
+def _gripper_com_port(actions: list[dict]) -> str:
+    control = next(n for n in _nodes(actions) if n["executable"] == "ros2_control_node")
+    description = control["parameters"][0]["robot_description"]
+    match = re.search(r"'com_port': '([^']*)'", description)
+    assert match, description
+    return match.group(1)
+
+
+def test_wrist_wired_gripper_gets_the_drivers_tool_communication(monkeypatch):
+    """The e-Series 2F-85 kit plugs into the wrist: the driver must forward the tool's RS-485
+    (use_tool_communication, 24 V, the Robotiq's line settings) to a local device, and the
+    gripper's hardware must open that device, not /dev/ttyUSB0."""
+    _, actions = run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                                 robot_ip="192.168.56.101")
+    driver = _includes(actions)["ur_control.launch.py"]
+    assert driver["use_tool_communication"] == "true"
+    assert driver["tool_voltage"] == "24"
+    assert driver["tool_device_name"] == "/tmp/ttyUR"
+    assert (driver["tool_baud_rate"], driver["tool_parity"], driver["tool_stop_bits"]) == (
+        "115200", "0", "1")
+    assert _gripper_com_port(actions) == "/tmp/ttyUR"
+    _, actions = run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                                 robot_ip="192.168.56.101", tool_device_name="/tmp/ttyTool")
+    assert _gripper_com_port(actions) == "/tmp/ttyTool"
+    assert _includes(actions)["ur_control.launch.py"]["tool_device_name"] == "/tmp/ttyTool"
+
+
+def test_usb_gripper_and_mock_hardware_leave_tool_communication_off(monkeypatch):
+    _, actions = run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                                 robot_ip="192.168.56.101", gripper_connection="usb",
+                                 gripper_com_port="/dev/ttyUSB1")
+    assert "use_tool_communication" not in _includes(actions)["ur_control.launch.py"]
+    assert _gripper_com_port(actions) == "/dev/ttyUSB1"
+    _, actions = run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                                 use_mock_hardware="true", launch_camera="false")
+    assert "use_tool_communication" not in _includes(actions)["ur_control.launch.py"]
+
+
+def test_wrist_wired_gripper_arguments_are_checked(monkeypatch):
+    with pytest.raises(ConfigError, match="gripper_connection"):
+        run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                        robot_ip="10.0.0.2", gripper_connection="bluetooth")
+    with pytest.raises(ConfigError, match="24"):
+        run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                        robot_ip="10.0.0.2", tool_voltage="12")
+
+
+# --- Gazebo: the camera's frame is published ---------------------------------------------------
+def test_gazebo_publishes_the_camera_frame_its_images_carry(monkeypatch):
+    """gazebo.yaml takes the camera pose from TF (camera_config ""): the frame the bridged
+    images are stamped with (the sensor's gz_frame_id) must be published, base_link -> it,
+    at the SDF's camera pose turned into an optical frame (z along the link's x)."""
+    import xml.etree.ElementTree as ET
+
+    from frankenbot.perception.camera import _quat_to_matrix
+
+    cfg = yaml.safe_load((PACKAGE_ROOT / "config" / "gazebo.yaml").read_text())
+    assert cfg["/**/frankenbot_perception"]["ros__parameters"]["camera_config"] == ""
+    _, actions = run_launch_file(monkeypatch, "gazebo.launch.py", installed=EVERYTHING)
+    tf = next(n for n in _nodes(actions) if n["executable"] == "static_transform_publisher")
+    args = tf["arguments"]
+    values = {args[i]: args[i + 1] for i in range(0, len(args), 2)}
+    root = ET.parse(PACKAGE_ROOT / "config" / "gazebo_tabletop.sdf").getroot()
+    sensor_frame = root.find(".//model[@name='rgbd_camera']//sensor/gz_frame_id").text
+    assert values["--frame-id"] == "base_link" and values["--child-frame-id"] == sensor_frame
+    pose = [float(v) for v in root.find(".//model[@name='rgbd_camera']/pose").text.split()]
+    assert [float(values[k]) for k in ("--x", "--y", "--z")] == pytest.approx(pose[:3])
+    rot = _quat_to_matrix([float(values[k]) for k in ("--qx", "--qy", "--qz", "--qw")])
+    roll, pitch, yaw = pose[3:]
+    view = np.array([np.cos(yaw) * np.cos(pitch), np.sin(yaw) * np.cos(pitch), -np.sin(pitch)])
+    assert rot[:, 2] == pytest.approx(view, abs=1e-6)  # optical z = where the camera looks
+    assert rot[2, 0] == pytest.approx(0.0, abs=1e-6)  # no roll: image x stays horizontal
+    assert {"use_sim_time": True} in tf["parameters"]
+
+
+def test_executor_gets_the_tcp_offset_of_the_gripper_description(monkeypatch):
+    """One source for the TCP: the launch computes tcp_offset from the gripper's rendered
+    description and gives it to the executor (without a gripper, the executor's default)."""
+    from frankenbot import tcp
+
+    _, actions = run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                                 robot_ip="192.168.56.101")
+    executor = next(n for n in _nodes(actions) if n["executable"] == "executor")
+    offsets = [p["tcp_offset"] for p in executor["parameters"]
+               if isinstance(p, dict) and "tcp_offset" in p]
+    assert offsets == [pytest.approx(tcp.tcp_offset_from_description(robotiq_urdf()))]
+    _, actions = run_launch_file(monkeypatch, "real_ur5e.launch.py", installed=EVERYTHING,
+                                 robot_ip="192.168.56.101", launch_gripper="false")
+    executor = next(n for n in _nodes(actions) if n["executable"] == "executor")
+    assert not [p for p in executor["parameters"] if isinstance(p, dict) and "tcp_offset" in p]

@@ -22,9 +22,12 @@ LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 CORE = ("program", "anomaly", "execution", "primitives", "motion", "perception", "planner",
         "memory", "ports.py", "common.py", "state.py", "errors.py", "resources.py", "robotiq.py",
-        "ur_driver.py", "spatial.py")
+        "ur_driver.py", "spatial.py", "settings.py", "transforms.py", "shapes.py",
+        "fixture_map.py", "tcp.py")
 NOT_FROM_CORE = ("frankenbot.sim", "frankenbot.eval", "frankenbot.bringup", "frankenbot.nodes",
-                 "frankenbot.cli", "rclpy", "mujoco")
+                 "frankenbot.cli", "rclpy", "mujoco", "moveit", "moveit_configs_utils",
+                 "tf2_ros", "llama_cpp")
+MESSAGE_SUFFIXES = ("_msgs", "_interfaces", "_srvs")  # ROS message / service / action packages
 NOT_FROM_SIM = ("frankenbot.planner", "frankenbot.execution", "frankenbot.memory",
                 "frankenbot.anomaly", "frankenbot.primitives", "frankenbot.eval",
                 "frankenbot.bringup", "frankenbot.nodes", "rclpy")
@@ -41,11 +44,14 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     return out
 
 
-def _violations(files: list[Path], forbidden: tuple[str, ...]) -> list[str]:
+def _violations(files: list[Path], forbidden: tuple[str, ...],
+                suffixes: tuple[str, ...] = ()) -> list[str]:
     bad = []
     for f in files:
         for line, name in _imports(f):
-            if any(name == m or name.startswith(m + ".") for m in forbidden):
+            top = name.split(".")[0]
+            if any(name == m or name.startswith(m + ".") for m in forbidden) or (
+                    top.endswith(suffixes) if suffixes else False):
                 bad.append(f"{f.relative_to(PACKAGE)}:{line} imports {name}")
     return bad
 
@@ -58,8 +64,28 @@ def _modules(*parts: str) -> list[Path]:
     return files
 
 
-def test_no_core_module_imports_sim_eval_bringup_nodes_or_rclpy_by_ast() -> None:
-    assert _violations(_modules(*CORE), NOT_FROM_CORE) == []
+def test_no_core_module_imports_sim_eval_bringup_nodes_rclpy_or_messages_by_ast() -> None:
+    assert _violations(_modules(*CORE), NOT_FROM_CORE, MESSAGE_SUFFIXES) == []
+
+
+def test_the_contract_names_every_installed_message_package() -> None:
+    """import-linter takes whole names only: a message package installed later (or built here,
+    frankenbot_interfaces) must be added to the core's forbidden list, or this fails."""
+    import configparser
+    import importlib.util
+    import site
+
+    parser = configparser.ConfigParser()
+    parser.read(CONFIG)
+    forbidden = set(parser["importlinter:contract:core-is-pure"]["forbidden_modules"].split())
+    roots = [Path(p) for p in site.getsitepackages()] + [
+        Path(p) for p in sys.path if p and Path(p).is_dir()]
+    installed = {d.name for r in roots for d in r.iterdir()
+                 if d.is_dir() and d.name.endswith(MESSAGE_SUFFIXES)
+                 and not d.name.startswith("ament_") and (d / "msg").is_dir()
+                 or d.is_dir() and d.name.endswith(MESSAGE_SUFFIXES) and (d / "srv").is_dir()}
+    assert importlib.util.find_spec("sensor_msgs") is None or "sensor_msgs" in installed
+    assert installed - forbidden == set()
 
 
 def test_the_sim_imports_no_brain_module_by_ast() -> None:
@@ -86,7 +112,7 @@ def _lint(cwd: Path, pythonpath: Path | None = None) -> subprocess.CompletedProc
 def test_import_contracts_are_kept() -> None:
     out = _lint(REPO_ROOT)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
-    assert out.stdout.count("KEPT") == 3
+    assert out.stdout.count("KEPT") == 4  # three layers contracts + the understanding pipeline
 
 
 @pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter not installed")
@@ -99,3 +125,36 @@ def test_a_forbidden_import_breaks_a_contract(tmp_path: Path) -> None:
     out = _lint(tmp_path, pythonpath=tmp_path)
     assert out.returncode != 0
     assert "frankenbot.planner.sneaky -> frankenbot.sim.world" in out.stdout
+
+
+@pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter not installed")
+@pytest.mark.parametrize("package", ["sensor_msgs.msg", "frankenbot_interfaces.msg",
+                                     "control_msgs.action"])
+def test_a_core_module_importing_a_message_package_breaks_the_contract(
+        tmp_path: Path, package: str) -> None:
+    """Message construction belongs in nodes/ (scene_msgs, anomaly_msgs, memory_msgs): a core
+    module that builds a message, even lazily inside a function, breaks the core contract."""
+    copy = tmp_path / "frankenbot"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "perception" / "to_msg.py").write_text(
+        '"""A perception module that builds a ROS message itself."""\n\n'
+        f"def to_msg():\n    import {package}\n\n    return {package}\n")
+    out = _lint(tmp_path, pythonpath=tmp_path)
+    assert out.returncode != 0, out.stdout[-2000:]
+    top = package.split(".")[0]
+    assert f"frankenbot.perception.to_msg -> {top}" in out.stdout, out.stdout[-3000:]
+
+
+def test_an_understanding_stage_importing_a_later_one_breaks_the_pipeline_contract(
+        tmp_path: Path) -> None:
+    copy = tmp_path / "frankenbot"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    words = copy / "planner" / "understanding" / "words.py"
+    words.write_text(words.read_text() + "\n\ndef later():\n"
+                     "    from frankenbot.planner.understanding import build\n\n"
+                     "    return build\n")
+    out = _lint(tmp_path, pythonpath=tmp_path)
+    assert out.returncode != 0
+    said = " ".join(out.stdout.split())  # the report wraps long lines
+    assert ("frankenbot.planner.understanding.words -> frankenbot.planner.understanding.build"
+            in said)

@@ -1,4 +1,4 @@
-"""The fast grammar sampler (planner/llama_grammar_sampler.py) against llama.cpp's own grammar
+"""The fast grammar sampler (llm/grammar_sampler.py) against llama.cpp's own grammar
 engine: on token arrays built by hand (the top-k stage, the full-vocabulary fallback, nothing
 allowed, a token the grammar never allowed) and on the packaged Gemma 3 270M, where greedy
 constrained answers must be the same tokens with and without the fast path."""
@@ -10,19 +10,19 @@ import ctypes
 import numpy as np
 import pytest
 
-from frankenbot.planner.llm_server import llama_cpp_available
+from frankenbot.llm.server import llama_cpp_available
 
 pytestmark = pytest.mark.skipif(not llama_cpp_available(),
                                 reason="llama-cpp-python not installed (run `make setup-llm`)")
 
-from frankenbot.planner import llama_grammar_sampler as fgs  # noqa: E402
+from frankenbot.llm import grammar_sampler as fgs  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def vocab_model():
     from llama_cpp import Llama
 
-    from frankenbot.planner.llm_server import packaged_model_path
+    from frankenbot.llm.server import packaged_model_path
 
     llm = Llama(str(packaged_model_path()), vocab_only=True, verbose=False)
     yield llm
@@ -142,8 +142,8 @@ PROMPTS = [
 def test_greedy_constrained_answers_are_the_same_with_and_without_the_fast_path():
     from llama_cpp import Llama, LlamaGrammar
 
+    from frankenbot.llm.server import packaged_model_path
     from frankenbot.planner import language
-    from frankenbot.planner.llm_server import packaged_model_path
     from frankenbot.program import default_catalog
 
     grammar = language.RequestGrammars(

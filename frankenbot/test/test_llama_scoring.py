@@ -1,4 +1,4 @@
-"""Continuation scoring on llama.cpp (planner/llama_scoring.py), on the packaged Gemma 3 270M:
+"""Continuation scoring on llama.cpp (llm/scoring.py), on the packaged Gemma 3 270M:
 the batched trie with a reused prompt must give the log-likelihoods that decoding each
 candidate on its own gives (up to llama.cpp's batch-size numerics), in any order of requests;
 and bad requests are refused without touching the context."""
@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from frankenbot.planner.llm_server import llama_cpp_available
+from frankenbot.llm.server import llama_cpp_available
 
 pytestmark = pytest.mark.skipif(not llama_cpp_available(),
                                 reason="llama-cpp-python not installed (run `make setup-llm`)")
 
-from frankenbot.planner import llama_scoring as ls  # noqa: E402
+from frankenbot.llm import scoring as ls  # noqa: E402
 
 PROMPT_A = ("<start_of_turn>user\nA robot arm hit a problem during a task. What is the best "
             "repair?\nTask: put the red block in the green bowl.\nProblem: the red block "
@@ -28,7 +28,7 @@ CANDIDATES = [" look for the red block, then pick it up", " look for the red blo
 def llm():
     from llama_cpp import Llama
 
-    from frankenbot.planner.llm_server import packaged_model_path
+    from frankenbot.llm.server import packaged_model_path
 
     model = Llama(str(packaged_model_path()), n_ctx=512, n_threads=2, logits_all=True,
                   verbose=False)

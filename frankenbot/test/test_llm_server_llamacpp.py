@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 
 from frankenbot.eval.taskset import standard_scene
-from frankenbot.planner.llm_server import LlmServer, LlmServerConfig, llama_cpp_available
+from frankenbot.llm.server import LlmServer, LlmServerConfig, llama_cpp_available
 from frankenbot.planner.planner import Planner, PlannerConfig, make_client
 from frankenbot.planner.request import PlanRequest
 from frankenbot.planner.vlm_client import VlmClient, vlm_config_for
@@ -37,7 +37,7 @@ def server():
 
 def _planner(server: LlmServer, **kw) -> Planner:
     vlm = vlm_config_for("llamacpp", base_url=server.url, retry_backoff=0.2, **kw)
-    cfg = PlannerConfig(default_planner="vlm", max_repairs=0, vlm=vlm)
+    cfg = PlannerConfig(planner_mode="vlm", max_repairs=0, vlm=vlm)
     return Planner(cfg, make_client(cfg))
 
 
@@ -63,7 +63,7 @@ def test_auto_identifies_llama_cpp_by_probing(server):
 
 def test_the_tier2_expert_ranks_through_the_scoring_route(server):
     """The tier-2 expert against the real server: one /frankenbot/score request per decision
-    (the route llama_server_main adds), the same pick for the same situation, and a request
+    (the route llm/server_main.py adds), the same pick for the same situation, and a request
     the route refuses is an HTTP 400 that leaves the server up."""
     from frankenbot.anomaly.candidates import generate_candidates
     from frankenbot.anomaly.local_expert import ServerExpert

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from frankenbot import settings
 from frankenbot.errors import ConfigError
 from frankenbot.memory.config import MemoryConfig, default_db_path
 
@@ -14,7 +15,7 @@ from frankenbot.memory.config import MemoryConfig, default_db_path
 @pytest.mark.parametrize("setup", ["sim", "real_ur5e", "gazebo"])
 def test_shipped_config_sections_are_valid(package_root: Path, setup: str) -> None:
     data = yaml.safe_load((package_root / "config" / f"{setup}.yaml").read_text())
-    config = MemoryConfig.from_mapping(data["/**/frankenbot_memory"]["ros__parameters"])
+    config = settings.build(MemoryConfig, data["/**/frankenbot_memory"]["ros__parameters"])
     assert config.min_support >= 1 and 0 < config.min_success_rate <= 1
 
 
@@ -25,12 +26,12 @@ def test_shipped_config_sections_are_valid(package_root: Path, setup: str) -> No
     ({"max_pattern_length": 1}, "max_pattern_length"),
     ({"token_budget": 0}, "token_budget"),
     ({"min_support": "3"}, "integer"),
-    ({"use_embeddings": 1}, "true/false"),
-    ({"threshold": 3}, "unknown memory setting"),
+    ({"use_embeddings": 1}, "true or false"),
+    ({"threshold": 3}, "unknown setting threshold"),
 ])
 def test_bad_settings_are_refused_with_the_name(values: dict, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
-        MemoryConfig.from_mapping(values)
+        settings.build(MemoryConfig, values)
 
 
 def test_default_path_is_in_the_user_data_dir() -> None:

@@ -243,3 +243,15 @@ def test_programs_carrying_library_definitions_count_as_library_calls(memory_url
         stored = store.get_skill("fetch")
         assert stored is not None and stored.uses == 2 and stored.successes == 2
         assert promoted, "calls of a carried library skill were not mined"
+
+
+def test_each_backend_gets_its_statements_from_a_lexer_not_a_text_replace() -> None:
+    from frankenbot.memory.sql import postgres_dialect, split_parameters, sqlite_dialect
+
+    sql = ("SELECT name FROM skills WHERE name = ? AND description LIKE '%?%'"
+           " -- which one?\n AND body = 'it''s ?' AND origin = ?")
+    assert len(split_parameters(sql)) == 3  # two parameters; the ? in literals/comments stay
+    pg = postgres_dialect().statement(sql)
+    assert pg.count("%s") == 2 and "'%%?%%'" in pg and "'it''s ?'" in pg
+    assert sqlite_dialect().statement(sql) == sql
+    assert postgres_dialect().ddl("id {serial_pk}, v {blob}") == "id BIGSERIAL PRIMARY KEY, v BYTEA"

@@ -40,7 +40,8 @@ def test_new_database_is_marked_and_versioned(tmp_path: Path) -> None:
         pass
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert conn.execute("SELECT value FROM frankenbot_meta WHERE key = 'schema_version'"
+                        ).fetchone()[0] == str(SCHEMA_VERSION)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
 
@@ -128,11 +129,39 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
     with MemoryStore.open(path, LEXICAL):
         pass
     conn = sqlite3.connect(path)
-    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.execute("UPDATE frankenbot_meta SET value = ? WHERE key = 'schema_version'",
+                 (str(SCHEMA_VERSION + 1),))
     conn.commit()
     conn.close()
     with pytest.raises(MemoryStoreError, match="newer"):
         MemoryStore.open(path, LEXICAL)
+
+
+def test_a_file_from_before_the_meta_table_is_migrated_once(tmp_path: Path) -> None:
+    """Version 2 files kept the version in SQLite's user_version: migration 3 moves it into
+    frankenbot_meta (the one mechanism of both engines) and keeps every episode."""
+    from frankenbot.memory.schema import MIGRATIONS
+    from frankenbot.memory.sql import sqlite_dialect
+
+    path = tmp_path / "v2.db"
+    conn = sqlite3.connect(path)
+    for script in MIGRATIONS[:2]:
+        for statement in sqlite_dialect().ddl(script).split(";"):
+            if statement.strip():
+                conn.execute(statement)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute("PRAGMA user_version = 2")
+    conn.execute("INSERT INTO episodes (instruction, program, success, created)"
+                 " VALUES ('pick up the red block', 'task \"t\" { main { exit success } }',"
+                 " 1, 0)")
+    conn.commit()
+    conn.close()
+    with MemoryStore.open(path, LEXICAL) as store:
+        assert store.episode_count() == 1
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM frankenbot_meta WHERE key = 'schema_version'"
+                        ).fetchone()[0] == str(SCHEMA_VERSION) == "3"
+    conn.close()
 
 
 def test_full_database_gives_clear_error_and_keeps_earlier_episodes(tmp_path: Path) -> None:

@@ -11,13 +11,12 @@ import numpy as np
 import pytest
 
 from frankenbot.errors import ConfigError
-from frankenbot.motion.kinematics import JOINT_NAMES, rot_z
-from frankenbot.motion.moveit_backend import (
+from frankenbot.motion.kinematics import JOINT_NAMES
+from frankenbot.nodes.moveit_backend import (
     MoveItUnavailable,
-    _quaternion,
     _trajectory_from_robot_trajectory,
+    moveit_motion,
 )
-from frankenbot.primitives.config import drawer_from_fixtures
 from frankenbot.primitives.factory import build_primitives
 from frankenbot.sim.world import SimWorld
 
@@ -31,36 +30,15 @@ def robot():
     world.close()
 
 
-def test_unknown_backend_is_a_config_error(robot) -> None:
-    with pytest.raises(ConfigError, match="unknown motion backend"):
-        build_primitives(robot, backend="teleport")
-
-
 def test_moveit_backend_without_moveit_says_so(robot) -> None:
     pytest.importorskip("rclpy")
     try:
         import moveit  # noqa: F401
     except ImportError:
         with pytest.raises(MoveItUnavailable, match="moveit_py"):
-            build_primitives(robot, backend="moveit")
+            build_primitives(robot, motion=moveit_motion(None))
     else:  # pragma: no cover - a full ROS install
         pytest.skip("moveit_py is installed here; exercised on the real install")
-
-
-def test_quaternion_matches_the_rotation() -> None:
-    rng = np.random.default_rng(0)
-    for _ in range(20):
-        axis = rng.normal(size=3)
-        axis /= np.linalg.norm(axis)
-        angle = rng.uniform(-math.pi, math.pi)
-        kx = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
-        r = np.eye(3) + math.sin(angle) * kx + (1 - math.cos(angle)) * kx @ kx
-        w, x, y, z = _quaternion(r)
-        expect = (math.cos(angle / 2), *(axis * math.sin(angle / 2)))
-        sign = 1.0 if w * expect[0] >= 0 else -1.0
-        assert np.allclose(sign * np.array([w, x, y, z]), expect, atol=1e-9)
-    assert np.allclose(_quaternion(rot_z(math.pi)), (0, 0, 0, 1), atol=1e-9) or np.allclose(
-        _quaternion(rot_z(math.pi)), (0, 0, 0, -1), atol=1e-9)
 
 
 def test_moveit_plan_conversion_reorders_joints() -> None:
@@ -87,25 +65,31 @@ def test_moveit_plan_conversion_reorders_joints() -> None:
     assert traj.times().tolist() == [0.5, 1.5, 2.5]
 
 
-def test_drawer_fixture_comes_from_the_fixtures_file(tmp_path) -> None:
-    drawer = drawer_from_fixtures()  # config/scene_fixtures.yaml written by the sim
-    assert drawer.stroke > 0 and math.isclose(np.linalg.norm(drawer.pull_axis), 1.0)
+def test_primitives_read_the_drawer_from_the_fixture_map_file(robot, tmp_path) -> None:
+    from frankenbot.fixture_map import FixtureMap
+
+    shipped = build_primitives(robot).fixture_map()  # config/scene_fixtures.yaml (the sim's)
+    drawer = shipped.part("drawer")
+    assert drawer is not None and drawer.travel > 0
+    assert math.isclose(float(np.linalg.norm(drawer.axis)), 1.0)
     custom = tmp_path / "fixtures.yaml"
-    custom.write_text("fixtures:\n  drawer:\n    handle: [0.5, 0.1, 0.08]\n"
+    custom.write_text("fixtures:\n  drawer:\n    position: [0.6, 0.1, 0.06]\n"
+                      "    size: [0.2, 0.26, 0.12]\n    handle: [0.5, 0.1, 0.08]\n"
                       "    pull_axis: [0.0, -1.0, 0.0]\n    stroke: 0.2\n")
-    d = drawer_from_fixtures(custom)
-    assert d.handle_closed == (0.5, 0.1, 0.08) and d.stroke == 0.2
+    d = build_primitives(robot, fixtures=custom).fixture_map().part("drawer")
+    assert d is not None and d.handle == (0.5, 0.1, 0.08) and d.travel == 0.2
     assert d.handle_at(0.2) == pytest.approx((0.5, -0.1, 0.08))
     bad = tmp_path / "bad.yaml"
-    bad.write_text("fixtures:\n  drawer:\n    handle: [0.5, 0.1]\n")
-    with pytest.raises(ConfigError, match="3 numbers"):
-        drawer_from_fixtures(bad)
+    bad.write_text("fixtures:\n  drawer:\n    position: [0.5, 0.1]\n    size: [1, 1, 1]\n")
+    with pytest.raises(ConfigError, match="3"):
+        build_primitives(robot, fixtures=bad)
     axis = tmp_path / "axis.yaml"
-    axis.write_text("fixtures:\n  drawer:\n    pull_axis: [2.0, 0.0, 0.0]\n")
-    with pytest.raises(ConfigError, match="unit vector"):
-        drawer_from_fixtures(axis)
+    axis.write_text("fixtures:\n  drawer:\n    position: [0.5, 0.1, 0.0]\n    size: [1, 1, 1]"
+                    "\n    pull_axis: [0.0, 0.0, 0.0]\n")
+    with pytest.raises(ConfigError, match="zero"):
+        FixtureMap.load(axis)
     with pytest.raises(ConfigError, match="not found"):
-        drawer_from_fixtures(tmp_path / "missing.yaml")
+        build_primitives(robot, fixtures=tmp_path / "missing.yaml")
 
 
 def test_every_catalog_primitive_is_implemented(robot) -> None:
@@ -113,3 +97,65 @@ def test_every_catalog_primitive_is_implemented(robot) -> None:
 
     prims = build_primitives(robot)
     assert set(prims.names) == {s.name for s in default_catalog().primitives}
+
+
+def test_moveit_plans_are_slowed_to_the_tcp_speed_limit(monkeypatch) -> None:
+    """A MoveIt plan timed by joint limits alone (as its time parameterisation does) swings the
+    TCP at ~0.8 m/s on a 1.5 rad shoulder turn; the envelope allows 0.5 m/s and used to
+    reject it. The backend now slows the plan to the planning TCP limit, path unchanged."""
+    import sys
+    import types
+
+    pytest.importorskip("trajectory_msgs")
+    from trajectory_msgs.msg import JointTrajectory as TrajectoryMsg
+    from trajectory_msgs.msg import JointTrajectoryPoint
+
+    from frankenbot.motion import moveit_backend as mb
+    from frankenbot.motion.config import load_arm_config
+    from frankenbot.motion.kinematics import HOME_JOINTS, UR5eKinematics
+    from frankenbot.motion.safety import SafetyEnvelope
+    from frankenbot.motion.trajectory import MotionLimits, joint_move
+
+    for name in ("moveit", "moveit.planning", "moveit_configs_utils"):  # TEST-ONLY stand-ins
+        module = types.ModuleType(name)
+        module.MoveItPy = module.PlanRequestParameters = module.MoveItConfigsBuilder = object
+        monkeypatch.setitem(sys.modules, name, module)
+    cfg = load_arm_config()
+    kin = UR5eKinematics(cfg.kinematics)
+    envelope = SafetyEnvelope(cfg.safety, kin)
+    start = np.array(HOME_JOINTS)
+    goal = start + np.array([1.5, 0.0, 0.0, 0.0, 0.0, 0.0])
+    joints_only = joint_move(start, goal, MotionLimits())  # no kin: joint limits only
+    msg = TrajectoryMsg(joint_names=list(JOINT_NAMES))
+    for t, q, v in zip(joints_only.times(), joints_only.positions(), joints_only.velocities(),
+                       strict=True):
+        point = JointTrajectoryPoint(positions=q.tolist(), velocities=v.tolist())
+        point.time_from_start.sec = int(t)
+        point.time_from_start.nanosec = int(round((t - int(t)) * 1e9)) % 1_000_000_000
+        msg.points.append(point)
+
+    class Result:  # moveit's PlanningComponent.plan() result
+        trajectory = types.SimpleNamespace(get_robot_trajectory_msg=lambda: types.SimpleNamespace(
+            joint_trajectory=msg))
+
+        def __bool__(self) -> bool:
+            return True
+
+    class Arm:
+        def set_start_state_to_current_state(self) -> None: ...
+        def set_goal_state(self, **kw) -> None: ...
+        def plan(self, single_plan_parameters=None) -> Result:
+            return Result()
+
+    backend = mb.MoveItBackend(robot=None, kinematics=kin, envelope=envelope, limits=cfg.limits,
+                               execution=cfg.execution)
+    backend._moveit, backend._arm = object(), Arm()
+    backend._params_cls = lambda moveit, namespace: types.SimpleNamespace()
+    with pytest.raises(Exception, match="TCP speed"):
+        envelope.check_trajectory(joints_only, start)  # MoveIt's own timing: rejected
+    traj = backend.plan_pose(start, kin.fk(goal))
+    tcp = kin.link_points(traj.positions())[:, -1, :]
+    speed = np.linalg.norm(np.diff(tcp, axis=0), axis=1) / np.diff(traj.times())
+    assert float(np.max(speed)) <= cfg.limits.max_cartesian_speed * 1.001
+    assert np.allclose(traj.positions(), joints_only.positions())  # same path, slower
+    assert traj.duration > joints_only.duration

@@ -38,7 +38,7 @@ from frankenbot.nodes.ros_robot import (  # noqa: E402
     trajectory_from_msg,
     trajectory_to_msg,
 )
-from frankenbot.nodes.spin import ResponsiveExecutor  # noqa: E402
+from frankenbot.nodes.spin import Spinner, make_executor  # noqa: E402
 from frankenbot.ports import CancelToken  # noqa: E402
 from frankenbot.primitives.factory import build_primitives  # noqa: E402
 from frankenbot.sim.world import SimWorld  # noqa: E402
@@ -68,10 +68,9 @@ class SimNodeHarness:
         self.reset_client = self.node.create_client(ResetScene, "/frankenbot_sim/reset")
         self.eval_client = self.node.create_client(EvaluateTask, "/frankenbot_sim/evaluate")
         self.estop_pub = self.node.create_publisher(Bool, "/frankenbot/estop", 10)
-        self.executor = ResponsiveExecutor(num_threads=4, context=self.context)
+        self.executor = make_executor(4, context=self.context)
         self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        self.spinner = Spinner(self.executor).start()
         self._scene_fn = ground_truth_scene(self.local_world)
 
     def _scene(self) -> Scene:
@@ -120,6 +119,7 @@ class SimNodeHarness:
         return self.call(self.eval_client, EvaluateTask.Request(stability_window=0.3))
 
     def close(self) -> None:
+        self.spinner.stop()
         self.executor.shutdown()
         self.node.destroy_node()
         rclpy.shutdown(context=self.context)

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from frankenbot import settings
 from frankenbot.errors import ConfigError, SafetyViolation
 from frankenbot.motion.config import arm_config_from_mapping, load_arm_config
 from frankenbot.motion.kinematics import JOINT_NAMES, UR5eKinematics, top_down_pose
@@ -141,7 +142,7 @@ def test_single_far_point_is_a_jump(envelope: SafetyEnvelope) -> None:
 
 def test_config_errors_are_clear() -> None:
     with pytest.raises(ConfigError, match="unknown"):
-        SafetyConfig.from_mapping({"bogus": 1})
+        settings.build(SafetyConfig, {"bogus": 1})
     with pytest.raises(ConfigError, match="exceed the safety"):
         arm_config_from_mapping({"safety": {"max_cartesian_speed": 0.1},
                                  "motion": {"max_cartesian_speed": 0.3}})

@@ -89,9 +89,11 @@ def test_time_parameterize_rejects_nan_and_bad_shapes() -> None:
 
 
 def test_motion_limits_validate() -> None:
-    with pytest.raises(ValueError):
+    from frankenbot.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="velocity_scale"):
         MotionLimits(velocity_scale=1.5)
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError, match="6 finite values"):
         MotionLimits(max_joint_velocity=(1.0,) * 5)
 
 

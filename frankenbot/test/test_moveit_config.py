@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from frankenbot.motion import moveit_backend as mb
+from frankenbot.nodes import moveit_backend as mb
 
 UR_MOVEIT_CONFIG_FILES = {Path("srdf") / "ur.srdf.xacro"}  # what the Jazzy package has
 

@@ -13,7 +13,7 @@ from frankenbot.state import Scene, SceneObject
 pytest.importorskip("sensor_msgs.msg")
 pytest.importorskip("frankenbot_interfaces.msg")
 
-from frankenbot.perception import ros_conversions as rc
+from frankenbot.nodes import scene_msgs as rc
 
 
 def _scene() -> Scene:
@@ -109,8 +109,7 @@ def test_images_decode_as_read_only_views_of_the_message_buffer():
 
 
 def test_frames_closer_than_the_rate_allows_are_skipped():
-    pytest.importorskip("rclpy")
-    from frankenbot.nodes.perception_node import too_soon
+    from frankenbot.perception.frame_sync import too_soon
 
     assert not too_soon(1.0, None, 10.0)  # the first frame
     assert not too_soon(1.1, 1.0, 10.0) and not too_soon(1.08, 1.0, 10.0)  # 10 Hz, jitter

@@ -216,7 +216,7 @@ def test_node_against_sim_node_publishes_the_sims_objects(ros_context, spawn_pro
     """Two real processes (sim node, perception node) over DDS; truth from an identical world."""
     pytest.importorskip("frankenbot.nodes.sim_node")
     from frankenbot.eval.perception_eval import match, truth_of_world
-    from frankenbot.perception.ros_conversions import scene_from_msg
+    from frankenbot.nodes.scene_msgs import scene_from_msg
     from frankenbot.sim.world import SimWorld
 
     task, seed = "sort_by_colour", 4
@@ -254,7 +254,7 @@ def test_node_takes_the_sims_fixture_map_and_measures_the_fixtures_state(
     node (started with the one-drawer map of scene_fixtures.yaml) replaces its map with it and
     reports the cabinet's drawers with their openings as the camera shows them."""
     pytest.importorskip("frankenbot.nodes.sim_node")
-    from frankenbot.perception.ros_conversions import scene_from_msg
+    from frankenbot.nodes.scene_msgs import scene_from_msg
     from frankenbot.sim.world import SimWorld
 
     task, seed = "close_cabinet_drawer", 5

@@ -119,7 +119,7 @@ def test_removed_object_is_dropped_at_once_when_the_table_shows_through(camera):
 
 
 def test_scene_goes_stale_when_frames_stop(camera, table_scene):
-    pipe = _pipeline(camera, stale_timeout_s=0.5)
+    pipe = _pipeline(camera, stale_timeout=0.5)
     assert pipe.scene_at(0.0).stale  # no frame yet
     pipe.process(*table_scene, stamp=10.0)
     assert not pipe.scene_at(10.3).stale
@@ -179,10 +179,14 @@ def test_bad_fixture_and_config_values_are_rejected():
     with pytest.raises(ConfigError):
         FixtureMap.from_data([{"id": "drawer", "shape": "sofa", "position": [0, 0, 0],
                                "size": [1, 1, 1]}])
-    with pytest.raises(ConfigError):
-        PerceptionConfig.from_mapping({"strid": 2})
-    with pytest.raises(ConfigError):
-        PerceptionConfig.from_mapping({"stride": 0})
+    from frankenbot import settings
+
+    with pytest.raises(ConfigError, match=r"unknown setting strid \(did you mean stride\?\)"):
+        settings.build(PerceptionConfig, {"strid": 2})
+    with pytest.raises(ConfigError, match=r"stride=0: expected an integer in \[1, 16\]"):
+        settings.build(PerceptionConfig, {"stride": 0})
+    with pytest.raises(ConfigError, match="stride"):
+        PerceptionConfig(stride=0)  # built in code: the same ranges
 
 
 def test_camera_config_reads_translation_and_quaternion_only():

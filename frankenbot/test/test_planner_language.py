@@ -121,7 +121,7 @@ def test_a_missing_language_package_falls_back_to_rules(monkeypatch):
     """Without lemminflect and rapidfuzz the stage still understands plain words, and says so."""
     import builtins
 
-    from frankenbot.planner import understanding
+    from frankenbot.planner.understanding import words
 
     real_import = builtins.__import__
 
@@ -131,8 +131,8 @@ def test_a_missing_language_package_falls_back_to_rules(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_tools)
-    monkeypatch.setattr(understanding, "_TOOLS", None)
-    monkeypatch.setattr(understanding, "_LEMMA_CACHE", {})
+    monkeypatch.setattr(words, "_TOOLS", None)
+    monkeypatch.setattr(words, "_LEMMA_CACHE", {})
     u = understand("clear the table by putting all the cubes in the bin", standard_scene())
     assert u.frames[0].render() == "clear_table(target=gray_bin)"  # "cubes": a rule lemma
     u = understand("please put the red block into the green bowl", standard_scene())

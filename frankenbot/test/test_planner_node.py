@@ -7,6 +7,7 @@ The test process publishes a scene, serves /frankenbot/execute_program with a sc
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import threading
 import time
@@ -47,8 +48,8 @@ class Harness:
         from rclpy.qos import QoSProfile, ReliabilityPolicy
 
         from frankenbot.eval.taskset import standard_scene
-        from frankenbot.nodes.spin import ResponsiveExecutor
-        from frankenbot.perception.ros_conversions import scene_to_msg
+        from frankenbot.nodes.scene_msgs import scene_to_msg
+        from frankenbot.nodes.spin import Spinner, make_executor
         from frankenbot_interfaces.action import ExecuteProgram, RunTask
         from frankenbot_interfaces.msg import SceneObjects, TaskStatus
         from frankenbot_interfaces.srv import Replan, SubmitTask
@@ -82,10 +83,9 @@ class Harness:
                                      self._context, callback_group=group)
             self.node.create_service(RecordEpisode, "/frankenbot/memory/record_episode",
                                      self._record, callback_group=group)
-        self.executor = ResponsiveExecutor(num_threads=4, context=context)
+        self.executor = make_executor(4, context=context)
         self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        self.spinner = Spinner(self.executor).start()
 
     def _execute(self, goal_handle: Any) -> Any:
         from frankenbot_interfaces.action import ExecuteProgram
@@ -135,6 +135,7 @@ class Harness:
         return future.result()
 
     def close(self) -> None:
+        self.spinner.stop()
         self.executor.shutdown()
         self.node.destroy_node()
 
@@ -146,7 +147,7 @@ def harness(ros_context):
     h.close()
 
 
-def _start_node(spawn_process, *params: str, env: dict[str, str] | None = None) -> None:
+def _start_node(spawn_process, *params: str, env: dict[str, str] | None = None) -> Any:
     args = [sys.executable, "-m", "frankenbot.nodes.planner_node", "--ros-args",
             "-p", "scene_wait:=10.0", "-p", "executor_wait:=10.0"]
     if not any(p.startswith("memory_timeout") for p in params):
@@ -156,7 +157,7 @@ def _start_node(spawn_process, *params: str, env: dict[str, str] | None = None) 
     env = dict(env or {})
     env.setdefault("OPENAI_API_KEY", "")
     env.setdefault("OPENAI_BASE_URL", "")
-    spawn_process(args, env=env)
+    return spawn_process(args, env=env)
 
 
 def test_dry_run_returns_the_program_and_moves_nothing(harness, spawn_process):
@@ -318,3 +319,110 @@ def test_plan_cli_reads_the_live_scene(harness):
     data = json.loads(proc.stdout)
     assert "place_in(obj=yellow_block, container=blue_bowl)" in data["program"]
     assert "white_plate" in data["scene"]
+
+
+RISKY_DROP = """task "drop the red block into the green bowl from up high" {
+  main {
+    pick(obj=red_block)
+    move_above(obj=green_bowl, height=0.3)
+    open_gripper()
+    exit success
+  }
+}"""
+
+
+def test_a_risky_plan_over_ros_is_edited_or_refused_by_the_review(harness, spawn_process,
+                                                                   tmp_path):
+    """The node reviews what it plans (default review auto): a model's 30 cm drop reaches the
+    executor as a place; a target in a forbidden zone is refused and nothing is sent."""
+    from frankenbot.eval.taskset import standard_scene
+    from frankenbot_interfaces.action import RunTask
+    from frankenbot_interfaces.srv import SubmitTask
+
+    bowl = standard_scene().get("green_bowl").position
+    zones = tmp_path / "review.yaml"
+    zones.write_text(
+        "review:\n  zones:\n    - {name: laptop, kind: forbidden, "
+        f"x: [{bowl[0] - 0.1:.3f}, {bowl[0] + 0.1:.3f}], "
+        f"y: [{bowl[1] - 0.1:.3f}, {bowl[1] + 0.1:.3f}]}}\n")
+    server = FakeServer().start()
+    try:
+        server.add(completion(RISKY_DROP), completion(RISKY_DROP))
+        first = _start_node(spawn_process, "planner_mode:=vlm", f"vlm.base_url:={server.url}",
+                    "vlm.mode:=text")
+        assert harness.run.wait_for_server(timeout_sec=20.0)
+        send = harness.run.send_goal_async(RunTask.Goal(
+            instruction="drop the red block into the green bowl from up high"))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not send.done():
+            time.sleep(0.05)
+        result_future = send.result().get_result_async()
+        while time.monotonic() < deadline and not result_future.done():
+            time.sleep(0.05)
+        result = result_future.result().result
+        assert result.success, result.summary
+        (goal,) = harness.goals
+        assert "open_gripper" not in goal.program, goal.program
+        assert "place_in(obj=red_block, container=green_bowl)" in goal.program
+        # the same risky answer as a dry run: edited too, the program returned is the edit
+        resp = harness.call(harness.submit, SubmitTask.Request(
+            instruction="drop the red block into the green bowl from up high", dry_run=True))
+        assert resp.accepted and "place_in" in resp.program and "open_gripper" not in resp.program
+    finally:
+        server.close()
+        first.send_signal(signal.SIGINT)
+        first.wait(timeout=10)
+    # a forbidden zone over the bowl: refused before anything is sent to the executor
+    _start_node(spawn_process, "planner_mode:=offline", "review:=always",
+                f"review_config:={zones}")
+    refused = None
+    deadline = time.monotonic() + 40
+    while refused is None and time.monotonic() < deadline:  # a request sent before the new
+        harness.submit.wait_for_service(timeout_sec=5.0)   # node was discovered is lost
+        future = harness.submit.call_async(SubmitTask.Request(
+            instruction="put the red block in the green bowl"))
+        until = time.monotonic() + 8
+        while not future.done() and time.monotonic() < until:
+            time.sleep(0.05)
+        refused = future.result() if future.done() else None
+    assert refused is not None and not refused.accepted
+    assert "safety review refused" in refused.message and "laptop" in refused.message
+    assert refused.program == ""
+    time.sleep(0.5)
+    assert len(harness.goals) == 1  # only the first, edited program ever reached the executor
+
+
+def test_cancelling_a_task_that_is_still_planning_ends_it_before_the_model_answers(
+        harness, spawn_process):
+    """Planning runs on the task's worker, not in the action callback: a cancel during a slow
+    VLM call ends the goal at once, and the plan that comes later is dropped, never run."""
+    from planner_fake_server import Reply
+
+    from frankenbot_interfaces.action import RunTask
+
+    server = FakeServer().start()
+    slow = completion(GOOD_VLM)
+    try:
+        server.add(Reply(slow.status, slow.body, delay=20.0))
+        _start_node(spawn_process, "planner_mode:=vlm", f"vlm.base_url:={server.url}",
+                    "vlm.mode:=text", "vlm.transport_retries:=0")
+        assert harness.run.wait_for_server(timeout_sec=20.0)
+        send = harness.run.send_goal_async(RunTask.Goal(
+            instruction="put the red block in the green bowl"))
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and not (send.done() and server.requests):
+            time.sleep(0.05)
+        assert server.requests, "the planner never called the model"
+        goal = send.result()
+        goal.cancel_goal_async()
+        result_future = goal.get_result_async()
+        while time.monotonic() < deadline and not result_future.done():
+            time.sleep(0.05)
+        # the model has not answered yet (20 s delay): the goal ended without waiting for it
+        assert result_future.done(), "the cancel waited for the model's answer"
+        result = result_future.result().result
+        assert result.outcome == "cancelled" and "planning" in result.summary
+        time.sleep(0.5)
+        assert harness.goals == []
+    finally:
+        server.close()

@@ -14,13 +14,14 @@ from frankenbot.eval.taskset import (
     standard_scene,
 )
 from frankenbot.planner import language
-from frankenbot.planner.frames import UnsafeInstruction
+from frankenbot.planner.frames import Refusal, UnsafeInstruction
 from frankenbot.planner.offline import ObjectNotResolved, plan_offline
 from frankenbot.planner.planner import Planner
 from frankenbot.planner.request import PlanRequest
 from frankenbot.planner.understanding import parse
 from frankenbot.program.catalog import default_catalog
 from frankenbot.program.tree import Call, Monitor
+from frankenbot.state import Scene
 
 SIM_CASES = sim_cases(seeds_per_template=2)
 
@@ -113,13 +114,25 @@ def test_if_the_bowl_is_empty_is_a_runtime_condition():
 
 def test_tower_order_is_bottom_first_and_top_down_reverses():
     scene = standard_scene()
-    up = plan_offline("build a tower of the red, blue and yellow blocks", scene)
+    up = plan_offline("build a tower of the red, blue and yellow blocks from the bottom up", scene)
     assert up.index("place_on(obj=blue_block, target=red_block)") < up.index(
         "place_on(obj=yellow_block, target=blue_block)")
     down = plan_offline("build a tower from the top down: red block, blue block, yellow block",
                         scene)
     assert "place_on(obj=blue_block, target=yellow_block)" in down
     assert "place_on(obj=red_block, target=blue_block)" in down
+
+
+def test_a_tower_whose_words_leave_the_order_open_is_asked_about():
+    """A bare list names the blocks, not which end is down: a question, never a guess."""
+    scene = standard_scene()
+    for text in ("build a tower of the red, blue and yellow blocks",
+                 "stack the red block, the blue block and the yellow block",
+                 "the red, blue and yellow blocks on top of each other"):
+        with pytest.raises(ObjectNotResolved, match="which block goes at the bottom") as e:
+            plan_offline(text, scene)
+        assert e.value.kind == "ambiguous"
+        assert set(e.value.candidates) == {"red_block", "blue_block", "yellow_block"}
 
 
 def test_sort_moves_only_blocks_with_a_bowl_of_their_colour():
@@ -133,9 +146,79 @@ def test_sort_moves_only_blocks_with_a_bowl_of_their_colour():
 def test_put_in_drawer_opens_when_needed_and_closes():
     text = plan_offline("put the blue block in the drawer and close it", standard_scene())
     assert text.index("open_drawer(drawer=drawer)") < text.index("pick(obj=blue_block)")
-    assert "if not drawer_open(drawer) {" in text
+    assert "if not open(drawer) {" in text
     assert text.index("place_in(obj=blue_block, container=drawer)") < text.index(
         "close_drawer(drawer=drawer)")
+
+
+def _new_world(family: str, seed: int = 0):
+    from frankenbot.eval.taskset import scene_of_task
+
+    return scene_of_task(family, seed)[1]
+
+
+def test_a_lower_cabinet_drawer_is_filled_after_the_drawers_above_it_are_closed():
+    scene = _new_world("put_in_cabinet_drawer", 1)  # a block and the cabinet's three drawers
+    text = plan_offline("put the red block in the bottom drawer", scene)
+    closes = [text.index(f"close_drawer(drawer={d})") for d in ("top_drawer", "middle_drawer")]
+    assert max(closes) < text.index("open_drawer(drawer=bottom_drawer)") < text.index(
+        "place_in(obj=red_block, container=bottom_drawer)")
+    top = plan_offline("put the red block in the top drawer", scene)
+    assert "close_drawer" not in top  # nothing above the top drawer
+
+
+def test_lights_and_stoves_are_switched_by_the_control_the_fixture_map_lists():
+    light = _new_world("switch_light")
+    text = plan_offline("switch the lamp on", light)
+    assert "if not on_state(light) {\n      toggle(obj=switch)" in text
+    assert "if not on_state(light) { goto" in text  # verified, at most twice again
+    pressed = plan_offline("press the button", light)
+    assert "press(obj=button)" in pressed and "on_state" not in pressed
+    stove = _new_world("switch_stove")
+    off = plan_offline("turn off the stove", stove)
+    assert "if on_state(stove_burner) {\n      turn(obj=stove_knob, degrees=-180)" in off
+    on = plan_offline("turn the stove on", stove)
+    assert "turn(obj=stove_knob, degrees=90)" in on
+    with pytest.raises(Refusal, match="which way"):
+        plan_offline("turn the stove knob", stove)
+    with pytest.raises(Refusal, match="on or off"):
+        plan_offline("flip the light", light)
+
+
+def test_a_control_that_switches_nothing_listed_is_refused():
+    from dataclasses import replace
+
+    light = _new_world("switch_light")
+    bare = Scene.of([replace(o, controls=()) for o in light.objects])
+    with pytest.raises(ObjectNotResolved, match="nothing in the scene is known to switch"):
+        plan_offline("turn on the light", bare)
+
+
+def test_doors_of_fixtures_open_by_their_own_part():
+    scene = _new_world("open_door", 1)  # the microwave
+    text = plan_offline("open the microwave", scene)
+    assert "open_door(door=microwave_door)" in text and "open(microwave_door)" in text
+    assert "close_door(door=microwave_door)" in plan_offline("shut the microwave door", scene)
+
+
+def test_names_a_user_taught_bind_to_their_object():
+    from dataclasses import replace
+
+    scene = _new_world("everyday_in", 2)  # a red apple and a black bowl
+    taught = Scene.of([replace(o, label="granny's snack") if o.object_id == "red_apple" else o
+                       for o in scene.objects])
+    text = plan_offline("put granny's snack in the black bowl", taught)
+    assert "place_in(obj=red_apple, container=black_bowl)" in text
+    with pytest.raises(Refusal):
+        plan_offline("put granny's snack in the black bowl", scene)  # not taught here
+
+
+def test_a_category_the_scene_lacks_means_its_first_world_stand_in():
+    """"the box" on a table of blocks is a block, as before the new world; with boxes on the
+    table it is a box."""
+    assert "pick(obj=blue_block)" in plan_offline("pick up the blue box", standard_scene())
+    boxes = _new_world("put_in_cabinet_drawer", 2)  # the blue box
+    assert "pick(obj=blue_box)" in plan_offline("pick up the blue box", boxes)
 
 
 def test_ambiguous_and_missing_objects_are_refused_not_guessed():

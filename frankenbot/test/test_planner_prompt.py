@@ -40,7 +40,8 @@ def test_prompt_lists_catalog_objects_skills_exemplars_and_instruction():
         skills=(SKILL,), exemplars=_exemplars(1), anomaly_experience=("drop -> regrasp -> ok",)))
     for sig in default_catalog().entries.values():
         assert render_signature(sig) in prompt.system
-    assert "place_in(obj: object, container: object[bowl|bin|plate|drawer|zone])" in prompt.system
+    assert ("place_in(obj: object, container: object[bowl|plate|bin|basket|tray|drawer|zone])"
+            in prompt.system)
     assert "move_above(obj: object, height: number in 0.02..0.4 = 0.1)" in prompt.system
     assert "pick_and_place(obj: object, dest: object)" in prompt.system
     assert "place_in(obj=obj, container=dest)" not in prompt.system  # called by signature

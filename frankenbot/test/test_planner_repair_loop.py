@@ -48,7 +48,7 @@ def _planner(server: FakeServer, mode: str = "text", **kw) -> Planner:
                     retry_backoff=0.0, **kw)
     from frankenbot.planner.planner import make_client
 
-    config = PlannerConfig(default_planner="vlm", vlm=vlm)
+    config = PlannerConfig(planner_mode="vlm", vlm=vlm)
     client = make_client(config)
     assert isinstance(client, VlmClient)
     return Planner(config, client)
@@ -177,7 +177,7 @@ def test_replan_prompt_carries_the_failure_context(server):
 
 
 def test_vlm_requested_without_endpoint_is_refused():
-    out = Planner(PlannerConfig(default_planner="vlm"), None).plan(_request())
+    out = Planner(PlannerConfig(planner_mode="vlm"), None).plan(_request())
     assert not out.ok and "no VLM endpoint" in out.message
 
 

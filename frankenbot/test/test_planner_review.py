@@ -104,7 +104,7 @@ def test_zones_refuse_a_target_inside_and_move_a_free_spot_out() -> None:
     assert not (0.4 - 0.03 <= x <= 0.5 + 0.03 and -0.05 - 0.03 <= y <= 0.03)
     with pytest.raises(ConfigError, match="kind"):
         Zone("z", "lava", (0, 1), (0, 1))
-    with pytest.raises(ConfigError, match="unknown review setting"):
+    with pytest.raises(ConfigError, match="review: unknown setting max_dorp"):
         ReviewConfig.from_mapping({"review": {"max_dorp": 1}})
 
 
@@ -175,3 +175,19 @@ def test_the_benchmarks_tower_stands_clear_of_everything_or_is_not_built() -> No
         assert gap > CLEARANCE - 1e-9, (name, gap)
     near = {"red_block": state(0.61, -0.10, block), "green_bowl": state(0.47, -0.11, bowl)}
     assert _tower_spot("red_block", "green_bowl", near) is None
+
+
+def test_what_a_skill_call_does_is_reviewed_like_main() -> None:
+    """A plan that puts its carry in a skill (the offline planner with library skills, a VLM
+    using memory's skills) is judged by the skill's body: a zone target inside is refused, a
+    carry past a tower is carried high."""
+    via_skill = ('task "t" { main { carry(obj=red_block, dest=green_bowl) exit success }\n'
+                 'skill carry(obj: object, dest: object) { pick(obj=obj) '
+                 'place_in(obj=obj, container=dest) } }')
+    zone = ReviewConfig(zones=(Zone("keepout", "forbidden", (0.4, 0.6), (-0.3, -0.1)),))
+    v = review_text(via_skill, Scene.of([blk("red_block", 0.5, 0.2), BOWL]), zone, "always")
+    assert v.decision == "refuse" and "keepout" in v.explain()
+    tower = Scene.of([blk("red_block", 0.5, 0.2), BOWL, *TOWER])
+    v = review_text(via_skill, tower)
+    assert v.decision == "edit" and "lift(height=0.19)" in v.program_text
+    assert check_text(v.program_text, default_catalog(), tower.ids()).ok

@@ -40,7 +40,7 @@ def server():
 
 
 def _planner(fake: FakeServer, **kw) -> Planner:
-    cfg = PlannerConfig(default_planner="vlm", vlm=VlmConfig(
+    cfg = PlannerConfig(planner_mode="vlm", vlm=VlmConfig(
         model="m", base_url=fake.url, retry_backoff=0.0, **kw))
     return Planner(cfg, make_client(cfg))
 
@@ -149,7 +149,7 @@ def test_identify_server_reads_owned_by_and_server_header():
 def test_bad_server_name_is_a_config_error():
     from frankenbot.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="vlm server must be one of"):
+    with pytest.raises(ConfigError, match="vlm server='tgi': expected one of"):
         VlmConfig(server="tgi")
 
 

@@ -244,15 +244,16 @@ def test_snapshot_reflects_robot_state_and_beliefs(world) -> None:
     assert np.allclose(snap.joint_positions, world.joint_positions())
     assert np.allclose(snap.tcp_position, world.tcp_position(), atol=1e-3)
     assert snap.held_object is None and not snap.estop
-    assert prims.facts() == {"drawer_open:drawer": False}
+    assert prims.facts() == {}  # no drawer or door worked yet
 
 
 def test_primitive_config_rejects_unknown_keys() -> None:
+    from frankenbot import settings
     from frankenbot.errors import ConfigError
     from frankenbot.primitives.config import PrimitiveConfig
 
     with pytest.raises(ConfigError, match="unknown"):
-        PrimitiveConfig.from_mapping({"approach_hieght": 0.1})
+        settings.build(PrimitiveConfig, {"approach_hieght": 0.1})
     assert dataclasses.replace(PrimitiveConfig(), approach_height=0.2).approach_height == 0.2
 
 
@@ -269,6 +270,45 @@ def test_robot_speed_scaling_slows_executed_motions(world) -> None:
     assert half.duration > 1.7 * full.duration
     with pytest.raises(ValueError):
         robot.set_speed_scaling(1.5)
+
+
+def test_slider_at_20_percent_scales_a_motion_once_not_twice(world) -> None:
+    """At a 20 % slider the trajectory sent is the full-speed one (the scaled JTC applies the
+    slider) and the motion takes ~5x as long, not 25x. Planning with the slider as well made
+    the first pick of a real run outlast the 60 s timeout."""
+    world.reset("pick_up", 0)
+    robot = RecordingSimRobot(world, ground_truth_scene(world))
+    backend = build_primitives(robot).backend
+    q0 = world.joint_positions()
+    goal = q0 + np.array([0.5, 0.0, 0.0, 0.0, 0.0, 0.5])
+    robot.set_speed_scaling(1.0)
+    full = backend.move_to_joints(goal, CancelToken())
+    robot.set_speed_scaling(0.2)
+    slow = backend.move_to_joints(q0, CancelToken())
+    robot.set_speed_scaling(1.0)
+    assert full.ok and slow.ok, (full, slow)
+    planned_full, planned_slow = robot.sent[-2].duration, robot.sent[-1].duration
+    assert planned_slow == pytest.approx(planned_full, rel=0.01)  # the same path back
+    ratio = slow.duration / full.duration
+    assert 4.0 < ratio < 6.0, f"20 % slider took {ratio:.1f}x the full-speed time"
+
+
+def test_sim_controller_runs_trajectory_time_at_the_slider_fraction() -> None:
+    """The sim's JTC advances a trajectory's clock by the slider's fraction, as
+    scaled_joint_trajectory_controller does; the goal-time window counts real time after."""
+    from frankenbot.sim.controller import JointTrajectoryController
+    from frankenbot.sim.controller import TrajectoryPoint as SimPoint
+
+    ctrl = JointTrajectoryController(JOINT_NAMES, np.full(6, -7.0), np.full(6, 7.0))
+    ctrl.speed_scaling = 0.2
+    ctrl.start(0.0, np.zeros(6), JOINT_NAMES, [SimPoint(1.0, (1.0,) + (0.0,) * 5)])
+    t = 0.0
+    while t < 4.9:
+        t += 0.002
+        q, _ = ctrl.desired(t)
+    assert q[0] == pytest.approx(0.98, abs=0.01)  # 4.9 s at 20 % = 0.98 s of the trajectory
+    q, dq = ctrl.desired(5.2)
+    assert q[0] == pytest.approx(1.0) and dq[0] == 0.0
 
 
 def test_backend_nan_and_malformed_targets_are_invalid_without_motion(world) -> None:

@@ -1,7 +1,9 @@
 """RosRobot's real-driver paths, with fakes at the ROS action boundary.
 
-control_msgs does not install here, so its action types are faked below (TEST-ONLY: the
-package never defines them) with the fields the Jazzy definitions have: ParallelGripperCommand's
+These tests fake control_msgs' action types below (TEST-ONLY: the package never defines
+them) so that they need no build; the stand-in control_msgs of compat_interfaces/ and the
+driver twin cover the same paths over DDS (test_driver_twin_ros.py). The fakes carry the fields
+the Jazzy definitions have: ParallelGripperCommand's
 goal carries ``command`` (sensor_msgs/JointState), GripperCommand's ``command`` a
 control_msgs/GripperCommand (position, max_effort), FollowJointTrajectory's ``trajectory``. The
 action clients are fakes too (``action_client_factory``); everything else (the node, the
@@ -11,6 +13,7 @@ subscriptions, the messages, the callbacks) is real rclpy.
 from __future__ import annotations
 
 import sys
+import time
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +31,7 @@ from frankenbot import robotiq, ur_driver  # noqa: E402
 from frankenbot.common import FailureCode  # noqa: E402
 from frankenbot.motion.kinematics import JOINT_NAMES  # noqa: E402
 from frankenbot.motion.trajectory import MotionLimits, joint_move  # noqa: E402
-from frankenbot.nodes.ros_robot import RosRobot, hold_msg  # noqa: E402
+from frankenbot.nodes.ros_robot import STOP_DECELERATION, RosRobot, hold_msg, stop_msg  # noqa: E402
 from frankenbot.ports import ControllerRejected  # noqa: E402
 from frankenbot.primitives.factory import build_primitives  # noqa: E402
 from frankenbot.state import Scene  # noqa: E402
@@ -260,7 +263,9 @@ def test_first_goal_waits_for_the_trajectory_server(node, fake_control_msgs):
 
 
 # --- stop ------------------------------------------------------------------------------------
-def test_stop_is_a_one_point_hold_at_the_measured_joints_plus_cancel(node, fake_control_msgs):
+def test_stop_in_action_mode_is_the_cancel_alone(node, fake_control_msgs):
+    """With a goal running, the stop is its cancel: the JTC holds its own current state. No
+    hold on the topic, whose positions would be a joint-state period old."""
     clients = Clients()
     robot = _robot(node, clients, trajectory_mode="action")
     sent: list[JointTrajectoryMsg] = []
@@ -269,13 +274,55 @@ def test_stop_is_a_one_point_hold_at_the_measured_joints_plus_cancel(node, fake_
     _joint_states(robot, q)
     robot.send_trajectory(joint_move(np.array(q), np.array(q) + 0.2, MotionLimits()))
     robot.stop()
-    assert len(sent) == 1
-    msg = sent[0]
-    assert list(msg.joint_names) == list(JOINT_NAMES)
-    assert len(msg.points) == 1  # not empty: the Jazzy JTC rejects an empty trajectory
-    assert list(msg.points[0].positions) == pytest.approx(q)
-    assert list(msg.points[0].velocities) == [0.0] * 6
+    assert sent == []
     assert clients.by_name["FollowJointTrajectory"].handles[0].cancelled == 1
+    robot.stop()  # nothing running any more: a stop on the topic, at rest where the arm is
+    assert len(sent) == 1 and len(sent[0].points) == 1
+    assert list(sent[0].points[0].positions) == pytest.approx(q)
+    assert list(sent[0].points[0].velocities) == [0.0] * 6
+
+
+def test_estop_at_speed_stops_ahead_of_the_arm_not_behind_it(node):
+    """Topic mode, arm moving at up to 1 rad/s, joint state 50 ms old when the e-stop comes:
+    the stop point lies ahead of where the arm is *then* (measured + v * age) on every moving
+    joint, reached with at most the stop deceleration. A hold at the measured joints (the old
+    stop) lies v * 50 ms behind it: the controller pulled the arm back."""
+    robot = _robot(node, Clients())
+    sent: list[JointTrajectoryMsg] = []
+    robot._traj_pub = types.SimpleNamespace(publish=sent.append)
+    q = np.array([0.1, -1.2, 1.3, -1.4, -1.5, 0.6])
+    v = np.array([1.0, -0.5, 0.8, 0.0, 0.3, -1.0])
+    robot.joint_state_callback(JointStateMsg(name=list(JOINT_NAMES), position=list(q),
+                                             velocity=list(v)))
+    time.sleep(0.05)
+    t_stop = robot.now()
+    robot.estop_callback(Bool(data=True))
+    age = t_stop - robot._joint_received
+    assert len(sent) == 1
+    point = sent[0].points[0]
+    target = np.array(point.positions)
+    duration = point.time_from_start.sec + point.time_from_start.nanosec * 1e-9
+    arm_now = q + v * age  # where the arm is when the stop goes out (at least)
+    moving = np.abs(v) > 0
+    assert np.all((target - arm_now)[moving] * v[moving] > 0), (target - arm_now, v)
+    assert np.allclose(target[~moving], q[~moving])
+    assert np.all(np.abs(v) / duration <= STOP_DECELERATION * 1.001)
+    assert list(point.velocities) == [0.0] * 6
+    assert robot.estop_engaged()
+    # the old hold, for the record: behind the arm by v * age on every moving joint
+    old = np.array(hold_msg(q).points[0].positions)
+    assert np.all((old - arm_now)[moving] * v[moving] < 0)
+
+
+def test_stop_message_decelerates_uniformly_to_rest():
+    msg = stop_msg([0.0, 1.0, 0.0, 0.0, 0.0, 0.0], [2.0, -1.0, 0.0, 0.0, 0.0, 0.0], age=0.1,
+                   deceleration=4.0)
+    point = msg.points[0]
+    assert point.time_from_start.sec == 0 and point.time_from_start.nanosec == 500_000_000
+    # joint 0: at 0.2 rad now, 2 rad/s, 0.5 s at 4 rad/s^2 -> 0.5 rad further
+    assert list(point.positions)[:2] == pytest.approx([0.2 + 0.5, 1.0 - 0.1 - 0.25])
+    still = stop_msg([0.3] * 6, [0.0] * 6)
+    assert list(still.points[0].positions) == pytest.approx([0.3] * 6)
 
 
 def test_hold_message_is_valid_for_the_jtc():

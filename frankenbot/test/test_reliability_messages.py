@@ -22,14 +22,14 @@ from std_msgs.msg import Float64  # noqa: E402
 from frankenbot.errors import PerceptionError  # noqa: E402
 from frankenbot.motion.kinematics import JOINT_NAMES  # noqa: E402
 from frankenbot.nodes.executor_node import goal_problem  # noqa: E402
-from frankenbot.nodes.perception_node import PerceptionNode, check_frame  # noqa: E402
+from frankenbot.nodes.perception_node import check_frame  # noqa: E402
 from frankenbot.nodes.ros_robot import (  # noqa: E402
     JOINT_STATES_TOPIC,
     SCENE_TOPIC,
     RosRobot,
     joint_state_problem,
 )
-from frankenbot.perception.ros_conversions import (  # noqa: E402
+from frankenbot.nodes.scene_msgs import (  # noqa: E402
     depth_from_image_msg,
     intrinsics_from_camera_info,
     rgb_from_image_msg,
@@ -195,12 +195,13 @@ def test_frames_that_disagree_or_have_no_depth_are_rejected() -> None:
 
 
 def test_perception_camera_clock_jumping_back_resets_tracks_or_skips_late_frames() -> None:
-    resets: list[str] = []
-    node = SimpleNamespace(_last_stamp=100.0, get_logger=_Logger,
-                           _reset=lambda after, why: resets.append(why))
-    assert PerceptionNode._clock_went_back(node, 100.5) is False  # newer: use it
-    assert PerceptionNode._clock_went_back(node, 99.8) is True  # late frame: skip
-    assert PerceptionNode._clock_went_back(node, 3.0) is False and resets  # restart: reset
+    from frankenbot.perception import frame_sync as fs
+
+    sync = fs.FrameSync(rate=0.0, sync_tolerance=0.05, max_latency=0.5)
+    sync.processed(100.0)
+    assert sync.admit(100.5) == fs.PROCESS  # newer: use it
+    assert sync.admit(99.8) == fs.REPEATED  # a late frame: skip
+    assert sync.admit(3.0) == fs.CLOCK_RESTARTED  # a restart: forget the tracks, use it
 
 
 @pytest.mark.parametrize("text, words", [

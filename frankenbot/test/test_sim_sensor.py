@@ -145,7 +145,7 @@ def nominal_settings(world) -> np.ndarray:
 def test_bad_profiles_and_parameters_are_refused():
     with pytest.raises(ConfigError, match="unknown sensor_noise"):
         sensor_params("loud")
-    with pytest.raises(ConfigError, match="unknown sensor parameter"):
+    with pytest.raises(ConfigError, match="unknown setting depth_sigma"):
         sensor_params("realistic", {"depth_sigma": 1})
     with pytest.raises(ConfigError, match=">= 0"):
         sensor_params("realistic", {"depth_sigma_1m": -1})

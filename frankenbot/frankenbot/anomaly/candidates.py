@@ -68,6 +68,11 @@ _PHRASES = {
     "push_to": "pushing the {obj} to the {target}",
     "open_drawer": "opening the {drawer}",
     "close_drawer": "closing the {drawer}",
+    "open_door": "opening the {door}",
+    "close_door": "closing the {door}",
+    "press": "pressing the {obj}",
+    "toggle": "flipping the {obj}",
+    "turn": "turning the {obj} by {degrees} degrees",
     "open_gripper": "opening the gripper",
     "close_gripper": "closing the gripper",
     "wait": "waiting {seconds} s",
@@ -135,10 +140,10 @@ def generate_candidates(s: Situation) -> tuple[Candidate, ...]:
     call = s.failed_call
     if call is not None:
         out.append(Candidate(RepairAction.RETRY, f"retry:{call.text()}", "retry the step"))
-    for obj in dict.fromkeys(list(s.objects) + _object_args(call)):
-        detect = Call("detect", {"obj": obj})
+    for name in dict.fromkeys(list(s.objects) + _object_args(call)):
+        detect = Call("detect", {"obj": name})
         out.append(Candidate(RepairAction.INSERT, f"insert:{detect.text()}",
-                             f"look for the {obj.replace('_', ' ')} again", call=detect))
+                             f"look for the {name.replace('_', ' ')} again", call=detect))
     obj = call.args.get("obj") if call is not None else None
     if call is not None and isinstance(obj, str) and call.name in NEEDS_HELD | {"push_to"} \
             and s.held_object != obj:

@@ -17,11 +17,12 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping, Protocol
 
+from frankenbot import settings
 from frankenbot.anomaly.candidates import Candidate, RepairAction, Situation, generate_candidates
 from frankenbot.anomaly.local_expert import ExpertNotReady, LocalExpert
 from frankenbot.anomaly.repair_rules import rule_choice, tier1_choice
 from frankenbot.common import AnomalyKind, Tier
-from frankenbot.errors import ConfigError
+from frankenbot.settings import setting
 
 TIER2_METHODS = ("rules", "lm", "rules+lm")
 EXPERIENCE_OVERRIDE = 0.5  # prior bonus above which memory's record beats the rule table
@@ -31,15 +32,30 @@ EXPERIENCE_OVERRIDE = 0.5  # prior bonus above which memory's record beats the r
 class Budgets:
     """Per-task limits of the escalation tiers (``frankenbot_executor`` parameters)."""
 
-    handler_retries: int = 2  # tier-1 coded recoveries per (node, kind)
-    tier2_attempts: int = 2  # local-expert decisions per task
-    replans: int = 2  # tier-3 replans (counted VLM calls) per task
+    handler_retries: int = setting(2, "tier-1 coded recoveries per (node, anomaly kind) and "
+                                   "task", low=0, live=True)
+    tier2_attempts: int = setting(2, "tier-2 (local expert) decisions per task", low=0,
+                                  live=True)
+    replans: int = setting(2, "tier-3 replans (counted VLM calls) per task", low=0, live=True)
 
     def __post_init__(self) -> None:
-        for name in ("handler_retries", "tier2_attempts", "replans"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 0:
-                raise ConfigError(f"budget {name} must be an integer >= 0, got {v!r}")
+        settings.validate(self, "budget")
+
+
+@dataclass(frozen=True)
+class Tier2Settings:
+    """How tier 2 ranks the candidate repairs (``frankenbot_executor`` parameters)."""
+
+    tier2_method: str = setting("rules", "tier-2 ranking: rules | lm | rules+lm (chosen by the "
+                                "tier-2 evaluation, see the anomaly benchmark)",
+                                choices=TIER2_METHODS)
+    confidence_threshold: float = setting(0.35, "below this softmax confidence the local "
+                                          "expert escalates", low=0.0, high=1.0, live=True)
+    rule_bonus: float = setting(1.0, "rules+lm: log-score bonus of the rule's choice",
+                                live=True)
+
+    def __post_init__(self) -> None:
+        settings.validate(self, "tier 2")
 
 
 @dataclass(frozen=True)
@@ -96,21 +112,14 @@ class EscalationPolicy:
     """Decides tier by tier; one instance per task (it owns the task's budget counters)."""
 
     def __init__(self, *, budgets: Budgets = Budgets(), expert: LocalExpert | None = None,
-                 tier2_method: str = "rules", confidence_threshold: float = 0.35,
-                 rule_bonus: float = 1.0, replanner: Replanner | None = None,
+                 tier2: Tier2Settings = Tier2Settings(), replanner: Replanner | None = None,
                  experience: Callable[[Situation], Mapping[str, float]] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        if tier2_method not in TIER2_METHODS:
-            raise ConfigError(f"tier2_method must be one of {TIER2_METHODS}, "
-                              f"got {tier2_method!r}")
-        if not 0.0 <= confidence_threshold <= 1.0:
-            raise ConfigError(f"confidence_threshold must be in [0, 1], "
-                              f"got {confidence_threshold!r}")
         self.budgets = budgets
         self.expert = expert
-        self.tier2_method = tier2_method
-        self.threshold = confidence_threshold
-        self.rule_bonus = rule_bonus
+        self.tier2_method = tier2.tier2_method
+        self.threshold = tier2.confidence_threshold
+        self.rule_bonus = tier2.rule_bonus
         self.replanner = replanner
         self.experience = experience
         self._clock = clock

@@ -219,7 +219,7 @@ def gemma_loader(cache_dir: str | Path | None = None) -> Loader:
 class ServerExpert(LocalExpert):
     """The same expert with the model behind an HTTP server (``frankenbot llm serve``).
 
-    FrankenBot's llama.cpp server answers ``POST /frankenbot/score`` (``planner.llama_scoring``):
+    FrankenBot's llama.cpp server answers ``POST /frankenbot/score`` (``llm.scoring``):
     one request scores every candidate in one llama.cpp batch that shares their common tokens
     and reuses the previous request's prompt as far as it agrees, with the same arithmetic as
     the in-process expert (mean log-probability of each description's tokens). Any other

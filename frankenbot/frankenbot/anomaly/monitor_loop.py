@@ -27,7 +27,8 @@ DEFAULT_DEBOUNCE_TICKS = 2
 class ProgramProbe(Protocol):
     """A monitor written in the program, as the loop sees it: a name and a condition."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def holds(self, snap: WorldSnapshot) -> bool:
         ...
@@ -192,10 +193,10 @@ class MonitorLoop:
                 else:
                     self._clear(name)
         for mon in self._builtins:
-            det = mon.check(snap, ctx)
+            found = mon.check(snap, ctx)
             seen.add(mon.name)
-            if det is not None:
-                self._debounce(mon.name, det, now, fired)
+            if found is not None:
+                self._debounce(mon.name, found, now, fired)
             else:
                 self._clear(mon.name)
         for stale in [k for k in self._streak if k not in seen]:

@@ -24,7 +24,7 @@ OBJECT_ARGS = ("obj", "target", "container", "drawer")
 # Primitives that move the arm (a stall or an e-stop matters only while one of these runs).
 MOTION_PRIMITIVES = frozenset({
     "home", "move_above", "pick", "place_on", "place_in", "place_at", "push_to", "open_drawer",
-    "close_drawer",
+    "close_drawer", "open_door", "close_door", "press", "toggle", "turn",
     # pixel targets and relative placements (program/spatial_catalog.py)
     "place_at_pixel", "move_above_pixel", "push_to_pixel", "place_left_of", "place_right_of",
     "place_behind", "place_in_front_of", "place_between", "place_near", "lift",
@@ -329,16 +329,21 @@ class SceneStaleMonitor(_Base):
 
 
 class TimeoutMonitor(_Base):
-    """A primitive ran longer than its limit (``wait`` gets its own duration plus a margin)."""
+    """A primitive ran longer than its limit (``wait`` gets its own duration plus a margin).
+
+    Limits of motion primitives are seconds at full speed: the pendant's slider stretches
+    every motion by 1/scaling (the scaled JTC), so the limit stretches with it (never by more
+    than 1/``min_scaling``: a paused arm still times out)."""
 
     name = "builtin:timeout"
     kind = AnomalyKind.TIMEOUT
 
     def __init__(self, default_s: float = 60.0, limits: Mapping[str, float] | None = None,
-                 wait_margin_s: float = 2.0) -> None:
+                 wait_margin_s: float = 2.0, min_scaling: float = 0.05) -> None:
         self.default_s = default_s
         self.limits = dict(limits or {})
         self.wait_margin_s = wait_margin_s
+        self.min_scaling = min_scaling
 
     def check(self, snap: WorldSnapshot, ctx: MonitorContext) -> Detection | None:
         if ctx.primitive is None:
@@ -348,6 +353,10 @@ class TimeoutMonitor(_Base):
             seconds = ctx.args.get("seconds", 0.0)
             limit = float(seconds) + self.wait_margin_s if isinstance(seconds, (int, float)) \
                 else limit
+        elif ctx.primitive in MOTION_PRIMITIVES:
+            scaling = snap.robot.speed_scaling
+            if math.isfinite(scaling):
+                limit /= min(1.0, max(self.min_scaling, scaling))
         elapsed = snap.time - ctx.started_at
         if elapsed > limit:
             return self._hit(f"{ctx.primitive} running {elapsed:.1f} s > limit {limit:.1f} s")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import asdict, dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
 from frankenbot.common import AnomalyClass, AnomalyKind, RecoveryOutcome, Tier
 
@@ -69,10 +69,10 @@ class AnomalyLog:
             self._records.append(rec)
         return rec
 
-    def update(self, event_id: str, **changes: object) -> AnomalyRecord:
+    def update(self, event_id: str, **changes: Any) -> AnomalyRecord:
         with self._lock:
             i = int(event_id) - 1
-            rec = replace(self._records[i], **changes)  # type: ignore[arg-type]
+            rec = replace(self._records[i], **changes)
             self._records[i] = rec
         if self._on_change is not None:
             self._on_change(rec)

@@ -14,11 +14,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                         description="Start FrankenBot's nodes as separate processes. With --sim "
                         "the MuJoCo sim node stands in for the UR5e driver and the camera.")
     up.add_argument("--sim", action="store_true", help="also start the MuJoCo sim node")
+    up.add_argument("--driver-twin", action="store_true",
+                    help="with --sim: the sim also serves the real UR driver's, Robotiq's and "
+                    "controller manager's interfaces, and the executor runs with "
+                    "config/real_ur5e.yaml (action mode, ParallelGripperCommand)")
     up.add_argument("--setup", choices=("sim", "real_ur5e", "gazebo"), default=None,
                     help="parameter file to use (default: sim with --sim, else real_ur5e)")
     up.add_argument("--task", default="put_in_bowl", help="sim task family at start")
     up.add_argument("--seed", type=int, default=0, help="sim scene seed")
     up.add_argument("--planner", choices=("auto", "offline", "vlm"), default="auto")
+    up.add_argument("--review", choices=("auto", "always", "never"), default=None,
+                    help="safety review of every plan (the planner's review parameter; "
+                    "default: the setup file's, auto)")
+    up.add_argument("--review-config", default=None, metavar="FILE",
+                    help="review thresholds and zones (default: config/review.yaml)")
     up.add_argument("--noise", choices=("none", "realistic", "harsh"), default="realistic",
                     help="sim camera sensor model (default realistic: the sim looks like the "
                          "robot; docs/CAMERA.md)")
@@ -58,6 +67,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                         " (default: every FrankenBot on the graph)")
     status.set_defaults(func=_status)
 
+    from frankenbot.sim.driver_twin import CONTROL_KINDS, Fault
+
+    fault = sub.add_parser("fault", help="inject a fault of the real driver stack into the "
+                           "sim's driver twin (frankenbot up --sim --driver-twin)")
+    fault.add_argument("kind", choices=[f.value for f in Fault] + list(CONTROL_KINDS))
+    fault.add_argument("--phase", choices=("now", "motion"), default="now",
+                       help="now, or once a trajectory has run --after seconds")
+    fault.add_argument("--after", type=float, default=0.3, help="seconds into the trajectory")
+    fault.add_argument("--fraction", type=float, default=1.0,
+                       help="speed_slider: the slider's fraction, 0..1")
+    fault.add_argument("--namespace", default="", help="the brain's namespace")
+    fault.set_defaults(func=_fault)
+
     demo = sub.add_parser("demo", help="sim + all nodes, one task end to end, with artifacts",
                           description="Start the sim and every node as separate processes, "
                           "submit one instruction, show live progress and the oracle's verdict, "
@@ -88,24 +110,36 @@ def _add_foxglove(parser: argparse.ArgumentParser) -> None:
 
 
 def _up(args: argparse.Namespace) -> int:
+    from frankenbot.bringup.config_check import require_valid
     from frankenbot.bringup.processes import (
         NODE_EXECUTABLES,
         NodeGroup,
+        config_file,
+        driver_twin_setup,
         terminate_on_sigterm,
         up_parameters,
     )
+    from frankenbot.errors import ConfigError
 
     terminate_on_sigterm()
+    if args.driver_twin and not args.sim:
+        raise ConfigError("--driver-twin needs --sim (the twin is served by the sim node)")
     setup = args.setup or ("sim" if args.sim else "real_ur5e")
     executables = [e for e in NODE_EXECUTABLES if args.sim or e != "sim"]
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="frankenbot-up-"))
     params = up_parameters(task=args.task, seed=args.seed, noise=args.noise,
                            planner=args.planner, memory_url=args.memory_url,
-                           robot_id=args.robot_id)
+                           robot_id=args.robot_id, review=args.review,
+                           review_config=args.review_config)
+    require_valid(config_file(setup), params)  # every bad key or value, before any process
+    params_files = None
+    if args.driver_twin:
+        params_files, params = driver_twin_setup(params)
     with contextlib.ExitStack() as stack:
         _observe(stack, foxglove=args.foxglove, record_dir=args.record)
         group = stack.enter_context(NodeGroup(setup=setup, log_dir=log_dir, parameters=params,
-                                              namespace=args.namespace))
+                                              namespace=args.namespace,
+                                              params_files=params_files))
         group.start(executables)
         where = f" under {group.namespace}" if group.namespace else ""
         print(f"frankenbot up: started {', '.join(executables)}{where} (setup {setup}); "
@@ -189,6 +223,18 @@ def _submit(args: argparse.Namespace) -> int:
         final = client.follow(response.task_id, timeout=args.timeout, on_update=on_update).status
         print(f"{'SUCCESS' if final.success else 'FAILED'} ({final.outcome}): {final.summary}")
         return 0 if final.success else 1
+
+
+def _fault(args: argparse.Namespace) -> int:
+    import json
+
+    from frankenbot.bringup.ros_client import BrainClient
+
+    params = {"after_s": args.after, "fraction": args.fraction}
+    with BrainClient(namespace=args.namespace) as client:
+        response = client.sim_fault(args.kind, args.phase, json.dumps(params), timeout=10.0)
+    print(f"frankenbot fault: {response.message}")
+    return 0
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -9,9 +9,13 @@ seconds; the verdicts (``evaluate``) are plain functions of what it saw.
 
 Checked: the brain's four nodes and their endpoints (and the sim node in the sim setup); the
 arm's /joint_states with the six UR joints, its command interface, speed scaling (percent) and,
-on the real driver, its controllers and the program state; the camera's colour, aligned depth
-and camera_info topics, and the camera pose (file, or the TF chain base_link <- optical frame);
-the gripper's joint in its joint states and its command interface.
+on the real driver, its controllers, the program state and the safety mode (a protective stop
+by name); the camera's colour, aligned depth and camera_info topics, and the camera pose (file,
+or the TF chain base_link <- optical frame); the gripper's joint in its joint states, its
+command interface and, with the Robotiq's action, whether its last goal moved the fingers (a
+Robotiq that is not activated takes goals and stalls where it is; nothing else on the graph
+shows it, so this is judged only once the gripper has been commanded); on the real robot, the
+executor's TCP offset against the gripper's description (/robotiq/robot_description).
 """
 
 from __future__ import annotations
@@ -117,7 +121,12 @@ class Observations:
     services: set[str] = field(default_factory=set)
     messages: dict[str, Any] = field(default_factory=dict)  # topic -> first message
     controllers: dict[str, str] | None = None  # name -> state (list_controllers), if asked
+    safety_mode_observable: bool = True  # ur_dashboard_msgs installed
+    # (stalled, reached_goal, knuckle) of the gripper action's last finished goal, if any
+    gripper_result: tuple[bool, bool, float] | None = None
     tf_edges: dict[str, str] | None = None  # child -> parent (None: TF not observable here)
+    gripper_description: str | None = None  # URDF text on GRIPPER_DESCRIPTION_TOPIC
+    executor_tcp_offset: float | None = None  # the executor's tcp_offset parameter, if read
 
     def has_action(self, name: str) -> bool:
         return f"{name}/_action/send_goal" in self.services
@@ -203,6 +212,8 @@ def evaluate(expect: Expectations, seen: Observations) -> list[Check]:
     checks.append(scaling)
     if expect.real_driver:
         checks += _controller_checks(seen)
+    if expect.real_driver:
+        checks.append(_safety_check(seen))
     if expect.program_running_topic:
         msg = seen.messages.get(expect.program_running_topic)
         if msg is None:
@@ -229,6 +240,8 @@ def evaluate(expect: Expectations, seen: Observations) -> list[Check]:
     else:
         checks.append(_missing("gripper joint", f"no {expect.gripper_joint} on {topic}",
                                "is the gripper driver running (launch_gripper:=true)?"))
+    if expect.real_driver and expect.gripper_mode != "topic":
+        checks.append(tcp_check(seen.executor_tcp_offset, seen.gripper_description))
     if expect.gripper_mode == "topic":
         checks.append(_ok("gripper command", f"{robotiq.COMMAND_TOPIC} is subscribed")
                       if seen.subscribers.get(robotiq.COMMAND_TOPIC) else
@@ -239,7 +252,74 @@ def evaluate(expect: Expectations, seen: Observations) -> list[Check]:
                       if seen.has_action(expect.gripper_action) else
                       _missing("gripper action", f"no action server {expect.gripper_action}",
                                "is robotiq_gripper_controller spawned under /robotiq?"))
+    if expect.gripper_mode == "parallel":
+        checks.append(_gripper_activation_check(seen))
     return checks
+
+
+GRIPPER_OPEN = 0.02  # rad: a knuckle below this is open
+
+
+def _gripper_activation_check(seen: Observations) -> Check:
+    name = "gripper activation"
+    if seen.gripper_result is None:
+        return Check(name, Status.SKIPPED, "no finished gripper goal yet (a Robotiq that is not "
+                     "activated shows only when commanded)")
+    stalled, reached, knuckle = seen.gripper_result
+    if stalled and not reached and knuckle < GRIPPER_OPEN:
+        return _missing(name, f"the last gripper goal stalled fully open ({knuckle:.3f} rad): "
+                        "the fingers did not move", robotiq.NOT_ACTIVATED)
+    return _ok(name, f"the last goal {'reached its target' if reached else 'stalled'} at "
+               f"{knuckle:.3f} rad")
+
+
+def _safety_check(seen: Observations) -> Check:
+    if not seen.safety_mode_observable:
+        return Check("safety mode", Status.SKIPPED, "ur_dashboard_msgs is not installed")
+    msg = seen.messages.get(ur_driver.SAFETY_MODE_TOPIC)
+    if msg is None:
+        return _missing("safety mode", f"no message on {ur_driver.SAFETY_MODE_TOPIC}",
+                        "is io_and_status_controller active?")
+    mode = int(msg.mode)
+    if mode not in ur_driver.SAFETY_OK:
+        return _missing("safety mode", ur_driver.safety_mode_fault(mode))
+    return _ok("safety mode", ur_driver.SAFETY_MODES.get(mode, str(mode)))
+
+
+GRIPPER_DESCRIPTION_TOPIC = "/robotiq/robot_description"  # the gripper's robot_state_publisher
+
+
+def tcp_check(configured: float | None, description: str | None) -> Check:
+    """The executor's tcp_offset (its parameter; < 0 means config/safety.yaml's) against the
+    pad centre of the gripper's description (frankenbot.tcp), within ``tcp.TOLERANCE``."""
+    from frankenbot import tcp
+    from frankenbot.errors import FrankenbotError
+
+    name = "TCP offset"
+    if description is None:
+        return _missing(name, f"no gripper description on {GRIPPER_DESCRIPTION_TOPIC}",
+                        "is the gripper's robot_state_publisher running (launch_gripper:=true)?")
+    try:
+        described = tcp.tcp_offset_from_description(description)
+        low, high = tcp.tcp_range(description)
+    except FrankenbotError as e:
+        return _missing(name, f"cannot read the TCP from the description: {e}",
+                        "use urdf/robotiq_on_tool0.urdf.xacro (it has the pad frames)")
+    if configured is None:
+        return _missing(name, "the executor's tcp_offset parameter could not be read",
+                        "is frankenbot_executor running?")
+    source = "parameter"
+    if configured < 0:
+        from frankenbot.motion.config import load_arm_config
+
+        configured, source = load_arm_config().kinematics.tcp_offset, "config/safety.yaml"
+    detail = (f"executor {configured:.4f} m ({source}), description {described:.4f} m at a "
+              f"{1000 * tcp.REFERENCE_WIDTH:.0f} mm grip ({low:.4f} open .. {high:.4f} closed)")
+    if abs(configured - described) > tcp.TOLERANCE:
+        return _missing(name, detail, "start the executor with real_ur5e.launch.py (it passes "
+                        "the description's offset) or set its tcp_offset parameter; set the "
+                        "same TCP on the pendant")
+    return _ok(name, detail)
 
 
 def _controller_checks(seen: Observations) -> list[Check]:
@@ -315,10 +395,29 @@ def observe(expect: Expectations, timeout: float = 5.0) -> Observations:
         wanted.append((gripper_topic, JointState, 10))
     if expect.program_running_topic:
         wanted.append((expect.program_running_topic, Bool, latched))
+    if expect.real_driver:
+        try:
+            from ur_dashboard_msgs.msg import SafetyMode  # type: ignore[import-not-found]
+
+            wanted.append((ur_driver.SAFETY_MODE_TOPIC, SafetyMode, latched))
+        except ImportError:
+            seen.safety_mode_observable = False
+    statuses: dict[str, Any] = {}
+    if expect.gripper_mode == "parallel":
+        from action_msgs.msg import GoalStatusArray
+
+        wanted.append((f"{expect.gripper_action}/_action/status", GoalStatusArray, latched))
+    if expect.real_driver and expect.gripper_mode != "topic":
+        from std_msgs.msg import String
+
+        wanted.append((GRIPPER_DESCRIPTION_TOPIC, String, latched))
 
     def keep(topic: str):
         def callback(msg: Any) -> None:
             with lock:
+                if topic.endswith("/_action/status"):
+                    statuses[topic] = msg
+                    return
                 if topic == gripper_topic and expect.gripper_joint not in list(
                         getattr(msg, "name", [])) and topic in seen.messages:
                     return
@@ -342,21 +441,30 @@ def observe(expect: Expectations, timeout: float = 5.0) -> Observations:
                 seen.tf_edges = None if tf_edges is None else dict(tf_edges)
                 snapshot = Observations(seen.nodes, seen.publishers, seen.subscribers,
                                         seen.services, dict(seen.messages), seen.controllers,
-                                        seen.tf_edges)
-            complete = all(c.status != Status.MISSING for c in evaluate(expect, snapshot))
+                                        seen.safety_mode_observable, None, seen.tf_edges)
+            # (the TCP check needs a service call, made once after the wait)
+            complete = all(c.status != Status.MISSING for c in evaluate(expect, snapshot)
+                           if c.name != "TCP offset")
             if complete or time.monotonic() >= deadline:
                 break
             time.sleep(0.25)
         if expect.real_driver:
             seen.controllers = _list_controllers(node)
+            seen.executor_tcp_offset = _executor_parameter(node, "tcp_offset")
+        with lock:
+            status = statuses.get(f"{expect.gripper_action}/_action/status")
+        if status is not None:
+            seen.gripper_result = _last_gripper_result(node, expect.gripper_action, status)
         seen.messages = snapshot.messages
+        description = seen.messages.get(GRIPPER_DESCRIPTION_TOPIC)
+        seen.gripper_description = None if description is None else str(description.data)
     finally:
         executor.shutdown()
+        thread.join(timeout=2.0)  # the spin loop must end before its context does
         for sub in subs:
             node.destroy_subscription(sub)
         node.destroy_node()
         rclpy.shutdown(context=context)
-        thread.join(timeout=2.0)
     return seen
 
 
@@ -410,6 +518,58 @@ def _list_controllers(node: Any, timeout: float = 3.0) -> dict[str, str] | None:
     if result is None:
         return {}
     return {c.name: c.state for c in result.controller}
+
+
+def _last_gripper_result(node: Any, action: str, status: Any,
+                         timeout: float = 2.0) -> tuple[bool, bool, float] | None:
+    """(stalled, reached_goal, knuckle) of the newest finished ParallelGripperCommand goal in
+    the action's status, asked of its get_result service (results stay there for a while)."""
+    try:
+        from control_msgs.action import (  # type: ignore[import-not-found]
+            ParallelGripperCommand,
+        )
+    except ImportError:
+        return None
+    done = [s for s in status.status_list if s.status in (4, 6)]  # SUCCEEDED, ABORTED
+    if not done:
+        return None
+    last = max(done, key=lambda s: (s.goal_info.stamp.sec, s.goal_info.stamp.nanosec))
+    service = ParallelGripperCommand.Impl.GetResultService
+    client = node.create_client(service, f"{action}/_action/get_result")
+    try:
+        if not client.wait_for_service(timeout_sec=timeout):
+            return None
+        future = client.call_async(service.Request(goal_id=last.goal_info.goal_id))
+        deadline = time.monotonic() + timeout
+        while not future.done() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        response = future.result() if future.done() else None
+    finally:
+        node.destroy_client(client)
+    if response is None or not len(response.result.state.position):
+        return None
+    r = response.result
+    return bool(r.stalled), bool(r.reached_goal), float(r.state.position[0])
+
+
+def _executor_parameter(node: Any, name: str, timeout: float = 3.0) -> float | None:
+    """A double parameter of frankenbot_executor (rcl_interfaces GetParameters), or None."""
+    from rcl_interfaces.srv import GetParameters
+
+    client = node.create_client(GetParameters, "/frankenbot_executor/get_parameters")
+    try:
+        if not client.wait_for_service(timeout_sec=timeout):
+            return None
+        future = client.call_async(GetParameters.Request(names=[name]))
+        deadline = time.monotonic() + timeout
+        while not future.done() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        result = future.result() if future.done() else None
+        if result is None or not result.values or result.values[0].type != 3:  # DOUBLE
+            return None
+        return float(result.values[0].double_value)
+    finally:
+        node.destroy_client(client)
 
 
 def run(setup: str, timeout: float = 5.0) -> list[Check]:

@@ -35,7 +35,8 @@ import numpy as np
 from frankenbot.bringup.tap import COLOR_TOPIC, DEPTH_TOPIC, INFO_TOPIC, RateGate, TopicSpec
 from frankenbot.errors import ConfigError
 from frankenbot.motion.kinematics import UR5eKinematics
-from frankenbot.perception.ros_conversions import COLOUR_RGB
+from frankenbot.nodes.scene_msgs import COLOUR_RGB
+from frankenbot.transforms import quat_from_matrix
 
 DEFAULT_PORT = 8765
 BASE_FRAME = "base_link"
@@ -60,10 +61,9 @@ def _timestamp(stamp: Any) -> Any:
 
 def _quaternion(rotation: np.ndarray) -> Any:
     from foxglove.messages import Quaternion
-    from scipy.spatial.transform import Rotation
 
-    x, y, z, w = Rotation.from_matrix(rotation).as_quat()
-    return Quaternion(x=float(x), y=float(y), z=float(z), w=float(w))
+    x, y, z, w = quat_from_matrix(rotation).xyzw()
+    return Quaternion(x=x, y=y, z=z, w=w)
 
 
 def _vector(v: Any) -> Any:

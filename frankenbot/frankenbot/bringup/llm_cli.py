@@ -1,5 +1,5 @@
 """``frankenbot llm serve``: llama.cpp's OpenAI-compatible server on the packaged Gemma 3 270M,
-under the supervisor of ``frankenbot.planner.llm_server`` (restarted if it dies)."""
+under the supervisor of ``frankenbot.llm.server`` (restarted if it dies)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def register(subparsers: Any) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from frankenbot.planner.llm_server import LlmServer, LlmServerConfig
+    from frankenbot.llm.server import LlmServer, LlmServerConfig
 
     cfg = LlmServerConfig(model_path=str(args.model or ""), host=args.host, port=args.port,
                           n_ctx=args.ctx, threads=args.threads, logits_all=args.logprobs,

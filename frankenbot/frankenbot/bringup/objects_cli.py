@@ -167,15 +167,15 @@ def _enrol_robot(args: argparse.Namespace, log: Any) -> tuple[Any, ...]:
     from frankenbot import resources
     from frankenbot.errors import PerceptionError
     from frankenbot.fixture_map import FixtureMap
-    from frankenbot.perception.camera import load_camera
-    from frankenbot.perception.catalogue import ObjectCatalogue, enrol_views
-    from frankenbot.perception.pipeline import PerceptionPipeline
-    from frankenbot.perception.ros_conversions import (
+    from frankenbot.nodes.scene_msgs import (
         depth_from_image_msg,
         intrinsics_from_camera_info,
         rgb_from_image_msg,
         time_from_msg,
     )
+    from frankenbot.perception.camera import load_camera
+    from frankenbot.perception.catalogue import ObjectCatalogue, enrol_views
+    from frankenbot.perception.pipeline import PerceptionPipeline
 
     pose = load_camera(resources.config_path(args.camera_config))
     fmap = FixtureMap.load(resources.config_path(args.fixtures)) if args.fixtures else (

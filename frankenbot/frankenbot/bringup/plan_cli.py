@@ -66,7 +66,7 @@ def _ros_scene(timeout: float = 5.0) -> Scene:
 
     import rclpy
 
-    from frankenbot.perception.ros_conversions import scene_from_msg
+    from frankenbot.nodes.scene_msgs import scene_from_msg
     from frankenbot_interfaces.msg import SceneObjects
 
     rclpy.init()
@@ -126,7 +126,7 @@ def run_plan(args: argparse.Namespace) -> int:
     vlm = vlm_config_for(args.vlm_server, model=args.model, base_url=args.base_url,
                          max_tokens=args.max_tokens)
     mode = "offline" if args.offline else "vlm" if args.vlm else "auto"
-    config = PlannerConfig(default_planner=mode, vlm=vlm)
+    config = PlannerConfig(planner_mode=mode, vlm=vlm)
     client = None if args.offline else make_client(config)
     try:
         planner = Planner(config, client)

@@ -105,7 +105,8 @@ def dds_environment(env: Mapping[str, str]) -> dict[str, str]:
 
 def up_parameters(*, task: str = "put_in_bowl", seed: int = 0, noise: str = "realistic",
                   planner: str = "auto", memory_url: str = "", robot_id: str = "",
-                  db_path: str = "") -> dict[str, dict[str, object]]:
+                  db_path: str = "", review: str | None = None,
+                  review_config: str | None = None) -> dict[str, dict[str, object]]:
     """The per-node parameters ``frankenbot up`` passes over the setup's parameter file (also
     used by benchmarks that must run the stack exactly as ``up --sim`` does)."""
     memory: dict[str, object] = {}
@@ -115,8 +116,35 @@ def up_parameters(*, task: str = "put_in_bowl", seed: int = 0, noise: str = "rea
         memory["robot_id"] = robot_id
     if db_path:
         memory["db_path"] = db_path
+    planner_params: dict[str, object] = {"planner_mode": planner}
+    if review is not None:
+        planner_params["review"] = review
+    if review_config is not None:
+        planner_params["review_config"] = str(Path(review_config).expanduser().resolve())
     return {"sim": {"task": task, "seed": seed, "sensor_noise": noise},
-            "planner": {"planner_mode": planner}, "memory": memory}
+            "planner": planner_params, "memory": memory}
+
+
+# The executor's settings that describe the machine and the sim's world rather than the robot:
+# with the driver twin they come from sim.yaml, everything else from real_ur5e.yaml.
+TWIN_SIM_KEYS = ("reset_topic", "scene_stale_after_s")
+
+
+def driver_twin_setup(parameters: Mapping[str, Mapping[str, object]] | None = None
+                      ) -> tuple[dict[str, Path], dict[str, dict[str, object]]]:
+    """(per-node parameter files, parameters) for ``up --sim --driver-twin``: the sim node
+    serves the real stack's interfaces (``driver_twin``) and the executor runs with
+    real_ur5e.yaml (action mode, ParallelGripperCommand, the namespaced gripper, the program
+    state), but follows the sim's resets and its scene staleness (``TWIN_SIM_KEYS``)."""
+    import yaml
+
+    sim = yaml.safe_load(config_file("sim").read_text()) or {}
+    executor = (sim.get("/**/frankenbot_executor") or {}).get("ros__parameters") or {}
+    out = {name: dict(values) for name, values in (parameters or {}).items()}
+    out.setdefault("sim", {})["driver_twin"] = True
+    out["executor"] = {**{k: executor[k] for k in TWIN_SIM_KEYS if k in executor},
+                       **out.get("executor", {})}
+    return {"executor": config_file("real_ur5e")}, out
 
 
 def _param_arg(name: str, value: object) -> str:
@@ -155,8 +183,10 @@ class NodeGroup:
 
     def __init__(self, *, setup: str = "sim", log_dir: Path,
                  parameters: Mapping[str, Mapping[str, object]] | None = None,
-                 env: Mapping[str, str] | None = None, namespace: str = "") -> None:
+                 env: Mapping[str, str] | None = None, namespace: str = "",
+                 params_files: Mapping[str, Path] | None = None) -> None:
         self._params_file = config_file(setup)
+        self._params_files = dict(params_files or {})  # executable -> its own parameter file
         self.namespace = normalise_namespace(namespace)
         self._use_sim_time = setup in ("sim", "gazebo")
         self._setup = setup
@@ -173,8 +203,9 @@ class NodeGroup:
             raise ConfigError(f"unknown node {executable!r}; expected one of "
                               f"{', '.join(NODE_EXECUTABLES)}")
         code = f"import sys; from frankenbot.nodes.{executable}_node import main; sys.exit(main())"
+        params_file = self._params_files.get(executable, self._params_file)
         cmd = [sys.executable, "-c", code, "--ros-args", "-r",
-               f"__node:=frankenbot_{executable}", "--params-file", str(self._params_file)]
+               f"__node:=frankenbot_{executable}", "--params-file", str(params_file)]
         if self.namespace:
             cmd += ["-r", f"__ns:={self.namespace}"]
         if self._use_sim_time and executable != "sim" and (

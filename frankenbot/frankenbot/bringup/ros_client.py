@@ -21,7 +21,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
 from frankenbot.errors import FrankenbotError
-from frankenbot.nodes.spin import ResponsiveExecutor, report_callback_error
+from frankenbot.nodes.spin import make_executor, report_callback_error, spin_once
 from frankenbot_interfaces.action import RunTask
 from frankenbot_interfaces.msg import AnomalyEvent, TaskStatus, TreeState
 from frankenbot_interfaces.srv import EvaluateTask, InjectAnomaly, ResetScene, SubmitTask
@@ -57,7 +57,7 @@ class BrainClient:
         self._group = ReentrantCallbackGroup()
         self._clients: dict[str, Any] = {}  # service name -> its client (see _call)
         self._clients_lock = threading.Lock()
-        self._executor = ResponsiveExecutor(num_threads=2, context=self._context)
+        self._executor = make_executor(2, context=self._context)
         self._executor.add_node(self.node)
         self._closing = False
         self.spin_errors = 0  # callbacks that raised (logged; spinning went on)
@@ -70,7 +70,7 @@ class BrainClient:
         its 10th task on, because one exception had ended ``spin()`` silently)."""
         while self._context.ok() and not self._closing:
             try:
-                self._executor.spin_once(timeout_sec=SPIN_POLL_S)
+                spin_once(self._executor, SPIN_POLL_S)
             except ExternalShutdownException:
                 return
             except Exception as e:  # a callback's error, or one made while shutting down
@@ -242,6 +242,20 @@ class BrainClient:
             time.sleep(0.01)
         return future.result()
 
+    def set_parameters(self, node: str, values: dict[str, Any], timeout: float = 10.0
+                       ) -> list[Any]:
+        """``ros2 param set`` for a running node of this brain (e.g. ``frankenbot_planner``,
+        ``{"review": "never"}``); the SetParametersResult of each, in order (a refused one
+        says why in ``reason``)."""
+        from rclpy.parameter import Parameter
+        from rclpy.parameter_client import AsyncParameterClient
+
+        client = AsyncParameterClient(self.node, node)
+        if not client.wait_for_services(timeout_sec=timeout):
+            raise FrankenbotError(f"{node}'s parameter services are not available")
+        future = client.set_parameters([Parameter(k, value=v) for k, v in values.items()])
+        return list(self._wait_future(future, timeout, f"{node} set_parameters").results)
+
     def wait_for_scene(self, *, after: float, min_objects: int = 1,
                        required: tuple[str, ...] = (), timeout: float = 30.0) -> int:
         """Wait for a fresh (not stale) /frankenbot/scene stamped after ``after`` (seconds, the
@@ -319,6 +333,15 @@ class BrainClient:
         response = self._call(InjectAnomaly, f"{SIM_NODE}/inject_anomaly", request, timeout)
         if not response.ok:
             raise FrankenbotError(f"anomaly injection failed: {response.message}")
+        return response
+
+    def sim_fault(self, kind: str, phase: str = "now", params_json: str = "",
+                  timeout: float = 30.0) -> InjectAnomaly.Response:
+        """A fault of the real driver stack on the sim's driver twin (``driver_twin:=true``)."""
+        request = InjectAnomaly.Request(kind=kind, phase=phase, params_json=params_json)
+        response = self._call(InjectAnomaly, f"{SIM_NODE}/inject_fault", request, timeout)
+        if not response.ok:
+            raise FrankenbotError(f"driver fault injection failed: {response.message}")
         return response
 
 

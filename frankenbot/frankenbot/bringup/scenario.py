@@ -1,7 +1,7 @@
 """Find a sim scene for a free-form instruction, so the demo can run what the user typed.
 
 The sim samples a task instance from (family, seed). For a user's instruction the offline
-planner's understanding stage (``planner/understanding.py``, the one home of reading
+planner's understanding stage (``planner/understanding/``, the one home of reading
 instructions) reads it without a scene; from what it read we take the families it can be and
 the objects it names in their roles ("the crimson cube" is the red block), then the first seed
 (from the one asked for) whose sampled task has those objects in those roles and whose scene,
@@ -192,7 +192,7 @@ def scenario_for(instruction: str, first_seed: int = 0) -> Scenario:
                 continue
             if _does_task(frames, family, params):
                 named = tuple(str(v) for k, v in fixed.items() if k in ("object", "target"))
-                named += tuple(str(v) for v in fixed.get("order", ()))  # type: ignore[union-attr]
+                named += tuple(str(v) for v in fixed.get("order", ()))
                 return Scenario(family, seed, instruction, named)
     raise FrankenbotError(f"no sim scene within {MAX_SEED_SEARCH} seeds has the objects of "
                           f"{instruction!r}")

@@ -98,3 +98,64 @@ def _task_window(client: Any, probe: Any, cpu: Any, limit_s: float) -> dict[str,
     except Exception as e:  # the sim may be busy; the speed numbers stand anyway
         out["oracle_success"] = f"not evaluated: {e}"
     return out
+
+
+def _burn(stop: Any) -> None:  # pragma: no cover - runs in a child process
+    x = 0
+    while not stop.is_set():
+        for _ in range(100_000):
+            x += 1
+
+
+def compare_spin(kinds: tuple[str, ...], loads: tuple[int, ...], *, window_s: float,
+                 noise: str = "realistic") -> dict[str, Any]:
+    """The scene-rate benchmark once per (spin loop, background load): ``kinds`` from
+    ``nodes.spin.SPIN_KINDS`` (set through ``FRANKENBOT_SPIN`` for every node process),
+    ``loads`` = extra processes that each keep one core busy with a Python loop while the
+    stack runs (0 = none beyond the machine's own). Idle window only (the arm still)."""
+    import multiprocessing
+
+    from frankenbot.nodes.spin import SPIN_ENV
+
+    os.environ["FRANKENBOT_SCENE_RATE_WINDOW_S"] = str(window_s)
+    runs = []
+    for load in loads:
+        for kind in kinds:
+            os.environ[SPIN_ENV] = kind
+            stop = multiprocessing.Event()
+            burners = [multiprocessing.Process(target=_burn, args=(stop,), daemon=True)
+                       for _ in range(load)]
+            for b in burners:
+                b.start()
+            load_before = os.getloadavg()[0]
+            try:
+                result = run_benchmark(noise=noise, task_window=False)
+            finally:
+                stop.set()
+                for b in burners:
+                    b.join(5.0)
+            runs.append({"spin": kind, "extra_busy_processes": load,
+                         "loadavg_1min_at_start": round(load_before, 2),
+                         "loadavg_1min_at_end": round(os.getloadavg()[0], 2),
+                         "idle": result["idle"]})
+            print(f"  spin={kind} load+{load}: {runs[-1]['idle']}", flush=True)
+    os.environ.pop(SPIN_ENV, None)
+    return {"window_s": window_s, "noise": noise, "cores": os.cpu_count(), "runs": runs}
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(description="scene rate per spin loop and background load")
+    ap.add_argument("--kinds", nargs="+", default=["yielding", "events"])
+    ap.add_argument("--loads", nargs="+", type=int, default=[0, 1])
+    ap.add_argument("--window", type=float, default=30.0)
+    ap.add_argument("--out", type=Path, default=Path("docs/results/spin-compare.json"))
+    a = ap.parse_args()
+    from frankenbot.eval.provenance import provenance, write_result
+
+    data = compare_spin(tuple(a.kinds), tuple(a.loads), window_s=a.window)
+    path = write_result(a.out.parent, a.out.stem, data,
+                        provenance(component="spin-compare", kinds=a.kinds, loads=a.loads))
+    print(f"results: {path}\n{json.dumps(data, indent=1)[:4000]}")

@@ -139,7 +139,7 @@ def _soak(args: argparse.Namespace) -> int:
               f"{summary['hung']} hung; max RSS growth after {report.warmup} tasks "
               f"{summary['max_rss_growth_pct']}%; max threads {summary['max_threads']}, "
               f"max fds {summary['max_fds']}")
-        for node, g in summary["nodes"].items():  # type: ignore[union-attr]
+        for node, g in summary["nodes"].items():
             print(f"  {node:<11} {g}")
     return 0 if summary["hung"] == 0 else 1
 

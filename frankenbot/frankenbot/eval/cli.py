@@ -56,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--realtime-factor", type=float, default=None,
                    help="sim seconds per wall second (suite: 2.0; --mix: 1.0)")
     p.add_argument("--noise", choices=("none", "realistic", "harsh"), default="none",
-                   help="sim camera sensor model (docs/CAMERA.md); default none")
+                   help="sim camera sensor model (docs/CAMERA.md) of the suite and of "
+                   "--phrasings; default none")
     p.add_argument("--out", type=Path, default=Path("results"), help="results folder")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--component", choices=tuple(COMPONENTS), action="append", default=[],
@@ -67,6 +68,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--record", action="store_true",
                    help="the suite: an MCAP recording (ROS 2 encoding) per episode under "
                    "OUT/recordings/")
+    p.add_argument("--suite", default="", metavar="SUITE",
+                   help="an external suite instead of our families: libero (all 130 LIBERO "
+                   "tasks), libero-spatial, libero-object, libero-goal, libero-10, libero-90; "
+                   "each set-up task on --seeds seeds, judged by its BDDL goal")
+    p.add_argument("--language", choices=("benchmark", "bddl"), default="benchmark",
+                   help="--suite libero*: LIBERO's instruction as its benchmark gives it to a "
+                   "policy (the task's name, default) or the BDDL file's :language text")
+    p.add_argument("--memory-compare", action="store_true",
+                   help="--suite: run the tasks twice, without and with a memory that grows "
+                   "from this run's episodes; program lines, tokens, planning calls per task")
+    p.add_argument("--limit", type=int, default=0, metavar="N",
+                   help="--suite: only the first N set-up tasks of each suite (smoke runs)")
+    p.add_argument("--match", default="", metavar="TEXT",
+                   help="--suite: only tasks whose name contains TEXT")
+    p.add_argument("--probe-planner", action="store_true",
+                   help="--suite: plan every set-up task's instruction (both LIBERO wordings) "
+                   "on its scene and compare the program with the goal; nothing is executed")
+    p.add_argument("--mix-suite", default="", metavar="SUITE",
+                   help="--mix: draw the episodes' tasks from this LIBERO suite's set-up tasks "
+                   "instead of our task families")
     p.add_argument("--phrasings", type=Path, default=None, metavar="FILE.tsv",
                    help="run each 'family<TAB>phrasing' row ({obj} {target} {a} {b} {c} = the "
                    "sampled task's objects in words) on every seed, executed and judged by the "
@@ -125,8 +146,34 @@ def _bench(args: argparse.Namespace) -> int:
         _o, json_path, md_path = run_phrasings(args.phrasings, seeds, out_dir=args.out,
                                                planner=args.planner,
                                                realtime_factor=args.realtime_factor or 2.0,
+                                               noise=args.noise,
                                                log=lambda s: print(s, flush=True))
         print(f"results: {json_path} and {md_path}")
+        return 0
+    if args.suite:
+        from frankenbot.eval.libero.bench import LiberoSpec, run_libero
+
+        if args.mix or args.tasks or args.phrasings is not None:
+            from frankenbot.errors import ConfigError
+
+            raise ConfigError("--suite runs an external suite; it does not combine with "
+                              "--mix, --tasks or --phrasings (for a mix of LIBERO tasks: "
+                              "--mix ... --mix-suite SUITE)")
+        seeds = _seeds(args)
+        spec = LiberoSpec(args.suite, seeds, planner=args.planner, noise=args.noise,
+                          language=args.language, memory_compare=args.memory_compare,
+                          limit=args.limit, match=args.match,
+                          realtime_factor=args.realtime_factor or 2.0,
+                          probe_planner=args.probe_planner)
+        quiet = args.json
+        results, path = run_libero(spec, out_dir=args.out,
+                                   log=(lambda s: None) if quiet else
+                                   (lambda s: print(s, flush=True)))
+        if quiet:
+            print(json.dumps({k: v for k, v in results.items() if k != "episodes"}, indent=2,
+                             default=str))
+        else:
+            print(f"results: {path}")
         return 0
     if args.mix:
         from frankenbot.eval.mix_cli import run_mix_command

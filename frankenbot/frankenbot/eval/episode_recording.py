@@ -71,7 +71,7 @@ class EpisodeRecording:
     def _drain(self) -> None:
         from rclpy.serialization import serialize_message
 
-        from frankenbot.perception.ros_conversions import scene_to_msg
+        from frankenbot.nodes.scene_msgs import scene_to_msg
 
         next_scene = time.monotonic()
         while True:
@@ -102,7 +102,7 @@ class EpisodeRecording:
         def build() -> Any:
             from sensor_msgs.msg import JointState
 
-            from frankenbot.perception.ros_conversions import time_to_msg
+            from frankenbot.nodes.scene_msgs import time_to_msg
 
             msg = JointState(name=self._joint_names,
                              position=[float(v) for v in sample.positions]
@@ -120,7 +120,7 @@ class EpisodeRecording:
         self._last_image = frame.stamp
 
         def build() -> Any:
-            from frankenbot.perception.ros_conversions import image_msg_from_rgb
+            from frankenbot.nodes.scene_msgs import image_msg_from_rgb
 
             return image_msg_from_rgb(frame.rgb, frame.stamp, CAMERA_FRAME)
 
@@ -148,7 +148,7 @@ class EpisodeRecording:
 
     def on_event(self, record: Any) -> None:
         """An ``anomaly.records.AnomalyRecord`` (monitor or control thread)."""
-        from frankenbot.anomaly.ros_conversions import event_to_msg
+        from frankenbot.nodes.anomaly_msgs import event_to_msg
 
         msg = event_to_msg(record, task_id=self.task_id, to_time=self._monotonic_to_time)
         msg.header.stamp = self._stamp()
@@ -167,7 +167,7 @@ class EpisodeRecording:
 
     # ------------------------------------------------------------------ internals
     def _stamp(self) -> Any:
-        from frankenbot.perception.ros_conversions import time_to_msg
+        from frankenbot.nodes.scene_msgs import time_to_msg
 
         return time_to_msg(float(self._sim_time()))
 
@@ -175,7 +175,7 @@ class EpisodeRecording:
         """The executor's monotonic clock -> wall time (0 stays the zero Time)."""
         from builtin_interfaces.msg import Time
 
-        from frankenbot.perception.ros_conversions import time_to_msg
+        from frankenbot.nodes.scene_msgs import time_to_msg
 
         if t <= 0.0:
             return Time()

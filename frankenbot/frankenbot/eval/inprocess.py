@@ -13,9 +13,10 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from frankenbot.errors import FrankenbotError
+from frankenbot.eval.stack import IN_PROCESS_STALE_S
 from frankenbot.eval.tables import EpisodeOutcome
 
 
@@ -29,14 +30,10 @@ class BrainOptions:
     memory_config: Any = None  # a MemoryConfig (robot_id, thresholds); None: the defaults
     episode_timeout: float = 240.0  # wall seconds of execution before the episode is cancelled
     noise: str = "none"  # sim camera sensor model: none | realistic | harsh
-    review: str = "never"  # safety review of each plan: auto | always | never
+    # safety review of each plan and replan: auto | always | never (the planner node's default)
+    review: str = "auto"
     review_config: Any = None  # planner.review.ReviewConfig (None: config/review.yaml)
-    # seconds without a processed frame before the scene counts as stale (perception and the
-    # executor, both on the sim's clock): the mix benchmark's value (eval/mix.py). In one
-    # process the perception thread shares the GIL with the physics, render and monitor
-    # threads on a 2-core machine and lags by over a second under load, which a deployment
-    # (perception in its own process) does not; a dead camera is still caught after this long
-    scene_stale_after_s: float = 3.0
+    scene_stale_after_s: float = IN_PROCESS_STALE_S  # see eval/stack.py
 
 
 class InProcessBrain:
@@ -50,7 +47,7 @@ class InProcessBrain:
         self.stack = SimStack(scene="perceived", realtime_factor=options.realtime_factor,
                               camera_rate=options.camera_rate,
                               perception_rate=options.perception_rate, noise=options.noise,
-                              stale_timeout_s=options.scene_stale_after_s)
+                              stale_timeout=options.scene_stale_after_s)
         self.world, self.robot = self.stack.world, self.stack.robot
         self.planner = Planner(client=_vlm_client() if options.planner == "vlm" else None)
         self.planner_kind = options.planner
@@ -64,14 +61,9 @@ class InProcessBrain:
 
         # Memory learns from the executor's report only (EpisodeRunner.finish); the oracle's
         # verdict below is the measurement and never reaches it.
-        review = None
-        if options.review != "never":
-            from frankenbot.planner.review import SafetyReview, apply_review, load_review_config
+        from frankenbot.planner.review import review_port
 
-            safety = SafetyReview(options.review_config or load_review_config())
-
-            def review(outcome: Any, scene: Any) -> Any:
-                return apply_review(outcome, scene, safety, options.review)
+        review = review_port(options.review, options.review_config)
         self.runner = EpisodeRunner(
             self.planner, scene=self.stack.scene,
             context=store_context(self.memory) if self.memory is not None else None,
@@ -79,15 +71,18 @@ class InProcessBrain:
             review=review)
 
     def run_episode(self, family: str, seed: int, *, inject: tuple[str, str] | None = None,
-                    record_to: Path | None = None, instruction: str | None = None
+                    record_to: Path | None = None, instruction: str | None = None,
+                    scene: Any = None, names: Mapping[str, str] | None = None
                     ) -> EpisodeOutcome:
         """One episode; ``record_to`` writes its MCAP recording (ROS 2 encoding) there;
         ``instruction`` replaces the task's own words (same task, same oracle: how
-        ``bench --phrasings`` runs a phrasing on a sampled scene)."""
+        ``bench --phrasings`` runs a phrasing on a sampled scene). ``scene``: a scene given as
+        data (``sim.scene_spec.SceneSpec``, an external suite's task) instead of the family's,
+        ``family`` then only labels the outcome; ``names``: what its objects are called."""
         from dataclasses import replace
 
         t0 = time.monotonic()
-        instance = self.stack.reset(family, seed)
+        instance = self.stack.reset(family, seed, scene=scene, names=names)
         if instruction is not None:
             instance = replace(instance, instruction=instruction)
         recording = None
@@ -109,7 +104,8 @@ class InProcessBrain:
         from frankenbot.execution.executor import ExecutorParams
 
         params = ExecutorParams(scene_stale_after_s=self.options.scene_stale_after_s)
-        self.executor = self.stack.executor(self.planner, experience=experience, params=params,
+        # tier-3 replans go through the runner: reviewed like the first plan
+        self.executor = self.stack.executor(self.runner, experience=experience, params=params,
                                             **hooks)
         try:
             with self.stack.running(
@@ -134,16 +130,18 @@ class InProcessBrain:
     def _episode(self, family: str, seed: int, instance: Any, inject: tuple[str, str] | None,
                  t0: float) -> EpisodeOutcome:
         from frankenbot.execution.episode import report_of
-        from frankenbot.program import parse_program
-        from frankenbot.program.tree import count_lines
 
         task_id = f"{family}-{seed}"
+        library = ({s.name for s in self.memory.list_skills()} if self.memory is not None
+                   else set())
         planned = self.runner.plan(instance.instruction, task_id=task_id,
                                    planner=self.planner_kind)
+        calls = 1 + planned.repair_calls
         if not planned.ok:
             return EpisodeOutcome(family, seed, instance.instruction, False, False,
                                   planned.vlm_calls, time.monotonic() - t0,
-                                  detail=f"planner: {planned.message}")
+                                  detail=f"planner: {planned.message}", planning_calls=calls)
+        lines, tokens = written_size(planned.program_text, library)
         if inject is not None:
             self.world.inject(inject[0], inject[1], {})
         # The watchdog: an episode that outlives its wall-clock budget is cancelled (the arm
@@ -166,7 +164,7 @@ class InProcessBrain:
             family=family, seed=seed, instruction=instance.instruction,
             success=bool(verdict.success), program_ok=outcome.success,
             vlm_calls=planned.vlm_calls + outcome.vlm_calls, wall_time=time.monotonic() - t0,
-            program_lines=count_lines(parse_program(planned.program_text).program),
+            program_lines=lines, program_tokens=tokens, planning_calls=calls,
             anomalies=len(tiers),
             tiers=tiers, injected=inject[0] if inject else "",
             anomaly_classes=tuple(a.anomaly_class.value for a in outcome.anomalies),
@@ -184,6 +182,22 @@ class InProcessBrain:
         if self.memory is not None:
             self.memory.close()
         self.stack.close()
+
+
+def written_size(program_text: str, library: set[str]) -> tuple[int, int]:
+    """(lines, estimated tokens) of what the planner wrote: the program less the definitions
+    of library skills it carries along (a call of a memory skill is one line, as in the
+    memory benchmark)."""
+    from dataclasses import replace
+
+    from frankenbot.memory.tokens import estimate_tokens
+    from frankenbot.program import parse_program
+    from frankenbot.program.printer import print_program
+    from frankenbot.program.tree import count_lines
+
+    program = parse_program(program_text).program
+    written = replace(program, skills=tuple(s for s in program.skills if s.name not in library))
+    return count_lines(written), estimate_tokens(print_program(written))
 
 
 def _vlm_client() -> Any:

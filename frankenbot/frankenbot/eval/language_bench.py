@@ -8,6 +8,11 @@ task families plus multi-step ones, and refusals, each bound to a sampled develo
   impossible, ambiguous) and its message names what it must (the candidates, the reason);
 - precision of plans: of every program the planner wrote (refusal cases included), the share
   whose frames were right: a wrong program that moves is worse than a refusal;
+- wrong programs: the count of programs written that were not what was asked (judged by the
+  expected frames, the set's oracle), reported apart from refusals (a phrasing refused is a
+  miss, never a wrong program);
+- refusal accuracy by kind (unsafe, out_of_scope, impossible, ambiguous) and scores by phrasing
+  class (coordination, terse, source_path, goal_state, quantified, list_order, manner_until);
 - coverage: the share of phrasings that got a program at all;
 - median understanding time per instruction, with the language tools already loaded.
 
@@ -74,6 +79,11 @@ class Scores:
     covered: int  # phrasings that got a program
 
     @property
+    def wrong_programs(self) -> int:
+        """Programs written that were not what was asked (refusal cases included)."""
+        return self.plans - self.plans_right
+
+    @property
     def frame_accuracy(self) -> float:
         return self.frames_right / self.phrasings if self.phrasings else float("nan")
 
@@ -120,7 +130,35 @@ def _line(name: str, s: Scores) -> str:
     return (f"{name:9s} frames {s.frames_right}/{s.phrasings} ({s.frame_accuracy:.1%})  "
             f"refusals {s.refusals_right}/{s.refusals} ({s.refusal_accuracy:.1%})  "
             f"precision {s.plans_right}/{s.plans} ({s.precision:.1%})  "
+            f"wrong programs {s.wrong_programs}  "
             f"coverage {s.coverage:.1%}  median {s.median_ms:.2f} ms")
+
+
+def _summary(s: Scores) -> dict[str, Any]:
+    return {"frame_accuracy": s.frame_accuracy, "frames": s.phrasings,
+            "refusal_accuracy": s.refusal_accuracy, "refusals": s.refusals,
+            "precision": s.precision, "plans": s.plans, "wrong_programs": s.wrong_programs,
+            "coverage": s.coverage, "median_ms": s.median_ms}
+
+
+def by_kind(results: list[CaseResult]) -> dict[str, tuple[int, int]]:
+    """Refusal cases by expected kind: (right, total)."""
+    out: dict[str, tuple[int, int]] = {}
+    for r in results:
+        if r.case.refusal:
+            right, total = out.get(r.case.refusal, (0, 0))
+            out[r.case.refusal] = (right + r.correct, total + 1)
+    return dict(sorted(out.items()))
+
+
+def by_class(results: list[CaseResult]) -> dict[str, dict[str, Scores]]:
+    """Scores per phrasing class, per split (rows written for a class; "" rows left out)."""
+    out: dict[str, dict[str, Scores]] = {}
+    for cls in sorted({r.case.phrasing_class for r in results} - {""}):
+        mine = [r for r in results if r.case.phrasing_class == cls]
+        out[cls] = {split: score([r for r in mine if r.case.split == split])
+                    for split in ("dev", "held_out")}
+    return out
 
 
 def run_benchmark(quick: bool = False) -> dict:
@@ -136,10 +174,15 @@ def run_benchmark(quick: bool = False) -> dict:
             continue
         s = score(part)
         print(_line(split, s), flush=True)
-        report[split] = {"frame_accuracy": s.frame_accuracy, "frames": s.phrasings,
-                         "refusal_accuracy": s.refusal_accuracy, "refusals": s.refusals,
-                         "precision": s.precision, "plans": s.plans, "coverage": s.coverage,
-                         "median_ms": s.median_ms}
+        report[split] = _summary(s)
+    kinds = by_kind(results)
+    print("refusals by kind: " + ", ".join(f"{k} {a}/{n}" for k, (a, n) in kinds.items()))
+    report["refusals_by_kind"] = {k: {"right": a, "cases": n} for k, (a, n) in kinds.items()}
+    report["classes"] = {}
+    for cls, parts in by_class(results).items():
+        for split, s in parts.items():
+            print(_line(f"{cls}/{split}", s))
+        report["classes"][cls] = {split: _summary(s) for split, s in parts.items()}
     if not quick:
         from frankenbot.eval.language_set import build
         from frankenbot.eval.seeds import EVALUATION_FIRST_SEED
@@ -149,8 +192,7 @@ def run_benchmark(quick: bool = False) -> dict:
         s = score(unseen)
         print(_line("eval-scn", s) + "  (same phrasings, evaluation-seed scenes)", flush=True)
         report["evaluation_scenes"] = {
-            "frame_accuracy": s.frame_accuracy, "refusal_accuracy": s.refusal_accuracy,
-            "precision": s.precision, "coverage": s.coverage, "median_ms": s.median_ms,
+            **_summary(s),
             "misses": [f"{r.case.case_id} {r.case.text!r}" for r in unseen if not r.correct]}
     wrong = [r for r in results if not r.correct]
     # misses of the development part only: the held-out part is scored, never read for tuning

@@ -1,8 +1,12 @@
 """The language development set: hand-written phrasings, each bound to a sampled sim scene.
 
-Sources (written for issue 14, in ``frankenbot/test/fixtures/language/``):
-``phrasings.tsv`` rows ``family<TAB>expected frames<TAB>phrasing`` with placeholders, and
-``refusals.tsv`` rows ``scene family<TAB>kind<TAB>must contain<TAB>instruction``. ``build()``
+Sources (written for issues 14 and 34, in ``frankenbot/test/fixtures/language/``):
+``phrasings.tsv`` rows ``family<TAB>expected frames<TAB>phrasing[<TAB>class]`` with placeholders
+(an expectation ``?KIND:TEXT`` asks for a refusal of that kind whose message names TEXT: a
+phrasing whose words leave something open), and ``refusals.tsv`` rows ``scene
+family<TAB>kind<TAB>must contain<TAB>instruction[<TAB>class]``; ``class`` names the phrasing
+class a row was written for (coordination, terse, source_path, goal_state, quantified,
+list_order, manner_until), so the benchmark can score each class. ``build()``
 fills every row from the sim's task sampler on a development seed: the text placeholders become
 the sampled task's objects in words, the expected frames their ids (the truth comes from the
 sampler's parameters, never from the planner). The filled set is stored as ``dev_set.jsonl`` so
@@ -42,6 +46,7 @@ class LanguageCase:
     split: str = "dev"  # dev | held_out
     source: str = ""  # the phrasing as written, placeholders and all
     tag: str = ""  # the phrasing's family label (conditional/closest, multi/stack, ...)
+    phrasing_class: str = ""  # the phrasing class it was written for ("" before issue 34)
 
 
 DEV_ONLY_MARK = "#@dev-only"  # rows after this line were tuned on: never held out
@@ -77,26 +82,35 @@ def _roles(family: str, seed: int) -> tuple[dict[str, str], object]:
     if "target" in params:
         roles["target"] = str(params["target"])
     if "order" in params:
-        for k, oid in zip("abc", params["order"], strict=False):  # type: ignore[arg-type]
+        for k, oid in zip("abc", params["order"], strict=False):
             roles[k] = str(oid)
     named = set(roles.values())
     others = sorted(o.object_id for o in scene.objects
                     if o.shape == "block" and o.object_id not in named)
     if others:
         roles["other"] = others[0]
+    if len(others) > 1:
+        roles["other2"] = others[1]
     present = {o.colour for o in scene.objects if o.shape == "block"}
     roles["absent"] = next(c for c in BLOCK_COLOURS if c not in present)
     bowls = {o.colour for o in scene.objects if o.shape == "bowl"}
     roles["absent_bowl"] = next((c for c in BOWL_COLOURS if c not in bowls), "pink")
     roles["_variant"] = str(params.get("variant", ""))
+    if "relation" in params:  # the new world's relative placements
+        roles["rel"] = str(params["relation"])
+        roles["rel_text"] = RELATION_TEXT.get(roles["rel"], roles["rel"].replace("_", " "))
     return roles, scene
+
+
+RELATION_TEXT = {"left_of": "to the left of", "right_of": "to the right of",
+                 "in_front_of": "in front of", "behind": "behind"}
 
 
 def _fill(template: str, roles: dict[str, str], seed: int) -> str | None:
     def sub(m: re.Match[str]) -> str:
         key = m.group(1)
         base, _, kind = key.partition("_")
-        if key in ("absent", "absent_bowl"):
+        if key in ("absent", "absent_bowl", "rel_text"):
             return roles[key]
         if base not in roles:
             raise KeyError(key)
@@ -124,7 +138,7 @@ def build(first_seed: int = 0) -> list[LanguageCase]:
     seeds, scenes never used in development, to measure how the reading carries over."""
     cases: list[LanguageCase] = []
     rows, dev_only = _rows_and_mark(FIXTURES / "phrasings.tsv")
-    for i, (label, expect, text) in enumerate(rows):
+    for i, (label, expect, text, *cls) in enumerate(rows):
         family, _, variant = label.partition("/")
         if family == "multi":
             family, variant = variant, ""
@@ -139,12 +153,17 @@ def build(first_seed: int = 0) -> list[LanguageCase]:
         filled = _fill(text, roles, seed)
         if filled is None:
             raise ValueError(f"phrasing {i} ({text!r}) names a role {family} has no object for")
+        refusal, must = "", ()
+        if expect.startswith("?"):  # the words leave something open: a question, not a plan
+            refusal, _, said = expect[1:].partition(":")
+            must, expect = ((_fill(said, roles, seed) or said,) if said else ()), ""
         cases.append(LanguageCase(
-            f"p{i:03d}", family, seed, filled, expect=_expect(expect, roles),
+            f"p{i:03d}", family, seed, filled, expect=_expect(expect, roles), refusal=refusal,
+            must_contain=must,
             split="held_out" if i < dev_only and i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1
             else "dev",
-            source=text, tag=label))
-    for i, (family, kind, must, text) in enumerate(_rows(FIXTURES / "refusals.tsv")):
+            source=text, tag=label, phrasing_class=cls[0] if cls else ""))
+    for i, (family, kind, must, text, *cls) in enumerate(_rows(FIXTURES / "refusals.tsv")):
         seed = first_seed + 500 + i
         roles, _scene = _roles(family, seed)
         filled = _fill(text, roles, seed)
@@ -155,7 +174,7 @@ def build(first_seed: int = 0) -> list[LanguageCase]:
         cases.append(LanguageCase(
             f"r{i:03d}", family, seed, filled, refusal=kind, must_contain=must_filled,
             split="held_out" if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1 else "dev",
-            source=text, tag="refusal"))
+            source=text, tag="refusal", phrasing_class=cls[0] if cls else ""))
     return cases
 
 

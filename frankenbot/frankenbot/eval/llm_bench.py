@@ -118,7 +118,7 @@ def bench_validity(url: str, n_tasks: int, max_tokens: int) -> dict[str, Any]:
     seed = evaluation_seeds(1)[0]
     out: dict[str, Any] = {"families": families, "seed": seed}
     for label, mode in (("constrained", "auto"), ("unconstrained", "text")):
-        cfg = PlannerConfig(default_planner="vlm", max_repairs=0, vlm=vlm_config_for(
+        cfg = PlannerConfig(planner_mode="vlm", max_repairs=0, vlm=vlm_config_for(
             "llamacpp", base_url=url, mode=mode, max_tokens=max_tokens))
         planner = Planner(cfg, make_client(cfg))
         valid, parsed, times, tokens = 0, 0, [], []
@@ -184,8 +184,8 @@ PARTS = ("speed", "validity", "tier2")
 
 def run_benchmark(quick: bool = False, base_url: str = "", n_tasks: int = 0,
                   parts: Sequence[str] = PARTS) -> dict[str, Any]:
+    from frankenbot.llm.server import LlmServer, LlmServerConfig, llama_cpp_available
     from frankenbot.planner import language
-    from frankenbot.planner.llm_server import LlmServer, LlmServerConfig, llama_cpp_available
     from frankenbot.program.catalog import default_catalog
 
     if not base_url and not llama_cpp_available():

@@ -118,7 +118,7 @@ def validation_executor(object_ids: Callable[[str, int], tuple[str, ...]]) -> Ex
 
 
 def _plan(store: MemoryStore | None, instruction: str, scene, planner
-          ) -> tuple[Program, Catalog, ArmResult]:  # type: ignore[no-untyped-def]
+          ) -> tuple[Program, Catalog, ArmResult]:
     from frankenbot.errors import PlannerError
     from frankenbot.execution.episode import plan_request, store_context
     from frankenbot.planner.prompt import PromptBuilder
@@ -300,15 +300,15 @@ def run_benchmark(quick: bool = False, execute: bool | None = None,
           f"{'plan calls':>12}{'VLM calls':>11}{'skill calls':>13}{'success':>10}"
           f"{'lines 2nd half':>16}")
     for arm in ARMS:
-        s = summary[arm]  # type: ignore[index]
+        s = summary[arm]
         print(f"{arm:<8}{s['lines_mean']:>8.2f}{s['tokens_mean']:>9.1f}"
               f"{s['prompt_tokens_mean']:>12.1f}{s['prompt_chars_mean']:>12.0f}"
               f"{s['planning_calls_mean']:>12.2f}{s['vlm_calls_mean']:>11.2f}"
               f"{s['skill_calls_mean']:>13.2f}{s['success']:>6}/{len(rows):<3}"
               f"{s['lines_mean_second_half']:>16.2f}")
-    none = summary["none"]  # type: ignore[index]
+    none = summary["none"]
     for arm in ("seeds", "learned"):
-        s = summary[arm]  # type: ignore[index]
+        s = summary[arm]
         print(f"{arm} vs none: program lines {_pct(s['lines_mean'], none['lines_mean'])},"
               f" program tokens {_pct(s['tokens_mean'], none['tokens_mean'])},"
               f" prompt tokens {_pct(s['prompt_tokens_mean'], none['prompt_tokens_mean'])},"
@@ -320,7 +320,7 @@ def run_benchmark(quick: bool = False, execute: bool | None = None,
             print(f"  {s.name}({', '.join(f'{n}: {t}' for n, t in s.params)})"
                   f"  uses {s.uses}, successes {s.successes}")
     for arm in ("seeds", "learned"):
-        s = summary[arm]  # type: ignore[index]
+        s = summary[arm]
         print(f"memory cost ({arm}): get_context median {s['context_ms_median']:.1f} ms,"
               f" record_episode median {s['record_ms_median']:.1f} ms")
     print(f"retrieval: {info['retrieval']}; token estimate vs WordPiece:"

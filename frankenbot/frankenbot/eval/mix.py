@@ -33,6 +33,7 @@ import numpy as np
 
 from frankenbot.errors import ConfigError, SimError
 from frankenbot.eval.seeds import EVALUATION_FIRST_SEED, evaluation_seeds
+from frankenbot.eval.stack import IN_PROCESS_STALE_S
 from frankenbot.eval.stats import mcnemar_exact, wilson_interval
 
 MIXES: dict[str, dict[str, float]] = {
@@ -154,10 +155,22 @@ def kinds_by_class() -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
-def draw_episodes(mix: str, n: int, first_seed: int = EVALUATION_FIRST_SEED) -> list[EpisodeSpec]:
-    """The episode list of ``mix``: deterministic in (mix, n, first_seed)."""
+def _eligible(kind: str, proxy: str) -> bool:
+    """May ``kind`` be drawn for a task that behaves like family ``proxy``? ("" : a task that
+    grasps nothing: only the kinds every family may get)."""
+    families = KIND_USE[kind].families
+    return proxy in families if proxy else set(_ALL) <= set(families)
+
+
+def draw_episodes(mix: str, n: int, first_seed: int = EVALUATION_FIRST_SEED,
+                  tasks: Mapping[str, str] | None = None) -> list[EpisodeSpec]:
+    """The episode list of ``mix``: deterministic in (mix, n, first_seed, tasks). ``tasks``:
+    draw from these tasks instead of our families (an external suite's task ids, each with the
+    family it behaves like for the anomaly kinds, "" when it grasps nothing)."""
     from frankenbot.sim.tasks import TASK_FAMILIES
 
+    pool = tuple(tasks) if tasks else tuple(TASK_FAMILIES)
+    proxy = dict(tasks) if tasks else {f: f for f in TASK_FAMILIES}
     if mix not in MIXES:
         raise ConfigError(f"unknown mix {mix!r}; valid: {', '.join(MIXES)}")
     if n < 1:
@@ -172,20 +185,21 @@ def draw_episodes(mix: str, n: int, first_seed: int = EVALUATION_FIRST_SEED) -> 
         range(first_seed, first_seed + n))
     for i, seed in enumerate(seeds):
         rng = np.random.default_rng([sum(map(ord, mix)), int(seed)])
-        family = str(TASK_FAMILIES[int(rng.integers(len(TASK_FAMILIES)))])
+        family = str(pool[int(rng.integers(len(pool)))])
+        like = proxy[family]
         count = int(rng.choice(ANOMALY_COUNTS))
         injections: list[Injection] = []
         for _ in range(count):
             for _attempt in range(20):  # a class with no kind for this family: draw again
                 cls = classes[int(rng.choice(len(classes), p=weights))]
-                kinds = [k for k in by_class.get(cls, ()) if family in KIND_USE[k].families
+                kinds = [k for k in by_class.get(cls, ()) if _eligible(k, like)
                          and all(j.kind != k for j in injections)]
                 if kinds:
                     kind = kinds[int(rng.integers(len(kinds)))]
                     use = KIND_USE[kind]
                     # families that never grasp a block only see the arm-level phases
                     phases = [p for p in use.phases
-                              if family in _PICK or p in ARM_PHASES] or list(use.phases)
+                              if like in _PICK or p in ARM_PHASES] or list(use.phases)
                     phase = phases[int(rng.integers(len(phases)))]
                     injections.append(Injection(kind, phase, dict(use.params)))
                     break
@@ -237,10 +251,7 @@ class MixOptions:
     realtime_factor: float = 1.0
     episode_timeout: float = 150.0  # wall seconds before an episode is cancelled
     planner: str = "offline"
-    # seconds without a new frame before the scene counts as stale (executor: wall, perception:
-    # sim): above the 1 s defaults because on a shared, oversubscribed 2-core machine the
-    # perception thread alone can lag by seconds; a dead camera is still caught after this long
-    scene_stale_after_s: float = 3.0
+    scene_stale_after_s: float = IN_PROCESS_STALE_S  # see eval/stack.py
 
 
 class MixRunner:
@@ -253,7 +264,7 @@ class MixRunner:
 
         self.options = options
         self.stack = SimStack(scene="perceived", realtime_factor=options.realtime_factor,
-                              stale_timeout_s=options.scene_stale_after_s)
+                              stale_timeout=options.scene_stale_after_s)
         client = None
         if options.planner == "vlm":
             from frankenbot.eval.inprocess import _vlm_client
@@ -278,16 +289,22 @@ class MixRunner:
             tier2_method: str = "rules") -> MixOutcome:
         """Play ``spec`` under ``ablation``; ``expert``/``tier2_method`` replace tier 2's
         default (the rule table), as the executor node's parameters would."""
-        from frankenbot.anomaly.escalation import Budgets
+        from frankenbot.anomaly.escalation import Budgets, Tier2Settings
         from frankenbot.execution.executor import ExecutorParams
         from frankenbot.planner.request import PlanRequest
 
         t0 = time.monotonic()
-        instance = self.stack.reset(spec.family, spec.seed)
+        if "/" in spec.family:  # an external suite's task (``draw_episodes(tasks=...)``)
+            from frankenbot.eval.libero.bench import scene_for
+
+            scene, names = scene_for(spec.family, spec.seed)
+            instance = self.stack.reset(spec.family, spec.seed, scene=scene, names=names)
+        else:
+            instance = self.stack.reset(spec.family, spec.seed)
         memory = self._memory(ablation)
         params = ExecutorParams(budgets=Budgets(ablation.handler_retries, ablation.tier2_attempts,
                                                 ablation.replans),
-                                tier2_method=tier2_method,
+                                tier2=Tier2Settings(tier2_method),
                                 scene_stale_after_s=self.options.scene_stale_after_s)
         experience = None
         if memory is not None:

@@ -25,7 +25,12 @@ def run_mix_command(args: argparse.Namespace) -> int:
     ablations = list(ABLATIONS) if args.ablations == ["all"] else list(args.ablations)
     if "full" not in ablations:
         ablations.insert(0, "full")
-    specs = draw_episodes(args.mix, args.episodes, first)
+    tasks = None
+    if getattr(args, "mix_suite", ""):
+        from frankenbot.eval.libero.bench import mix_tasks
+
+        tasks = mix_tasks(args.mix_suite)
+    specs = draw_episodes(args.mix, args.episodes, first, tasks)
     quiet = args.json
     say = (lambda s: None) if quiet else (lambda s: print(s, flush=True))
     say(f"\n=== {args.mix} mix: {len(specs)} episodes x {len(ablations)} configuration(s), "
@@ -36,6 +41,7 @@ def run_mix_command(args: argparse.Namespace) -> int:
     # taken before the run: the commit the workers import and the load they start under
     meta = provenance(
         mix=args.mix, episodes=len(specs), first_seed=specs[0].seed, workers=args.workers,
+        tasks=f"LIBERO {args.mix_suite} (set-up tasks)" if tasks else "our task families",
         ray=args.ray or "",
         planner=args.planner, realtime_factor=args.realtime_factor or 1.0, ablations=ablations,
         scene="perceived (MuJoCo renders through the perception pipeline)", sensor_noise="none",
@@ -61,7 +67,10 @@ def run_mix_command(args: argparse.Namespace) -> int:
             for a in ablations}
     report["outcomes"] = [o.__dict__ | {"fired": [f.__dict__ for f in o.fired]}
                           for o in outcomes]
-    path = write_report(args.out, f"mix-{args.mix}-{specs[0].seed}-{len(specs)}", report)
+    name = f"mix-{args.mix}-{specs[0].seed}-{len(specs)}"
+    if tasks:
+        name = f"mix-{args.mix_suite}-{args.mix}-{specs[0].seed}-{len(specs)}"
+    path = write_report(args.out, name, report)
     if quiet:
         print(json.dumps({k: v for k, v in report.items() if k != "outcomes"}, indent=2,
                          default=str))

@@ -96,7 +96,7 @@ def bench_estop_ros(n: int) -> dict[str, float]:
     from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
     from frankenbot.nodes.ros_robot import TRAJECTORY_TOPIC, RosRobot
-    from frankenbot.nodes.spin import ResponsiveExecutor
+    from frankenbot.nodes.spin import Spinner, make_executor
     from frankenbot.state import Scene
 
     context = rclpy.context.Context()
@@ -115,11 +115,10 @@ def bench_estop_ros(n: int) -> dict[str, float]:
 
         operator.create_subscription(JointTrajectoryMsg, TRAJECTORY_TOPIC, on_traj, 10)
         pub = operator.create_publisher(Bool, "frankenbot/estop", 10)
-        executor = ResponsiveExecutor(num_threads=3, context=context)
+        executor = make_executor(3, context=context)
         executor.add_node(brain)
         executor.add_node(operator)
-        spin = threading.Thread(target=executor.spin, daemon=True)
-        spin.start()
+        spinner = Spinner(executor, "motion-bench").start()
         deadline = time.monotonic() + 10.0
         while (pub.get_subscription_count() == 0
                or brain.count_publishers(TRAJECTORY_TOPIC) == 0) and time.monotonic() < deadline:
@@ -136,6 +135,7 @@ def bench_estop_ros(n: int) -> dict[str, float]:
             pub.publish(Bool(data=False))
             time.sleep(0.05)
         in_callback = list(robot.estop_latencies)
+        spinner.stop()
         executor.shutdown()
         brain.destroy_node()
         operator.destroy_node()

@@ -184,8 +184,6 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.scenes < 1:
         raise FrankenbotError(f"--scenes must be >= 1, got {args.scenes}")
     config = PerceptionConfig(stride=args.stride) if args.stride else None
-    if config is not None:
-        config.validate()
     if args.frames < 1:
         raise FrankenbotError(f"--frames must be >= 1, got {args.frames}")
     catalogue = None

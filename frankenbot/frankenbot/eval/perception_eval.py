@@ -381,11 +381,11 @@ def _rematch(totals: EvalTotals, pipeline: PerceptionPipeline, scene: Scene,
 
 def pose_error(estimated: np.ndarray, true: np.ndarray) -> tuple[float, float]:
     """(translation error m, rotation error degrees) between two 4x4 poses."""
-    e, t = np.asarray(estimated, float), np.asarray(true, float)
-    dt = float(np.linalg.norm(e[:3, 3] - t[:3, 3]))
-    r = e[:3, :3].T @ t[:3, :3]
-    ang = math.degrees(math.acos(float(np.clip((np.trace(r) - 1) / 2, -1.0, 1.0))))
-    return dt, ang
+    from frankenbot.perception.marker_board import pose_difference
+
+    return pose_difference(np.asarray(estimated, float), np.asarray(true, float))
+
+
 def perceived_sim_scene(task: str, seed: int) -> tuple[str, Scene, PlanImage | None, str]:
     """(task instruction, perceived scene, annotated image, object table) of a sim scene.
 

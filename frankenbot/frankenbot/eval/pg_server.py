@@ -21,10 +21,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from frankenbot.errors import FrankenbotError
+
 SUPERUSER = "frankenbot"
 
 
-class PostgresUnavailable(RuntimeError):
+class PostgresUnavailable(FrankenbotError, RuntimeError):
     """The server binaries are not installed (tests skip with this message)."""
 
 

@@ -5,8 +5,11 @@ Each row is ``family<TAB>phrasing``; in the phrasing ``{obj}``, ``{target}``, ``
 block"). Every row is run on every chosen seed of its family: the sim samples the task, the
 placeholders are filled from that sample, the in-process brain plans the phrasing (offline
 planner unless asked otherwise) from the perceived scene and executes it, and the sim's oracle
-judges the family's task. A refused phrasing is a failure. Results per family, Wilson intervals.
-Default seeds are evaluation seeds (``frankenbot.eval.seeds``).
+judges the family's task. A refused phrasing is a failure. Results per family, Wilson intervals,
+and apart from them: refusals (the planner asked or declined: nothing moved) and claimed
+successes the oracle fails (the program ended with success but the task is not done: a wrong
+program, or a right one that did not hold). ``noise`` picks the sim camera's sensor model
+(docs/CAMERA.md). Default seeds are evaluation seeds (``frankenbot.eval.seeds``).
 """
 
 from __future__ import annotations
@@ -72,19 +75,42 @@ def fill(phrasing: str, params: dict) -> str | None:
         return None
 
 
+@dataclass(frozen=True)
+class Verdicts:
+    """What the oracle's verdicts do not show per family: how the failures failed."""
+
+    episodes: int
+    successes: int
+    refused: int  # the planner wrote no program (asked, declined)
+    claimed_but_failed: int  # the program ended with success, the oracle says not done
+
+    def as_dict(self) -> dict[str, int]:
+        return {"episodes": self.episodes, "successes": self.successes, "refused": self.refused,
+                "claimed_successes_the_oracle_fails": self.claimed_but_failed}
+
+
+def verdicts(outcomes: list) -> Verdicts:
+    return Verdicts(len(outcomes), sum(o.success for o in outcomes),
+                    sum(o.detail.startswith("planner:") for o in outcomes),
+                    sum(o.program_ok and not o.success for o in outcomes))
+
+
 def run_phrasings(path: Path, seeds: tuple[int, ...], *, out_dir: Path, planner: str = "offline",
-                  realtime_factor: float = 2.0, log: Callable[[str], None] = print
-                  ) -> tuple[list, Path, Path]:
-    """Every row on every seed, in one in-process brain; JSON + Markdown to ``out_dir``."""
+                  realtime_factor: float = 2.0, noise: str = "none",
+                  log: Callable[[str], None] = print,
+                  rows: list[PhrasingRow] | None = None) -> tuple[list, Path, Path]:
+    """Every row on every seed, in one in-process brain; JSON + Markdown to ``out_dir``.
+    ``rows`` (a subset of the file's rows) runs only those."""
 
     from frankenbot.eval.inprocess import BrainOptions, InProcessBrain
     from frankenbot.eval.tables import markdown_table, summarise, write_results
     from frankenbot.sim.tasks import sample_task
 
-    rows = read_rows(path)
+    rows = rows if rows is not None else read_rows(path)
     outcomes = []
     t0 = time.monotonic()
-    with InProcessBrain(BrainOptions(planner=planner, realtime_factor=realtime_factor)) as brain:
+    with InProcessBrain(BrainOptions(planner=planner, realtime_factor=realtime_factor,
+                                     noise=noise)) as brain:
         for row in rows:
             for seed in seeds:
                 params = dict(sample_task(row.family, seed).task.params)
@@ -100,12 +126,18 @@ def run_phrasings(path: Path, seeds: tuple[int, ...], *, out_dir: Path, planner:
                     + ("" if o.success else f"\n         {o.detail.splitlines()[0][:160]}"))
     from frankenbot.eval.provenance import provenance
 
-    meta = {**provenance(planner=planner, scene="perceived", sensor_noise="none",
+    v = verdicts(outcomes)
+    meta = {**provenance(planner=planner, scene="perceived", sensor_noise=noise,
                          judge="sim oracle"),
-            "title": f"Phrasings from {path.name}, {planner} planner", "planner": planner,
-            "seeds": list(seeds), "rows": len(rows), "file": str(path),
-            "realtime_factor": realtime_factor, "wall_time_s": round(time.monotonic() - t0, 1)}
-    json_path, md_path = write_results(out_dir, f"phrasings-{path.stem}-{planner}", outcomes, meta)
+            "title": f"Phrasings from {path.name}, {planner} planner, noise {noise}",
+            "planner": planner, "seeds": list(seeds), "rows": len(rows), "file": str(path),
+            "realtime_factor": realtime_factor, "verdicts": v.as_dict(),
+            "wall_time_s": round(time.monotonic() - t0, 1)}
+    suffix = "" if noise == "none" else f"-{noise}"
+    json_path, md_path = write_results(out_dir, f"phrasings-{path.stem}-{planner}{suffix}",
+                                       outcomes, meta)
     log("")
     log(markdown_table(summarise(outcomes), title=meta["title"]))
+    log(f"{v.successes}/{v.episodes} oracle successes; {v.refused} refused by the planner; "
+        f"{v.claimed_but_failed} claimed successes the oracle fails")
     return outcomes, json_path, md_path

@@ -78,7 +78,7 @@ def run_benchmark(quick: bool = False) -> dict[str, Any]:
     """Measure and print; returns the numbers. ``quick``: fewer seeds and VLM tasks."""
     t0 = time.perf_counter()
     cases = sim_cases(seeds_per_template=1 if quick else 5, first_seed=EVALUATION_FIRST_SEED)
-    offline = Planner(PlannerConfig(default_planner="offline"))
+    offline = Planner(PlannerConfig(planner_mode="offline"))
     sim = _summarise(_run(offline, cases))
     para = _summarise(_run(offline, paraphrase_cases()))
     refusals = _run(offline, refusal_cases())
@@ -100,7 +100,7 @@ def run_benchmark(quick: bool = False) -> dict[str, Any]:
     }
     if not quick:
         report["offline_perceived"] = _summarise(_run(offline, perceived_cases(seeds=2)))
-    config = PlannerConfig(default_planner="vlm")
+    config = PlannerConfig(planner_mode="vlm")
     client = make_client(config)
     if client is None:
         report["vlm"] = "not measured: no endpoint (set OPENAI_API_KEY and/or OPENAI_BASE_URL)"

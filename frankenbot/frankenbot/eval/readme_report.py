@@ -506,8 +506,11 @@ def replace_between(text: str, body: str, where: str) -> str:
 
 def generated(results: Path, repo: Path) -> list[tuple[Path, str]]:
     """Each file with a generated part, and what that part says now."""
+    from frankenbot.eval.libero.report import libero_section
+
     ablations = ablation_section(results)
-    readme = measured_table(results) + (f"\n{ablations}" if ablations else "")
+    readme = (measured_table(results) + (f"\n{ablations}" if ablations else "")
+              + f"\n{libero_section(results)}")
     return [(repo / "README.md", readme),
             (repo / "docs" / "BENCHMARK.md", suite_section(results))]
 

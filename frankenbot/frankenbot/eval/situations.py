@@ -49,7 +49,7 @@ def situation_from_json(d: Mapping[str, object]) -> Situation:
         fc = d.get("failed_call")
         call = None
         if isinstance(fc, Mapping):
-            call = Call(str(fc["name"]), dict(fc.get("args", {})))  # type: ignore[arg-type]
+            call = Call(str(fc["name"]), dict(fc.get("args", {})))
         return Situation(
             kind=AnomalyKind(d["kind"]), anomaly_class=AnomalyClass(d["anomaly_class"]),
             detail=str(d.get("detail", "")), task=str(d.get("task", "")), failed_call=call,
@@ -151,7 +151,7 @@ def _cases(family: str, seed: int) -> Iterator[tuple[str, str, Situation, tuple[
                _sit(AnomalyKind.SCENE_STALE, "scene still stale after waiting", text, pick,
                     "main/1", names, tried=("insert:wait(seconds=1)",)), ("abort",))
     elif family == "tower":
-        order = [str(x) for x in p["order"]]  # type: ignore[union-attr]
+        order = [str(x) for x in p["order"]]
         base, mid, top = order
         place = Call("place_on", {"obj": top, "target": mid})
         yield ("topple_stack", "transport",

@@ -163,7 +163,7 @@ def report_from_json(data: dict) -> SoakReport:
                       interrupted=bool(s.get("interrupted", False)))
 
 
-def _count(items) -> dict[str, int]:  # type: ignore[no-untyped-def]
+def _count(items) -> dict[str, int]:
     out: dict[str, int] = {}
     for i in items:
         out[i] = out.get(i, 0) + 1

@@ -66,7 +66,8 @@ def run_suite(spec: SuiteSpec, *, out_dir: Path, realtime_factor: float = 2.0,
                       inject=list(spec.inject) if spec.inject else None,
                       scene="perceived (MuJoCo renders through the perception pipeline)",
                       sensor_noise=noise, realtime_factor=realtime_factor,
-                      scene_stale_after_s=options.scene_stale_after_s, judge="sim oracle")
+                      scene_stale_after_s=options.scene_stale_after_s,
+                      review=options.review, judge="sim oracle")
     meta.update(title=f"Task suite, {spec.planner} planner, sensor noise {noise}"
                 + (f", injected {spec.inject[0]}" if spec.inject else ""),
                 wall_time_s=round(time.monotonic() - t0, 1))

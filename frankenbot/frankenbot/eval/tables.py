@@ -29,6 +29,10 @@ class EpisodeOutcome:
     injected: str = ""  # injected anomaly kind, "" when none
     anomaly_classes: tuple[str, ...] = ()  # class of each detected anomaly (same order as tiers)
     latencies: tuple[float, ...] = ()  # s from detection to recovery command; -1 when none
+    # what the planner wrote (library skill definitions it carries not counted), estimated
+    # tokens of it, and planner invocations (1 + repair calls)
+    program_tokens: int = 0
+    planning_calls: int = 0
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """The planner's evaluation set: sim task instances, paraphrases, refusals.
 
 Used by the planner's tests and benchmark to measure coverage and first-call validity. Scenes here
-are what perception would report for a sampled sim task (ids are the sim's names, fixtures come
-from the sim's layout as perception takes them from config). They are built from the task
-sampler's placements, not from a running simulator, so they are cheap; this is measurement
+are what perception would report for a sampled sim task (ids are the sim's names, fixtures and
+their parts come from the scene's fixture map as perception takes them). They are built from the
+task sampler's placements, not from a running simulator, so they are cheap; this is measurement
 scaffolding and never feeds the brain at run time.
 """
 
@@ -39,18 +39,14 @@ def fixtures() -> tuple[SceneObject, ...]:
 
 
 def scene_of_task(family: str, seed: int) -> tuple[str, Scene]:
-    """(instruction, perceived-like scene) for the sim task ``family`` with ``seed``."""
-    from frankenbot.sim import layout
+    """(instruction, perceived-like scene) for the sim task ``family`` with ``seed``: every
+    object of the sampled layout, the scene's fixtures and their parts at their initial states
+    (``eval/ground_truth.py``)."""
+    from frankenbot.eval.ground_truth import scene_of_sample
     from frankenbot.sim.tasks import sample_task
 
     sampled = sample_task(family, seed)
-    objs = []
-    for p in sampled.placements:
-        spec = layout.OBJECT_BY_NAME[p.name]
-        z = p.z if p.z is not None else layout.TABLE_TOP_Z + spec.size[2] / 2
-        objs.append(SceneObject(p.name, p.name.replace("_", " "), spec.shape, spec.colour,
-                                (p.x, p.y, z), spec.size, yaw=p.yaw))
-    return sampled.task.instruction, Scene.of([*objs, *fixtures()])
+    return sampled.task.instruction, scene_of_sample(sampled)
 
 
 def sim_cases(seeds_per_template: int = 2, max_seed: int = 400, first_seed: int = 0
@@ -80,24 +76,10 @@ def sim_cases(seeds_per_template: int = 2, max_seed: int = 400, first_seed: int 
 
 
 def _template_index(family: str, seed: int) -> int:
-    """Which of the family's templates the sampler used for ``seed`` (the sampler formats one
-    template with the task's objects; the same formatting finds it again, no pattern matching)."""
-    from frankenbot.sim.tasks import instruction_templates, sample_task
+    """Which of the family's templates the sampler formatted for ``seed``."""
+    from frankenbot.sim.tasks import sample_task
 
-    task = sample_task(family, seed).task
-    p = task.params
-    words = {k: str(v).replace("_", " ") for k, v in (("obj_text", p.get("object")),
-                                                       ("target_text", p.get("target")))
-             if v is not None}
-    for k, name in zip("abc", p.get("order", ()), strict=False):  # type: ignore[arg-type]
-        words[k] = str(name).replace("_", " ")
-    for i, t in enumerate(instruction_templates(family)):
-        try:
-            if t.format(**words) == task.instruction:
-                return i
-        except KeyError:
-            continue
-    return -1
+    return sample_task(family, seed).template
 
 
 def _scene(*objs: tuple[str, str, str, float, float], size: float = 0.04) -> Scene:
@@ -144,8 +126,9 @@ PARAPHRASES: tuple[tuple[str, str], ...] = (
     ("stack", "stack the red block on the blue block"),
     ("stack", "Put the yellow cube on top of the red cube."),
     ("stack", "pick up the blue block and stack it on the yellow block"),
-    ("tower", "build a tower of the red, blue and yellow blocks"),
-    ("tower", "Stack the blue block, the red block and the yellow block into a tower"),
+    ("tower", "build a tower of the red, blue and yellow blocks, from the bottom up"),
+    ("tower", "Stack the blue block, the red block and the yellow block into a tower, in that "
+              "order"),
     ("tower", "make a tower with yellow at the bottom, then red, then blue"),
     ("tower", "build a tower from the top down: red block, blue block, yellow block"),
     ("sort_by_colour", "sort the blocks by color"),

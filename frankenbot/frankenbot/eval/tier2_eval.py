@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 from frankenbot.anomaly.candidates import generate_candidates
+from frankenbot.anomaly.escalation import Tier2Settings
 from frankenbot.anomaly.local_expert import LocalExpert, softmax
 from frankenbot.anomaly.repair_rules import rule_choice
 from frankenbot.eval.situations import LabelledSituation
+
+_TIER2 = Tier2Settings()  # the executor's defaults
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,8 @@ def random_expected(items: Sequence[LabelledSituation]) -> float:
 
 
 def evaluate(items: Sequence[LabelledSituation], expert: LocalExpert | None = None, *,
-             threshold: float = 0.35, rule_bonus: float = 1.0, seed: int = 0,
+             threshold: float = _TIER2.confidence_threshold,
+             rule_bonus: float = _TIER2.rule_bonus, seed: int = 0,
              progress: Callable[[int, int, float], None] | None = None
              ) -> dict[str, MethodScore]:
     """Score every method on ``items``; LM methods only when a ready ``expert`` is given."""

@@ -1,4 +1,5 @@
-"""The one episode flow: memory's context -> one planning call -> execution -> what memory learns.
+"""The one episode flow: memory's context -> one planning call -> the safety review ->
+execution -> what memory learns.
 
 The planner node (over ROS: memory services, the executor's action) and the in-process brain (the
 benchmark's, over the sim stack) both run tasks through ``EpisodeRunner``; they differ only in the
@@ -12,8 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol
 
+from frankenbot.errors import FrankenbotError
 from frankenbot.memory.records import EpisodeAnomaly, EpisodeRecord
-from frankenbot.planner.request import Exemplar, PlanImage, PlanOutcome, PlanRequest
+from frankenbot.planner.request import (
+    Exemplar,
+    FailureContext,
+    PlanImage,
+    PlanOutcome,
+    PlanRequest,
+)
+from frankenbot.ports import CancelToken
 from frankenbot.program.catalog import Signature
 from frankenbot.state import Scene
 
@@ -37,12 +46,15 @@ class ExecutionReport:
     final_program: str = ""
     anomalies: tuple[EpisodeAnomaly, ...] = ()
     vlm_calls: int = 0  # tier-3 replanning calls during execution
+    replans: int = 0  # tier-3 replans performed
     duration: float = 0.0
     trace_json: str = "[]"
 
 
 class Planner(Protocol):
     def plan(self, request: PlanRequest) -> PlanOutcome: ...
+
+    def replan(self, request: PlanRequest, failure: FailureContext) -> PlanOutcome: ...
 
 
 def plan_request(instruction: str, scene: Scene, *, context: PlanningContext | None = None,
@@ -82,60 +94,130 @@ def _value(x: Any) -> str:
     return str(getattr(x, "value", x))
 
 
+class ExecutePort(Protocol):
+    """Runs a validated (and reviewed) program; returns how the executor says it ended. It stops
+    the arm and returns ``cancelled`` soon after ``cancel`` is set."""
+
+    def __call__(self, plan: PlanOutcome, task_id: str, instruction: str,
+                 cancel: CancelToken) -> ExecutionReport: ...
+
+
+ReviewPort = Callable[[PlanOutcome, Scene], "tuple[PlanOutcome, Any]"]
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One task as the runner saw it: the plan (after the review), the review's verdict, the
+    executor's report (None: nothing was executed) and why memory did not store it ('')."""
+
+    task_id: str
+    instruction: str
+    plan: PlanOutcome
+    review: Any = None  # planner.review.ReviewVerdict, None when no review is configured
+    report: ExecutionReport | None = None
+    memory_note: str = ""
+
+    @property
+    def executed(self) -> bool:
+        return self.report is not None
+
+
 class EpisodeRunner:
-    """plan -> execute -> record, over ports that the caller supplies.
+    """plan -> review -> execute -> record, over ports that the caller supplies.
 
     ``context(instruction)`` returns memory's PlanningContext (or None: no memory), ``scene()``
-    the latest perceived scene, ``execute(plan, task_id, instruction)`` runs a validated program
-    and returns an ExecutionReport, ``record(episode)`` stores it (None: no memory). A caller
-    that drives execution itself (the ROS node, asynchronously over an action) uses ``plan`` and
-    ``finish`` around its own execution step.
+    the latest perceived scene, ``execute(plan, task_id, instruction, cancel)`` runs a program
+    and returns an ExecutionReport, ``record(episode)`` stores it (None: no memory; a
+    ``FrankenbotError`` it raises becomes the episode's ``memory_note``, never its outcome),
+    ``review(plan, scene)`` is the safety review (``planner.review.review_port``; None: off).
+    The planner node fills the ports with ROS (memory services, the ExecuteProgram action); the
+    in-process brain with the memory store and the sim stack, and drives ``plan``/``finish``
+    around its own execution step (it injects anomalies between them).
     """
 
     def __init__(self, planner: Planner, *, scene: Callable[[], Scene],
                  context: Callable[[str], PlanningContext | None] | None = None,
-                 execute: Callable[[PlanOutcome, str, str], ExecutionReport] | None = None,
+                 execute: ExecutePort | None = None,
                  record: Callable[[EpisodeRecord], Any] | None = None,
-                 review: Callable[[PlanOutcome, Scene], tuple[PlanOutcome, Any]] | None = None
-                 ) -> None:
+                 review: ReviewPort | None = None) -> None:
         self.planner = planner
-        self._review = review  # planner.review.apply_review over a SafetyReview (None: off)
-        self.last_review: Any = None  # the last plan's ReviewVerdict
+        self.review = review  # replaceable at run time (the node's live ``review`` parameter)
+        self.last_review: Any = None  # the verdict of the last plan or replan (single-threaded
+        # callers; ``run`` hands each episode its own verdict)
         self._scene = scene
         self._context = context
         self._execute = execute
         self._record = record
 
+    def request(self, instruction: str, *, task_id: str = "", image: PlanImage | None = None,
+                planner: str = "") -> PlanRequest:
+        """What the planner gets: the latest scene, the image and memory's context."""
+        context = self._context(instruction) if self._context is not None else None
+        return plan_request(instruction, self._scene(), context=context, image=image,
+                            planner=planner, task_id=task_id)
+
     def plan(self, instruction: str, *, task_id: str = "", image: PlanImage | None = None,
              planner: str = "") -> PlanOutcome:
-        context = self._context(instruction) if self._context is not None else None
-        scene = self._scene()
-        outcome = self.planner.plan(plan_request(instruction, scene, context=context,
-                                                 image=image, planner=planner, task_id=task_id))
-        self.last_review = None
-        if self._review is not None and outcome.ok:
-            outcome, self.last_review = self._review(outcome, scene)
+        """One planning call (+ repair) and the review of its program."""
+        outcome, self.last_review = self._planned(instruction, task_id, image, planner)
         return outcome
 
-    def finish(self, task_id: str, instruction: str, plan: PlanOutcome,
-               report: ExecutionReport) -> EpisodeRecord:
-        """Tell memory what happened (when there is one); returns the record."""
-        episode = episode_record(task_id, instruction, plan, report)
-        if self._record is not None:
-            self._record(episode)
-        return episode
+    def replan(self, request: PlanRequest, failure: FailureContext) -> PlanOutcome:
+        """Tier 3: a new program for ``request`` after ``failure``, reviewed like the first
+        (a replanned program moves the same arm)."""
+        outcome, self.last_review = self._reviewed(self.planner.replan(request, failure),
+                                                   request.scene)
+        return outcome
 
-    def run(self, instruction: str, *, task_id: str = "", planner: str = ""
-            ) -> tuple[PlanOutcome, ExecutionReport | None]:
-        """One whole episode; the report is None when planning failed (nothing moved)."""
+    def _planned(self, instruction: str, task_id: str, image: PlanImage | None,
+                 planner: str) -> tuple[PlanOutcome, Any]:
+        request = self.request(instruction, task_id=task_id, image=image, planner=planner)
+        return self._reviewed(self.planner.plan(request), request.scene)
+
+    def _reviewed(self, outcome: PlanOutcome, scene: Scene) -> tuple[PlanOutcome, Any]:
+        """The plan after the review and the review's verdict (None: no review ran)."""
+        review = self.review
+        if review is None or not outcome.ok:
+            return outcome, None
+        return review(outcome, scene)
+
+    def finish(self, task_id: str, instruction: str, plan: PlanOutcome,
+               report: ExecutionReport) -> str:
+        """Tell memory what happened (when there is one): '' when stored, else why not.
+
+        Memory is optional: its absence or failure (a full disk, a vanished node) never changes
+        the task's outcome, but the note says so, so nobody assumes the episode was learnt from.
+        """
+        if self._record is None:
+            return ""
+        try:
+            self._record(episode_record(task_id, instruction, plan, report))
+        except FrankenbotError as e:
+            return str(e)
+        return ""
+
+    def run(self, instruction: str, *, task_id: str = "", planner: str = "",
+            image: PlanImage | None = None, cancel: CancelToken | None = None,
+            dry_run: bool = False,
+            on_planned: Callable[[PlanOutcome, Any], None] | None = None) -> Episode:
+        """One whole episode. Nothing is executed when planning or the review fails, on a dry
+        run, or when ``cancel`` was set before execution began. ``on_planned(plan, verdict)``
+        is told the reviewed plan before anything moves."""
+        cancel = cancel or CancelToken()
+        try:  # the verdict travels with the plan: other threads may plan at the same time
+            plan, verdict = self._planned(instruction, task_id, image, planner)
+        except FrankenbotError as e:  # the planner could not run at all (bad config, ...)
+            plan, verdict = PlanOutcome(False, "", None, str(e)), None
+        self.last_review = verdict
+        if on_planned is not None:
+            on_planned(plan, verdict)
+        if not plan.ok or dry_run or cancel.cancelled:
+            return Episode(task_id, instruction, plan, verdict)
         if self._execute is None:
             raise ValueError("EpisodeRunner.run needs an execute port")
-        plan = self.plan(instruction, task_id=task_id, planner=planner)
-        if not plan.ok:
-            return plan, None
-        report = self._execute(plan, task_id, instruction)
-        self.finish(task_id, instruction, plan, report)
-        return plan, report
+        report = self._execute(plan, task_id, instruction, cancel)
+        note = self.finish(task_id, instruction, plan, report)
+        return Episode(task_id, instruction, plan, verdict, report, note)
 
 
 def report_of(outcome: Any) -> ExecutionReport:
@@ -145,7 +227,7 @@ def report_of(outcome: Any) -> ExecutionReport:
     return ExecutionReport(
         success=outcome.success, outcome=_value(outcome.status), reason=outcome.reason,
         final_program=outcome.final_program, anomalies=episode_anomalies(outcome.anomalies),
-        vlm_calls=outcome.vlm_calls, duration=outcome.duration,
+        vlm_calls=outcome.vlm_calls, replans=outcome.replans, duration=outcome.duration,
         trace_json=trace_to_json(outcome.trace))
 
 

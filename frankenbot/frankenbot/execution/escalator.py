@@ -35,7 +35,8 @@ from frankenbot.program.escalation import (
 from frankenbot.program.tree import Arg, Call, Ident
 from frankenbot.state import WorldSnapshot
 
-FIXTURE_PRIMITIVES = frozenset({"open_drawer", "close_drawer"})
+FIXTURE_PRIMITIVES = frozenset({"open_drawer", "close_drawer", "open_door", "close_door",
+                                "press", "toggle", "turn"})
 
 
 def to_repair_call(call: Call | None) -> RepairCall | None:

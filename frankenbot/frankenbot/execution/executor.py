@@ -18,14 +18,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from frankenbot.anomaly.escalation import Budgets, EscalationPolicy, Replanner
+from frankenbot import settings
+from frankenbot.anomaly.escalation import Budgets, EscalationPolicy, Replanner, Tier2Settings
 from frankenbot.anomaly.local_expert import LocalExpert
 from frankenbot.anomaly.monitor_loop import Firing, LoopStats, MonitorLoop
 from frankenbot.anomaly.monitors import class_of, default_monitors
 from frankenbot.anomaly.records import AnomalyLog, AnomalyRecord
 from frankenbot.common import AnomalyKind, ExitStatus, Tier
 from frankenbot.execution.escalator import TieredEscalator
-from frankenbot.execution.snapshot_source import SnapshotSource
+from frankenbot.execution.snapshot_source import STALE_AFTER_S, SnapshotSource
 from frankenbot.execution.tracked_primitives import TrackedPrimitives
 from frankenbot.program.catalog import Catalog, default_catalog
 from frankenbot.program.check import check_text
@@ -34,22 +35,29 @@ from frankenbot.program.escalation import MonitorEvent
 from frankenbot.program.predicates import MonitorProbe
 from frankenbot.program.trace import TraceEntry
 from frankenbot.program.tree import Program
+from frankenbot.settings import section, setting
 from frankenbot.state import RobotSnapshot, Scene
 
 
 @dataclass(frozen=True)
 class ExecutorParams:
-    """Settings of the executor (the ``frankenbot_executor`` node's parameters)."""
+    """Settings of the executor (the ``frankenbot_executor`` node's parameters, same names)."""
 
-    monitor_rate_hz: float = 200.0
-    debounce_ticks: int = 2
-    budgets: Budgets = field(default_factory=Budgets)
-    tier2_method: str = "rules"
-    confidence_threshold: float = 0.35
-    rule_bonus: float = 1.0
-    step_budget: int = 500
-    scene_stale_after_s: float = 1.0
+    monitor_rate_hz: float = setting(200.0, "rate of the monitor thread", unit="Hz", low=1.0,
+                                     high=2000.0)
+    debounce_ticks: int = setting(2, "consecutive ticks a monitor condition must hold before "
+                                  "it fires", low=1)
+    budgets: Budgets = section(Budgets, "")
+    tier2: Tier2Settings = section(Tier2Settings, "")
+    step_budget: int = setting(500, "global bound on executed tree nodes per program", low=1,
+                               live=True)
+    scene_stale_after_s: float = setting(STALE_AFTER_S, "the scene counts as stale when its "
+                                         "stamp has not "
+                                         "moved this long (robot clock)", unit="s", low=0.05)
     monitor_thresholds: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        settings.validate(self, "executor")
 
 
 @dataclass(frozen=True)
@@ -72,7 +80,8 @@ class ExecutionOutcome:
 class Runner(Protocol):
     """The interpreter as the executor uses it (``frankenbot.program.interpreter``)."""
 
-    active_path: str
+    @property
+    def active_path(self) -> str: ...
 
     def run(self) -> Any: ...
 
@@ -90,7 +99,7 @@ def _default_runner_factory(program: Program, catalog: Catalog, executor: Any,
                             **kw: Any) -> Runner:
     from frankenbot.program.interpreter import Interpreter
 
-    return Interpreter(program, catalog, executor, **kw)  # type: ignore[return-value]
+    return Interpreter(program, catalog, executor, **kw)
 
 
 class ProgramExecutor:
@@ -120,9 +129,13 @@ class ProgramExecutor:
         # the primitives' own beliefs (which drawer is open) are facts the predicates read
         # before geometry: a perceived handle can be off by centimetres, the belief is not
         beliefs = getattr(primitives, "facts", None)
+        # the fixture map (each part's travel and cavity) for open/closed/on_state/in
+        fixture_map = getattr(primitives, "fixture_map", None)
         self.snapshot = SnapshotSource(robot_snapshot, scene,
                                        stale_after_s=params.scene_stale_after_s, clock=clock,
-                                       beliefs=beliefs if callable(beliefs) else None)
+                                       beliefs=beliefs if callable(beliefs) else None,
+                                       fixture_map=fixture_map if callable(fixture_map)
+                                       else None)
         self._run_lock = threading.Lock()  # one program at a time
         self._state_lock = threading.Lock()  # guards the fields of the current run below
         self._runner: Runner | None = None
@@ -141,6 +154,12 @@ class ProgramExecutor:
     def cancel(self, reason: str = "cancelled") -> None:
         """Stop the running program (from any thread): the arm stops, status CANCELLED."""
         self._finish(ExitStatus.CANCELLED, reason)
+
+    def abort(self, reason: str) -> None:
+        """End the running program as failed (from any thread): the arm stops, status FAILURE.
+        For what makes every further motion futile, such as the robot's driver stopping it:
+        no tier can recover from that, so none is asked."""
+        self._finish(ExitStatus.FAILURE, reason)
 
     @property
     def running(self) -> bool:
@@ -189,9 +208,8 @@ class ProgramExecutor:
             replanner = self._replanner_for(task_id, instruction, text)
         p = self.params
         policy = EscalationPolicy(
-            budgets=p.budgets, expert=self.expert, tier2_method=p.tier2_method,
-            confidence_threshold=p.confidence_threshold, rule_bonus=p.rule_bonus,
-            replanner=replanner, experience=self._experience, clock=self._clock)
+            budgets=p.budgets, expert=self.expert, tier2=p.tier2, replanner=replanner,
+            experience=self._experience, clock=self._clock)
         escalator = TieredEscalator(policy, log, snapshot=self.snapshot, catalog=self.catalog,
                                     task=instruction or program.description,
                                     object_ids=lambda: self.snapshot().scene.ids(),

@@ -11,23 +11,27 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import replace
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from frankenbot.state import RobotSnapshot, Scene, WorldSnapshot
+
+STALE_AFTER_S = 1.0  # s the scene's stamp may stand still (ExecutorParams.scene_stale_after_s)
 
 
 class SnapshotSource:
     """Callable returning a fresh ``WorldSnapshot``; safe to call from any thread."""
 
     def __init__(self, robot: Callable[[], RobotSnapshot], scene: Callable[[], Scene], *,
-                 stale_after_s: float = 1.0,
+                 stale_after_s: float = STALE_AFTER_S,
                  clock: Callable[[], float] = time.monotonic,
-                 beliefs: Callable[[], Mapping[str, bool]] | None = None) -> None:
+                 beliefs: Callable[[], Mapping[str, bool]] | None = None,
+                 fixture_map: Callable[[], Any] | None = None) -> None:
         if not stale_after_s > 0:
             raise ValueError(f"stale_after_s must be > 0, got {stale_after_s!r}")
         self._robot = robot
         self._scene = scene
-        self._beliefs = beliefs  # e.g. the primitives' drawer_open:<d>; set_fact wins
+        self._beliefs = beliefs  # e.g. the primitives' open:<part>; set_fact wins
+        self._fixture_map = fixture_map  # the current FixtureMap (None: no fixtures known)
         self._clock = clock
         self.stale_after_s = stale_after_s
         self._lock = threading.Lock()  # guards the reads and the staleness bookkeeping
@@ -55,4 +59,6 @@ class SnapshotSource:
                 scene = replace(scene, stale=True)
             facts = dict(self._beliefs()) if self._beliefs is not None else {}
             facts.update(self._facts)
-            return WorldSnapshot(robot=robot, scene=scene, facts=facts, time=now)
+            fmap = self._fixture_map() if self._fixture_map is not None else None
+            return WorldSnapshot(robot=robot, scene=scene, facts=facts, time=now,
+                                 fixture_map=fmap)

@@ -1,8 +1,10 @@
 """Where the memory lives: one interface over SQLite (embedded default) and PostgreSQL (fleets).
 
-The store speaks one SQL dialect (``?`` placeholders, ``ON CONFLICT`` upserts, ``RETURNING``)
-that both engines accept; a backend owns the connection, the write transaction, schema identity
-and migrations, and the translation of engine errors into ``MemoryStoreError``. Writers are
+The store speaks one SQL (``?`` parameters, ``ON CONFLICT`` upserts, ``RETURNING``) that both
+engines accept; each backend's ``Dialect`` (``memory/sql.py``) hands it to its driver. A backend
+owns the connection, the write transaction, the database's identity (``schema.py`` runs the one
+version and migration mechanism over it), and the translation of engine errors into
+``MemoryStoreError``. Writers are
 serialised per database: SQLite by ``BEGIN IMMEDIATE`` (one writer per file), PostgreSQL by a
 transaction-scoped advisory lock, so promotion reads the pattern counts and inserts the skill
 with nobody in between, on one robot or many. Readers never wait for writers on either.
@@ -23,6 +25,7 @@ from typing import Any, Iterator, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from frankenbot.errors import MemoryStoreError
+from frankenbot.memory.sql import Dialect, sqlite_dialect
 
 BUSY_TIMEOUT_S = 10.0
 SQLITE = "sqlite"
@@ -72,8 +75,13 @@ class Backend(ABC):
     Not thread-safe by itself; the store guards it with its lock.
     """
 
-    dialect: str
+    dialect: Dialect
     where: str  # what error messages and logs call this database (password redacted)
+
+    @property
+    def engine(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self.dialect.name
 
     @abstractmethod
     def execute(self, sql: str, params: Sequence[object] = ()) -> Any:
@@ -82,6 +90,22 @@ class Backend(ABC):
     def executemany(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
         for row in rows:
             self.execute(sql, row)
+
+    @abstractmethod
+    def tables(self) -> set[str]:
+        """The names of the database's tables."""
+
+    @abstractmethod
+    def check_identity(self) -> None:
+        """Refuse (MemoryStoreError) a database that belongs to another application."""
+
+    @abstractmethod
+    def mark_identity(self) -> None:
+        """Mark the database as FrankenBot's (inside the first migration's transaction)."""
+
+    def legacy_version(self) -> int:
+        """The schema version of a database written before ``frankenbot_meta`` held it."""
+        return 0
 
     def query(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
         """Rows (indexable by column name and by position)."""
@@ -139,13 +163,12 @@ class Backend(ABC):
 class SqliteBackend(Backend):
     """One SQLite file in WAL mode with ``synchronous=FULL`` (see store.py for durability)."""
 
-    dialect = SQLITE
-
     def __init__(self, conn: sqlite3.Connection, path: Path, read_only: str = "") -> None:
         self.conn = conn
         self.path = path
         self.where = str(path)
         self.read_only = read_only  # why only a read-only open was possible ('' = writable)
+        self.dialect = sqlite_dialect()
 
     @classmethod
     def open(cls, path: Path) -> "SqliteBackend":
@@ -158,8 +181,8 @@ class SqliteBackend(Backend):
             # serve what is there; the store refuses every write
             return cls(_connect_read_only(path), path, read_only=str(e))
 
-    @staticmethod
-    def _connect(path: Path) -> sqlite3.Connection:
+    @classmethod
+    def _connect(cls, path: Path) -> sqlite3.Connection:
         from frankenbot.memory.schema import check_header, ensure_schema
 
         check_header(path)
@@ -182,7 +205,7 @@ class SqliteBackend(Backend):
                     raise MemoryStoreError(
                         f"memory database {path} is corrupt (quick_check: {result}); it was"
                         " left untouched. Move it aside to start a new memory.")
-            ensure_schema(conn, path)
+            ensure_schema(cls(conn, path))
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = FULL")
             conn.execute("PRAGMA foreign_keys = ON")
@@ -195,10 +218,34 @@ class SqliteBackend(Backend):
         return conn
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Any:
-        return self.conn.execute(sql, params)
+        return self.conn.execute(sql, params)  # the store's SQL is SQLite's as written
 
     def executemany(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
         self.conn.executemany(sql, rows)
+
+    def tables(self) -> set[str]:
+        return {r[0] for r in self.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    def check_identity(self) -> None:
+        from frankenbot.memory.schema import APPLICATION_ID
+
+        app_id = self.conn.execute("PRAGMA application_id").fetchone()[0]
+        n_objects = self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app_id != APPLICATION_ID and (app_id != 0 or n_objects > 0
+                                         or self.legacy_version() != 0):
+            raise MemoryStoreError(
+                f"{self.path} is an SQLite database of another application (application_id="
+                f"{app_id:#x}, {n_objects} schema objects); refusing to use or overwrite it."
+                " Point memory's db_path elsewhere.")
+
+    def mark_identity(self) -> None:
+        from frankenbot.memory.schema import APPLICATION_ID
+
+        self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+    def legacy_version(self) -> int:
+        return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
 
     @property
     def raw(self) -> sqlite3.Connection:
@@ -266,7 +313,12 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
     import os
     from urllib.parse import quote
 
-    from frankenbot.memory.schema import APPLICATION_ID, SCHEMA_VERSION, check_header
+    from frankenbot.memory.schema import (
+        APPLICATION_ID,
+        SCHEMA_VERSION,
+        check_header,
+        stored_version,
+    )
 
     check_header(path)
     ro_fs = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
@@ -281,7 +333,7 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
                                check_same_thread=False)
         conn.row_factory = sqlite3.Row
         result = conn.execute("PRAGMA quick_check").fetchone()[0]
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        version = stored_version(SqliteBackend(conn, path))
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
     except sqlite3.Error as e:
         raise sqlite_error(e, path, "opening read-only") from e

@@ -13,13 +13,22 @@ changes (skills may call skills); monitors are left alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Iterable, Sequence
 
 from frankenbot.memory import promotion
 from frankenbot.program.catalog import Catalog
-from frankenbot.program.tree import Arg, Call, Ident, If, Label, Program, Repeat, SkillDef, Stmt
-from frankenbot.program.tree import While as WhileStmt
+from frankenbot.program.tree import (
+    Arg,
+    Call,
+    Ident,
+    Label,
+    Program,
+    SkillDef,
+    Stmt,
+    Transformer,
+    iter_calls,
+)
 
 MAX_PASSES = 16
 
@@ -77,38 +86,36 @@ def compact(program: Program, skills: Sequence[SkillDef], catalog: Catalog) -> P
         return Call(skill.name, tuple(Arg(p, Ident(bound[p])) for p in skill.declared),
                     window[0].span)
 
-    def block(stmts: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
-        out: list[Stmt] = []
-        i = 0
-        while i < len(stmts):
-            for n in lengths:
-                call = match(stmts[i:i + n]) if i + n <= len(stmts) else None
-                if call is not None:
-                    out.append(call)
-                    i += n
-                    break
-            else:
-                s = stmts[i]
-                if isinstance(s, If):
-                    s = replace(s, then=block(s.then), orelse=block(s.orelse))
-                elif isinstance(s, (Repeat, WhileStmt)):
-                    s = replace(s, body=block(s.body))
-                out.append(s)
-                i += 1
-        return tuple(out)
+    class Compactor(Transformer):
+        """Windows that spell out a skill's body -> one call; nested blocks the same."""
+
+        def block(self, stmts: Iterable[Stmt]) -> tuple[Stmt, ...]:
+            stmts = tuple(stmts)
+            out: list[Stmt] = []
+            i = 0
+            while i < len(stmts):
+                for n in lengths:
+                    call = match(stmts[i:i + n]) if i + n <= len(stmts) else None
+                    if call is not None:
+                        out.append(call)
+                        i += n
+                        break
+                else:
+                    out.extend(self.expand(stmts[i]))
+                    i += 1
+            return tuple(out)
 
     # Repeat until nothing changes: a skill may wrap another (``pick_and_place_checked`` calls
     # ``pick_and_place``), so one replacement can enable the next. Each pass that changes
     # something removes statements, so this ends.
-    body = program.main.body
     for _ in range(MAX_PASSES):
-        new = block(body)
-        if new == body:
+        new = Compactor().program(program)
+        if new == program:
             break
-        body = new
-    return replace(program, main=replace(program.main, body=body))
+        program = new
+    return program
 
 
 def _known(s: Stmt, catalog: Catalog) -> bool:
     """Calls in the window must name catalog entries (a local skill could shadow nothing)."""
-    return all(catalog.get(c.name) is not None for c in promotion._calls_in((s,)))
+    return all(catalog.get(c.name) is not None for c in iter_calls((s,)))

@@ -1,17 +1,18 @@
 """Memory settings: where the database lives and the promotion/retrieval thresholds.
 
-One frozen dataclass shared by the in-process API, the CLI and the node (whose parameters map onto
-these fields one to one), with validation that names the bad value.
+One settings schema (``frankenbot.settings``) shared by the in-process API, the CLI and the node
+(whose parameters are these fields, declared with types and ranges from here), with validation
+that names the bad value.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
 
+from frankenbot import settings
 from frankenbot.errors import ConfigError
+from frankenbot.settings import setting
 
 DB_FILENAME = "memory.sqlite3"
 
@@ -27,39 +28,40 @@ def default_db_path() -> Path:
 class MemoryConfig:
     """Thresholds and budgets; the defaults are what config/sim.yaml ships."""
 
-    db_path: str = ""  # "" = default_db_path(); an SQLite file (kept for single robots)
-    db_url: str = ""  # sqlite:///path | postgresql://user@host:port/db; "" = db_path
-    robot_id: str = ""  # who records episodes and learns skills in a shared memory
-    fixtures: str = ""  # comma-separated fixture ids of this robot's scene ("" = not checked)
-    seed_dir: str = ""  # "" = the package's skills/ directory
-    load_seeds: bool = True
-    min_support: int = 3  # k: successful episodes that must contain a pattern
-    min_success_rate: float = 0.8  # r: successes / episodes containing the pattern
-    min_pattern_length: int = 2
-    max_pattern_length: int = 4
-    token_budget: int = 1200  # default budget of get_context
-    max_exemplars: int = 3
-    use_embeddings: bool = True  # False: lexical retrieval only (never loads a model)
-    embedding_model_dir: str = ""  # "" = the packaged all-MiniLM-L6-v2
+    db_path: str = setting("", "SQLite file of the memory; empty = <user data dir>/frankenbot/"
+                           "memory.sqlite3 (or db_url)")
+    db_url: str = setting("", "database URL: sqlite:///path or postgresql://user@host:port/db "
+                          "(a memory shared by a fleet); empty = db_path")
+    robot_id: str = setting("", "this robot's name in a shared memory (who records episodes and "
+                            "learns skills); empty = the node's namespace")
+    fixtures: str = setting("", "comma-separated fixture ids of this robot's scene; skills "
+                            "learnt with others are not offered (empty = not checked)")
+    seed_dir: str = setting("", "directory of seed skill files (*.fb); empty = the package's "
+                            "skills/")
+    load_seeds: bool = setting(True, "load and validate the seed skills at start-up")
+    min_support: int = setting(3, "k: successful episodes that must contain a call sequence to "
+                               "promote it", low=1)
+    min_success_rate: float = setting(0.8, "r: successes / episodes containing a sequence "
+                                      "needed to promote it", low=0.0, high=1.0)
+    min_pattern_length: int = setting(2, "shortest statement sequence considered for promotion",
+                                      low=2)
+    max_pattern_length: int = setting(4, "longest statement sequence considered for promotion",
+                                      low=2)
+    token_budget: int = setting(1200, "default token budget of get_context (estimated tokens "
+                                "for skills + exemplars + experience)", low=1)
+    max_exemplars: int = setting(3, "default number of exemplar episodes get_context returns",
+                                 low=0)
+    use_embeddings: bool = setting(True, "rank exemplars with the packaged all-MiniLM-L6-v2 "
+                                   "(false: lexical BM25 only, never loads a model)")
+    embedding_model_dir: str = setting("", "directory of a sentence embedding model; empty = "
+                                       "the packaged MiniLM")
 
     def __post_init__(self) -> None:
-        if self.min_support < 1:
-            raise ConfigError(f"memory min_support must be >= 1, got {self.min_support}")
-        if not (0.0 <= self.min_success_rate <= 1.0) or math.isnan(self.min_success_rate):
-            raise ConfigError(
-                f"memory min_success_rate must be in [0, 1], got {self.min_success_rate}")
-        if self.min_pattern_length < 2:
-            raise ConfigError(
-                f"memory min_pattern_length must be >= 2, got {self.min_pattern_length}")
+        settings.validate(self, "memory")
         if self.max_pattern_length < self.min_pattern_length:
             raise ConfigError(
                 f"memory max_pattern_length ({self.max_pattern_length}) must be >="
                 f" min_pattern_length ({self.min_pattern_length})")
-        if self.token_budget < 1:
-            raise ConfigError(f"memory token_budget must be >= 1, got {self.token_budget}")
-        if self.max_exemplars < 0:
-            raise ConfigError(f"memory max_exemplars must be >= 0, got {self.max_exemplars}")
-
         if self.db_url and self.db_path:
             raise ConfigError(f"memory db_url ({self.db_url!r}) and db_path ({self.db_path!r})"
                               " are both set; set one (db_url: sqlite:///path works too)")
@@ -79,27 +81,3 @@ class MemoryConfig:
     @property
     def fixture_ids(self) -> tuple[str, ...]:
         return tuple(f.strip() for f in self.fixtures.split(",") if f.strip())
-
-    @classmethod
-    def from_mapping(cls, values: Mapping[str, Any]) -> "MemoryConfig":
-        """Build from a parameter dict (unknown keys and wrong types are errors, not ignored)."""
-        known = {f.name: f for f in fields(cls)}
-        kwargs: dict[str, Any] = {}
-        for key, value in values.items():
-            if key not in known:
-                raise ConfigError(f"unknown memory setting {key!r}; known: {sorted(known)}")
-            default = known[key].default
-            if isinstance(default, bool):
-                if not isinstance(value, bool):
-                    raise ConfigError(f"memory {key} must be true/false, got {value!r}")
-            elif isinstance(default, int):
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise ConfigError(f"memory {key} must be an integer, got {value!r}")
-            elif isinstance(default, float):
-                if isinstance(value, bool) or not isinstance(value, (int, float)):
-                    raise ConfigError(f"memory {key} must be a number, got {value!r}")
-                value = float(value)
-            elif not isinstance(value, str):
-                raise ConfigError(f"memory {key} must be a string, got {value!r}")
-            kwargs[key] = value
-        return cls(**kwargs)

@@ -1,10 +1,10 @@
 """The PostgreSQL memory backend: one database shared by a fleet of robots (psycopg 3).
 
-Identity and version live in a ``frankenbot_meta`` table (PostgreSQL has no ``application_id``):
-a database with tables but no such row belongs to someone else and is never written. Migrations
-are schema.py's, version for version, translated to PostgreSQL types (``BIGSERIAL``, ``BYTEA``,
-``DOUBLE PRECISION``) by ``postgres_dialect``, and run under the same advisory lock as writes, so
-robots starting together migrate once.
+Identity lives in the ``frankenbot_meta`` table (PostgreSQL has no ``application_id``): a
+database with tables but no application row of ours belongs to someone else and is never
+written. The version and the migrations are schema.py's (the same mechanism as SQLite's), the
+statements and column types PostgreSQL's through ``memory/sql.py``'s dialect, and migrations run
+under the same advisory lock as writes, so robots starting together migrate once.
 
 Writes: ``BEGIN`` then ``pg_advisory_xact_lock(WRITE_LOCK)``. Under READ COMMITTED each statement
 after the lock sees every earlier writer's commit, so a promotion decided inside the transaction
@@ -15,29 +15,17 @@ leaves it held.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Sequence
 
 from frankenbot.errors import MemoryStoreError
-from frankenbot.memory.backend import BUSY_TIMEOUT_S, POSTGRESQL, Backend, redact
-from frankenbot.memory.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from frankenbot.memory.backend import BUSY_TIMEOUT_S, Backend, redact
+from frankenbot.memory.schema import APPLICATION_ID, META, ensure_schema
+from frankenbot.memory.sql import postgres_dialect
 
 # pg_advisory_xact_lock key of memory writes: the application id, so it cannot meet another
 # application's lock on a shared server by accident.
 WRITE_LOCK = APPLICATION_ID
 APPLICATION = "frankenbot-memory"
-
-def postgres_dialect(sql: str) -> str:
-    """A schema.py migration in PostgreSQL's types: the one schema, two dialects."""
-    for pattern, pg in ((r"INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY"),
-                        (r"INTEGER NOT NULL REFERENCES", "BIGINT NOT NULL REFERENCES"),
-                        (r"\bREAL\b", "DOUBLE PRECISION"), (r"\bBLOB\b", "BYTEA")):
-        sql = re.sub(pattern, pg, sql)
-    return sql
-
-
-PG_MIGRATIONS: tuple[str, ...] = tuple(postgres_dialect(m) for m in MIGRATIONS)
-assert len(PG_MIGRATIONS) == SCHEMA_VERSION
 
 
 class PgRow:
@@ -67,13 +55,11 @@ def _row_factory(cursor: Any) -> Callable[[Sequence[Any]], Any]:
 class PostgresBackend(Backend):
     """A psycopg 3 connection in autocommit mode; transactions are explicit BEGIN/COMMIT."""
 
-    dialect = POSTGRESQL
-
     def __init__(self, conn: Any, url: str) -> None:
         self.conn = conn
         self.url = url
         self.where = redact(url)
-        self._sql: dict[str, str] = {}
+        self.dialect = postgres_dialect()
 
     @classmethod
     def open(cls, url: str) -> "PostgresBackend":
@@ -92,7 +78,7 @@ class PostgresBackend(Backend):
                 f"cannot connect to memory database {redact(url)}: {str(e).strip()}") from e
         backend = cls(conn, url)
         try:
-            backend._ensure_schema()
+            ensure_schema(backend)
         except psycopg.Error as e:
             conn.close()
             raise backend.error(e, "opening") from e
@@ -101,63 +87,40 @@ class PostgresBackend(Backend):
             raise
         return backend
 
-    # ------------------------------------------------------------------------------- schema
+    # ----------------------------------------------------------------------------- identity
 
-    def _ensure_schema(self) -> None:
-        self.begin_write()
-        try:
-            version = self._check_identity()
-            if version > SCHEMA_VERSION:
-                raise MemoryStoreError(
-                    f"memory database {self.where} has schema version {version}, newer than"
-                    f" this FrankenBot's {SCHEMA_VERSION}; upgrade FrankenBot or use another"
-                    " database.")
-            if version == 0:
-                self.execute("CREATE TABLE frankenbot_meta (key TEXT PRIMARY KEY,"
-                             " value TEXT NOT NULL)")
-                self.execute("INSERT INTO frankenbot_meta VALUES ('application', ?)",
-                             (APPLICATION,))
-                self.execute("INSERT INTO frankenbot_meta VALUES ('schema_version', '0')")
-            for v in range(version, SCHEMA_VERSION):
-                for statement in PG_MIGRATIONS[v].split(";"):
-                    if statement.strip():
-                        self.execute(statement)
-                self.execute("UPDATE frankenbot_meta SET value = ? WHERE key = 'schema_version'",
-                             (str(v + 1),))
-            self.commit()
-        except BaseException:
-            self.rollback()
-            raise
-
-    def _check_identity(self) -> int:
-        """Schema version found (0 = empty database); refuses another application's database."""
-        tables = [r[0] for r in self.query(
+    def tables(self) -> set[str]:
+        return {r[0] for r in self.query(
             "SELECT table_name FROM information_schema.tables"
-            " WHERE table_schema = current_schema()")]
+            " WHERE table_schema = current_schema()")}
+
+    def check_identity(self) -> None:
+        """An empty database is ours to take; one with tables must carry our application row."""
+        tables = self.tables()
         if not tables:
-            return 0
-        meta = {}
-        if "frankenbot_meta" in tables:
-            meta = {r["key"]: r["value"] for r in self.query("SELECT key, value FROM"
-                                                             " frankenbot_meta")}
-        if meta.get("application") != APPLICATION:
+            return
+        ours = META in tables and self.query(
+            f"SELECT 1 FROM {META} WHERE key = 'application' AND value = ?", (APPLICATION,))
+        if not ours:
             raise MemoryStoreError(
                 f"{self.where} is a PostgreSQL database of another application ({len(tables)}"
                 f" tables, e.g. {sorted(tables)[:3]}); refusing to use or overwrite it."
                 " Point memory's db_url at an empty database.")
-        return int(meta.get("schema_version", "0"))
+
+    def mark_identity(self) -> None:
+        self.execute(f"CREATE TABLE IF NOT EXISTS {META} (key TEXT PRIMARY KEY,"
+                     " value TEXT NOT NULL)")
+        self.execute(f"INSERT INTO {META} (key, value) VALUES ('application', ?)"
+                     " ON CONFLICT(key) DO NOTHING", (APPLICATION,))
 
     # ---------------------------------------------------------------------------- statements
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Any:
-        pg = self._sql.get(sql)
-        if pg is None:
-            pg = self._sql[sql] = sql.replace("%", "%%").replace("?", "%s")
-        return self.conn.execute(pg, params)
+        return self.conn.execute(self.dialect.statement(sql), params)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
         with self.conn.cursor() as cur:
-            cur.executemany(sql.replace("%", "%%").replace("?", "%s"), rows)
+            cur.executemany(self.dialect.statement(sql), rows)
 
     @property
     def raw(self) -> Any:

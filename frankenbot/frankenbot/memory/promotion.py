@@ -33,30 +33,31 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence
 
 from frankenbot.program.catalog import Catalog, SignatureKind
 from frankenbot.program.printer import print_block
 from frankenbot.program.tree import (
-    And,
+    MAIN,
     Arg,
     Call,
-    Cond,
     Goto,
     Ident,
     If,
     Label,
-    Not,
-    Or,
     Param,
-    Pred,
     Program,
-    Repeat,
     SkillDef,
     Stmt,
-    While,
+    Transformer,
+    cond_idents,
+    iter_block,
+    iter_blocks,
+    iter_calls,
     iter_preds,
+    stmt_path,
+    within,
 )
 
 RESERVED = frozenset(
@@ -84,7 +85,7 @@ class Pattern:
 
     @property
     def calls(self) -> tuple[Call, ...]:
-        return tuple(_calls_in(self.stmts))
+        return tuple(iter_calls(self.stmts))
 
     def windows(self, min_len: int) -> Iterator["Pattern"]:
         """Every self-contained, connected sub-window of length >= min_len, shorter than this."""
@@ -117,26 +118,8 @@ def _windows_of_key(key: str, min_len: int) -> tuple[Pattern, ...]:
 
 # ------------------------------------------------------------------------------ generalisation
 
-def _calls_in(stmts: Iterable[Stmt]) -> Iterator[Call]:
-    for s in stmts:
-        if isinstance(s, Call):
-            yield s
-        elif isinstance(s, If):
-            yield from _calls_in(s.then)
-            yield from _calls_in(s.orelse)
-
-
-def _gotos_in(stmts: Iterable[Stmt]) -> Iterator[Goto]:
-    for s in stmts:
-        if isinstance(s, Goto):
-            yield s
-        elif isinstance(s, If):
-            yield from _gotos_in(s.then)
-            yield from _gotos_in(s.orelse)
-
-
-def _label_refs_in(stmts: Iterable[Stmt]) -> Counter[str]:
-    return Counter(g.label for g in _gotos_in(stmts))
+def _label_refs_in(stmts: tuple[Stmt, ...]) -> Counter[str]:
+    return Counter(s.label for _path, s in iter_block(stmts, "") if isinstance(s, Goto))
 
 
 def _simple_if(s: If) -> bool:
@@ -144,14 +127,11 @@ def _simple_if(s: If) -> bool:
 
 
 def _objects(s: Stmt) -> set[str]:
-    if isinstance(s, Call):
-        return {a.value.name for a in s.args if isinstance(a.value, Ident)}
+    """The object ids a call or an if (its condition and its calls) names."""
+    objs = {a.value.name for c in iter_calls((s,)) for a in c.args if isinstance(a.value, Ident)}
     if isinstance(s, If):
-        objs = {a.name for p in iter_preds(s.cond) for a in p.args if isinstance(a, Ident)}
-        for c in _calls_in((s,)):
-            objs |= _objects(c)
-        return objs
-    return set()
+        objs |= {i.name for i in cond_idents(s.cond)}
+    return objs
 
 
 def _connected(stmts: Sequence[Stmt]) -> bool:
@@ -171,44 +151,25 @@ def _connected(stmts: Sequence[Stmt]) -> bool:
     return len(groups) == 1
 
 
-class _Renamer:
-    """Objects -> p<i> and labels -> L<i>, both by first appearance."""
+class _Renamer(Transformer):
+    """Objects -> p<i> and labels -> L<i>, both by first appearance; call arguments in name
+    order; spans dropped (a pattern is text, not a place in a source)."""
 
-    def __init__(self, objects: dict[str, str] | None = None) -> None:
-        self.objects: dict[str, str] = dict(objects or {})
+    def __init__(self) -> None:
+        self.objects: dict[str, str] = {}
         self.labels: dict[str, str] = {}
 
-    def obj(self, name: str) -> str:
-        return self.objects.setdefault(name, f"p{len(self.objects)}")
+    def value(self, v: Ident | float | str) -> Ident | float | str:
+        if isinstance(v, Ident):
+            return Ident(self.objects.setdefault(v.name, f"p{len(self.objects)}"))
+        return v
 
     def label(self, name: str) -> str:
         return self.labels.setdefault(name, f"L{len(self.labels)}")
 
-    def value(self, v: Ident | float | str) -> Ident | float | str:
-        return Ident(self.obj(v.name)) if isinstance(v, Ident) else v
-
-    def cond(self, c: Cond) -> Cond:
-        if isinstance(c, Pred):
-            return Pred(c.name, tuple(Ident(self.obj(a.name)) if isinstance(a, Ident) else a
-                                      for a in c.args))
-        if isinstance(c, Not):
-            return Not(self.cond(c.operand))
-        ops = tuple(self.cond(o) for o in c.operands)
-        return And(ops) if isinstance(c, And) else Or(ops)
-
-    def stmt(self, s: Stmt) -> Stmt:
-        if isinstance(s, Call):
-            args = sorted(s.args, key=lambda a: a.name)
-            return Call(s.name, tuple(Arg(a.name, self.value(a.value)) for a in args))
-        if isinstance(s, Label):
-            return Label(self.label(s.name))
-        if isinstance(s, Goto):
-            return Goto(self.label(s.label), s.budget)
-        if isinstance(s, If):
-            cond = self.cond(s.cond)
-            return If(cond, tuple(self.stmt(x) for x in s.then),
-                      tuple(self.stmt(x) for x in s.orelse))
-        raise TypeError(f"not a minable statement: {s!r}")
+    def call(self, call: Call) -> Call:
+        args = sorted(call.args, key=lambda a: a.name)
+        return Call(call.name, tuple(Arg(a.name, self.value(a.value)) for a in args))
 
 
 def _minable(s: Stmt) -> bool:
@@ -221,14 +182,14 @@ def generalise_with_binding(stmts: Sequence[Stmt], external: frozenset[str] = fr
     if not stmts or not all(_minable(s) for s in stmts):
         return None
     labels = [s.name for s in stmts if isinstance(s, Label)]
-    targets = _label_refs_in(stmts)
+    targets = _label_refs_in(tuple(stmts))
     if len(set(labels)) != len(labels) or set(targets) - set(labels) \
             or set(labels) - set(targets) or set(labels) & external:
         return None
-    if not any(True for _ in _calls_in(stmts)) or not _connected(stmts):
+    if not any(True for _ in iter_calls(stmts)) or not _connected(stmts):
         return None
     r = _Renamer()
-    out = tuple(r.stmt(s) for s in stmts)
+    out = r.block(stmts)
     binding = tuple(sorted(r.objects, key=lambda k: int(r.objects[k][1:])))
     return Pattern(out, len(r.objects), print_block(out)), binding
 
@@ -241,24 +202,11 @@ def generalise(stmts: Sequence[Stmt], external: frozenset[str] = frozenset()) ->
 
 # --------------------------------------------------------------------------------- mining
 
-def _blocks(stmts: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
-    yield stmts
-    for s in stmts:
-        if isinstance(s, If):
-            yield from _blocks(s.then)
-            yield from _blocks(s.orelse)
-        elif isinstance(s, (Repeat, While)):
-            yield from _blocks(s.body)
-
-
 def label_refs(program: Program) -> Counter[str]:
     """How often each label is targeted anywhere: gotos in main and handlers, monitor thens."""
-    refs: Counter[str] = Counter()
-    for block in _blocks(program.main.body):
-        refs.update(g.label for g in block if isinstance(g, Goto))
+    refs = _label_refs_in(program.main.body)
     for m in program.monitors:
-        for block in _blocks(m.handler):
-            refs.update(g.label for g in block if isinstance(g, Goto))
+        refs.update(_label_refs_in(m.handler))
         if m.then.label:
             refs[m.then.label] += 1
     return refs
@@ -276,7 +224,7 @@ def _minable_in(program: Program, catalog: Catalog) -> Callable[[Stmt], bool]:
         if isinstance(s, Call):
             return ok_call(s)
         if isinstance(s, If):
-            return _simple_if(s) and all(ok_call(c) for c in _calls_in((s,)))
+            return _simple_if(s) and all(ok_call(c) for c in iter_calls((s,)))
         return isinstance(s, (Label, Goto))
 
     return ok
@@ -299,7 +247,8 @@ def _block_segments(block: tuple[Stmt, ...], ok: Callable[[Stmt], bool]
 def segments(program: Program, catalog: Catalog) -> list[tuple[Stmt, ...]]:
     """Maximal stretches of minable statements in every block of main."""
     ok = _minable_in(program, catalog)
-    return [seg for block in _blocks(program.main.body) for _i, seg in _block_segments(block, ok)]
+    return [seg for _path, block in iter_blocks(program.main.body)
+            for _i, seg in _block_segments(block, ok)]
 
 
 def runs(program: Program, catalog: Catalog) -> list[tuple[Stmt, ...]]:
@@ -307,24 +256,12 @@ def runs(program: Program, catalog: Catalog) -> list[tuple[Stmt, ...]]:
     return segments(program, catalog)
 
 
-def _path_blocks(stmts: tuple[Stmt, ...], prefix: str
-                 ) -> Iterator[tuple[str, tuple[Stmt, ...]]]:
-    """(path prefix, block) for a block and its nested blocks; paths as ``tree.iter_block``."""
-    yield prefix, stmts
-    for i, s in enumerate(stmts):
-        if isinstance(s, If):
-            yield from _path_blocks(s.then, f"{prefix}/{i}/then")
-            yield from _path_blocks(s.orelse, f"{prefix}/{i}/else")
-        elif isinstance(s, (Repeat, While)):
-            yield from _path_blocks(s.body, f"{prefix}/{i}/body")
-
-
 def windows_of(program: Program, catalog: Catalog, min_len: int, max_len: int
                ) -> Iterator[tuple[tuple[Stmt, ...], frozenset[str], tuple[str, ...]]]:
     """(window, labels in it targeted from outside it, node paths of its statements)."""
     refs = label_refs(program)
     ok = _minable_in(program, catalog)
-    for prefix, block in _path_blocks(program.main.body, "main"):
+    for prefix, block in iter_blocks(program.main.body, MAIN):
         for i, seg in _block_segments(block, ok):
             for length in range(min_len, min(max_len, len(seg)) + 1):
                 for start in range(0, len(seg) - length + 1):
@@ -332,7 +269,7 @@ def windows_of(program: Program, catalog: Catalog, min_len: int, max_len: int
                     inside = _label_refs_in(window)
                     external = frozenset(s.name for s in window if isinstance(s, Label)
                                          and refs[s.name] > inside.get(s.name, 0))
-                    paths = tuple(f"{prefix}/{i + start + k}" for k in range(length))
+                    paths = tuple(stmt_path(prefix, i + start + k) for k in range(length))
                     yield window, external, paths
 
 
@@ -366,7 +303,7 @@ def window_outcome(paths: Sequence[str], call_paths: Sequence[str],
     left with success; otherwise ``not_run`` (the run never got there, or a branch skipped it).
     """
     def inside(p: str) -> bool:
-        return any(p == w or p.startswith(w + "/") for w in paths)
+        return any(within(p, w) for w in paths)
 
     left_ok = set()
     for path, event, status in trace:
@@ -396,41 +333,24 @@ def canonical_key(skill: SkillDef, printed_body: str) -> str:
     return "text:" + printed_body
 
 
-def renamed(skill: SkillDef) -> SkillDef:
-    """The skill with name ``_``, no description and parameters ``p0..`` by first use."""
-    names = {p.name for p in skill.params}
-    order: dict[str, str] = {}
+class _ParamRenamer(Transformer):
+    """A skill's parameters -> p0, p1, ... by first use (other identifiers kept)."""
 
-    def value(v: Ident | float | str) -> Ident | float | str:
-        if isinstance(v, Ident) and v.name in names:
-            return Ident(order.setdefault(v.name, f"p{len(order)}"))
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.order: dict[str, str] = {}
+
+    def value(self, v: Ident | float | str) -> Ident | float | str:
+        if isinstance(v, Ident) and v.name in self.names:
+            return Ident(self.order.setdefault(v.name, f"p{len(self.order)}"))
         return v
 
-    def cond(c: Cond) -> Cond:
-        if isinstance(c, Pred):
-            return Pred(c.name, tuple(value(a) if isinstance(a, Ident) else a  # type: ignore[misc]
-                                      for a in c.args))
-        if isinstance(c, Not):
-            return Not(cond(c.operand))
-        ops = tuple(cond(o) for o in c.operands)
-        return And(ops) if isinstance(c, And) else Or(ops)
 
-    def visit(stmts: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
-        out: list[Stmt] = []
-        for s in stmts:
-            if isinstance(s, Call):
-                out.append(Call(s.name, tuple(Arg(a.name, value(a.value)) for a in s.args)))
-            elif isinstance(s, If):
-                out.append(If(cond(s.cond), visit(s.then), visit(s.orelse)))
-            elif isinstance(s, Repeat):
-                out.append(Repeat(s.count, visit(s.body)))
-            elif isinstance(s, While):
-                out.append(While(cond(s.cond), s.bound, visit(s.body)))
-            else:
-                out.append(s)
-        return tuple(out)
-
-    body = visit(skill.body)
+def renamed(skill: SkillDef) -> SkillDef:
+    """The skill with name ``_``, no description and parameters ``p0..`` by first use."""
+    renamer = _ParamRenamer({p.name for p in skill.params})
+    order = renamer.order
+    body = renamer.block(skill.body)
     for p in skill.params:  # unused parameters still count, after the used ones
         order.setdefault(p.name, f"p{len(order)}")
     params = sorted((Param(order[p.name], p.type) for p in skill.params), key=lambda p: p.name)
@@ -471,6 +391,29 @@ def select(stats: Iterable[PatternStats], library_keys: set[str], min_support: i
 
 # ---------------------------------------------------------------------------- to a skill
 
+class _Instantiate(Transformer):
+    """A pattern as a skill body: p<i> -> parameter names, labels -> again, again2, ...,
+    call arguments in the catalog's parameter order."""
+
+    def __init__(self, objects: dict[str, str], catalog: Catalog) -> None:
+        self.objects = objects
+        self.catalog = catalog
+        self.labels: dict[str, str] = {}
+
+    def value(self, v: Ident | float | str) -> Ident | float | str:
+        return Ident(self.objects[v.name]) if isinstance(v, Ident) else v
+
+    def label(self, name: str) -> str:
+        return self.labels.setdefault(name, "again" if not self.labels
+                                      else f"again{len(self.labels) + 1}")
+
+    def call(self, call: Call) -> Call:
+        sig = self.catalog.get(call.name)
+        order = [p.name for p in sig.params] if sig is not None else []
+        args = sorted(call.args, key=lambda a: order.index(a.name) if a.name in order
+                      else len(order))
+        return Call(call.name, tuple(Arg(a.name, self.value(a.value)) for a in args))
+
 def _role_names(pattern: Pattern, catalog: Catalog) -> list[str]:
     """Parameter names from the argument each object first fills (obj, container, target...)."""
     names: list[str | None] = [None] * pattern.n_params
@@ -481,21 +424,16 @@ def _role_names(pattern: Pattern, catalog: Catalog) -> list[str]:
             if names[i] is None:
                 names[i] = role
 
-    def visit(stmts: tuple[Stmt, ...]) -> None:
-        for s in stmts:
-            if isinstance(s, Call):
-                for a in s.args:
-                    note(a.value, a.name)
-            elif isinstance(s, If):
-                for p in iter_preds(s.cond):
-                    sig = catalog.get(p.name)
-                    for k, a in enumerate(p.args):
-                        role = sig.params[k].name if sig and k < len(sig.params) else f"p{k}"
-                        note(a, role)
-                visit(s.then)
-                visit(s.orelse)
-
-    visit(pattern.stmts)
+    for _path, s in iter_block(pattern.stmts, ""):  # source order: a condition before its branches
+        if isinstance(s, Call):
+            for a in s.args:
+                note(a.value, a.name)
+        elif isinstance(s, If):
+            for p in iter_preds(s.cond):
+                sig = catalog.get(p.name)
+                for k, arg in enumerate(p.args):
+                    role = sig.params[k].name if sig and k < len(sig.params) else f"p{k}"
+                    note(arg, role)
     out: list[str] = []
     for i, n in enumerate(names):
         base = n or f"p{i}"
@@ -524,48 +462,14 @@ def skill_name(pattern: Pattern, taken: set[str]) -> str:
 def to_skill(pattern: Pattern, name: str, catalog: Catalog, seen: int, successes: int) -> SkillDef:
     """The skill definition for a pattern: typed object parameters, the statements as body."""
     pnames = _role_names(pattern, catalog)
-    objects = {f"p{i}": n for i, n in enumerate(pnames)}
-    labels: dict[str, str] = {}
-
-    def label(old: str) -> str:
-        return labels.setdefault(old, "again" if not labels else f"again{len(labels) + 1}")
-
-    def value(v: Ident | float | str) -> Ident | float | str:
-        return Ident(objects[v.name]) if isinstance(v, Ident) else v
-
-    def cond(c: Cond) -> Cond:
-        if isinstance(c, Pred):
-            return Pred(c.name, tuple(value(a) if isinstance(a, Ident) else a  # type: ignore[misc]
-                                      for a in c.args))
-        if isinstance(c, Not):
-            return Not(cond(c.operand))
-        ops = tuple(cond(o) for o in c.operands)
-        return And(ops) if isinstance(c, And) else Or(ops)
-
-    def stmt(s: Stmt) -> Stmt:
-        if isinstance(s, Call):
-            sig = catalog.get(s.name)
-            order = [p.name for p in sig.params] if sig is not None else []
-            args = sorted(s.args, key=lambda a: order.index(a.name) if a.name in order
-                          else len(order))
-            return Call(s.name, tuple(Arg(a.name, value(a.value)) for a in args))
-        if isinstance(s, Label):
-            return Label(label(s.name))
-        if isinstance(s, Goto):
-            return Goto(label(s.label), s.budget)
-        if isinstance(s, If):
-            return replace(s, cond=cond(s.cond), then=tuple(stmt(x) for x in s.then),
-                           orelse=tuple(stmt(x) for x in s.orelse))
-        return s
-
-    body = tuple(stmt(s) for s in pattern.stmts)
+    body = _Instantiate({f"p{i}": n for i, n in enumerate(pnames)}, catalog).block(pattern.stmts)
     # Declare parameters in the order a reader meets them in the body.
     met: list[str] = []
-    for c in _calls_in(body):
+    for c in iter_calls(body):
         met += [a.value.name for a in c.args if isinstance(a.value, Ident)]
     for s in body:
         if isinstance(s, If):
-            met += [a.name for p in iter_preds(s.cond) for a in p.args if isinstance(a, Ident)]
+            met += [i.name for i in cond_idents(s.cond)]
     pnames = sorted(pnames, key=lambda n: met.index(n) if n in met else len(met))
     steps = ", ".join(c.name for c in pattern.stmts if isinstance(c, Call))
     check = " with its check" if any(isinstance(s, If) for s in pattern.stmts) else ""

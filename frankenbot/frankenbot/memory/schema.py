@@ -1,26 +1,36 @@
-"""The memory database's schema, its identity and its migrations.
+"""The memory database's schema, its identity and its migrations: one mechanism, both engines.
 
-A FrankenBot memory file is marked with SQLite's ``application_id`` (so a foreign SQLite file is
-recognised and never touched) and carries its schema version in ``user_version``. Migrations are an
-ordered list of SQL scripts; opening a file applies the missing ones in one transaction each, so a
-crash mid-migration leaves the previous version intact. A file from a newer FrankenBot is refused
-rather than guessed at.
+Identity is the backend's (SQLite's ``application_id`` header field, PostgreSQL's
+``frankenbot_meta`` application row): a foreign database is recognised and never written. The
+schema version lives in one place on both engines, the ``frankenbot_meta`` table
+(``schema_version``); files written before it existed carry it in SQLite's ``user_version``,
+read once by ``Backend.legacy_version`` and moved by migration 3. Migrations are an ordered
+list of scripts written once with type slots (``memory/sql.py`` fills them per engine);
+``ensure_schema`` applies the missing ones, each in its own write transaction that re-reads
+the version under the writers' lock (so robots starting together migrate once, and a crash
+mid-migration leaves the previous version intact). A database from a newer FrankenBot is
+refused rather than guessed at.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from frankenbot.errors import MemoryStoreError
+
+if TYPE_CHECKING:  # the backends import this module
+    from frankenbot.memory.backend import Backend
 
 APPLICATION_ID = 0x46424D45  # "FBME": FrankenBot memory
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
+META = "frankenbot_meta"
+META_DDL = f"CREATE TABLE IF NOT EXISTS {META} (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+
 # v2 (fleet memory): which robot recorded an episode and learnt a skill, with which fixtures;
 # one skill per body (the dedup rule, now a constraint, so two writers cannot both add it).
-# Plain SQL that SQLite and PostgreSQL both accept (postgres.py reuses it).
-MIGRATIONS_V2_ON = """
+MIGRATION_V2 = """
     ALTER TABLE episodes ADD COLUMN robot_id TEXT NOT NULL DEFAULT '';
     ALTER TABLE skills ADD COLUMN robot_id TEXT NOT NULL DEFAULT '';
     ALTER TABLE skills ADD COLUMN fixtures_json TEXT NOT NULL DEFAULT '[]';
@@ -37,17 +47,17 @@ MIGRATIONS: tuple[str, ...] = (
         name        TEXT PRIMARY KEY,
         params_json TEXT NOT NULL,          -- [[name, type], ...]
         description TEXT NOT NULL,
-        body        TEXT NOT NULL,          -- canonical `skill ... { ... }` text
+        body        TEXT NOT NULL,          -- canonical `skill ... {{ ... }}` text
         canon_key   TEXT NOT NULL,          -- body up to parameter renaming, for dedup
         origin      TEXT NOT NULL CHECK (origin IN ('seed', 'promoted', 'imported')),
         uses        INTEGER NOT NULL DEFAULT 0,
         successes   INTEGER NOT NULL DEFAULT 0,
         source      TEXT NOT NULL DEFAULT '',
-        created     REAL NOT NULL
+        created     {real} NOT NULL
     );
     CREATE INDEX skills_canon ON skills(canon_key);
     CREATE TABLE episodes (
-        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        id              {serial_pk},
         task_id         TEXT NOT NULL DEFAULT '',
         instruction     TEXT NOT NULL,
         program         TEXT NOT NULL,
@@ -56,27 +66,27 @@ MIGRATIONS: tuple[str, ...] = (
         anomalies_json  TEXT NOT NULL DEFAULT '[]',
         vlm_calls       INTEGER NOT NULL DEFAULT 0,
         repair_calls    INTEGER NOT NULL DEFAULT 0,
-        planning_time   REAL NOT NULL DEFAULT 0,
-        execution_time  REAL NOT NULL DEFAULT 0,
+        planning_time   {real} NOT NULL DEFAULT 0,
+        execution_time  {real} NOT NULL DEFAULT 0,
         trace_json      TEXT NOT NULL DEFAULT '[]',
-        created         REAL NOT NULL
+        created         {real} NOT NULL
     );
     CREATE TABLE embeddings (
-        episode_id  INTEGER NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+        episode_id  {ref} NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
         model       TEXT NOT NULL,
-        vector      BLOB NOT NULL,          -- float32, L2-normalised
+        vector      {blob} NOT NULL,          -- float32, L2-normalised
         PRIMARY KEY (episode_id, model)
     );
     CREATE TABLE experience (
-        id          INTEGER PRIMARY KEY AUTOINCREMENT,
-        episode_id  INTEGER NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+        id          {serial_pk},
+        episode_id  {ref} NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
         kind        TEXT NOT NULL,
         primitive   TEXT NOT NULL DEFAULT '',
         situation   TEXT NOT NULL DEFAULT '',
         action      TEXT NOT NULL DEFAULT '',
         tier        INTEGER NOT NULL DEFAULT 0,
         outcome     TEXT NOT NULL DEFAULT '',
-        latency     REAL NOT NULL DEFAULT -1
+        latency     {real} NOT NULL DEFAULT -1
     );
     CREATE INDEX experience_situation ON experience(kind, primitive);
     CREATE TABLE patterns (
@@ -88,7 +98,10 @@ MIGRATIONS: tuple[str, ...] = (
         skill       TEXT                    -- skill it was promoted to / deduplicated against
     );
     """,
-    MIGRATIONS_V2_ON,
+    MIGRATION_V2,
+    # v3: the schema version moves into frankenbot_meta on both engines (SQLite's
+    # user_version is only read to find it in files written before)
+    META_DDL,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -109,36 +122,37 @@ def check_header(path: Path) -> None:
             " refusing to use or overwrite it. Point memory's db_path elsewhere or move the file.")
 
 
-def ensure_schema(conn: sqlite3.Connection, path: Path) -> int:
-    """Check identity and version; create or migrate. Returns the schema version found on open."""
-    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    n_objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-    if app_id != APPLICATION_ID and (app_id != 0 or n_objects > 0 or version != 0):
-        raise MemoryStoreError(
-            f"{path} is an SQLite database of another application (application_id={app_id:#x},"
-            f" {n_objects} schema objects); refusing to use or overwrite it."
-            " Point memory's db_path elsewhere.")
+def stored_version(db: "Backend") -> int:
+    """The schema version the database records (0: empty)."""
+    if META in db.tables():
+        rows = db.query(f"SELECT value FROM {META} WHERE key = 'schema_version'")
+        if rows:
+            return int(rows[0][0])
+    return db.legacy_version()
+
+
+def ensure_schema(db: "Backend") -> int:
+    """Check identity and version; create or migrate. Returns the version found on open."""
+    db.check_identity()
+    version = stored_version(db)
     if version > SCHEMA_VERSION:
         raise MemoryStoreError(
-            f"{path} has memory schema version {version}, newer than this FrankenBot's"
-            f" {SCHEMA_VERSION}; upgrade FrankenBot or use another db_path.")
+            f"memory database {db.where} has schema version {version}, newer than this"
+            f" FrankenBot's {SCHEMA_VERSION}; upgrade FrankenBot or use another database.")
     for v in range(version, SCHEMA_VERSION):
-        _migrate_step(conn, v)
+        db.begin_write()
+        try:
+            if stored_version(db) == v:  # a concurrent opener may have got there first
+                for statement in db.dialect.ddl(MIGRATIONS[v]).split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.mark_identity()
+                db.execute(META_DDL)
+                db.execute(f"INSERT INTO {META} (key, value) VALUES ('schema_version', ?)"
+                           " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                           (str(v + 1),))
+            db.commit()
+        except BaseException:
+            db.rollback()
+            raise
     return version
-
-
-def _migrate_step(conn: sqlite3.Connection, v: int) -> None:
-    """Apply migration ``v`` atomically; a concurrent opener that got there first wins."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] == v:
-            for statement in MIGRATIONS[v].split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            conn.execute(f"PRAGMA user_version = {v + 1}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise

@@ -75,7 +75,7 @@ class MemoryStore:
     def __init__(self, backend: Backend, config: MemoryConfig, base_catalog: Catalog,
                  embedder: Embedder | None) -> None:
         self._backend: Backend | None = backend
-        self.dialect = backend.dialect
+        self.dialect = backend.engine  # sqlite | postgresql
         self.where = backend.where  # the database, as messages name it (password redacted)
         # The SQLite file (None on PostgreSQL); kept for single-robot tools and tests.
         self.path: Path | None = backend.path if isinstance(backend, SqliteBackend) else None

@@ -7,7 +7,6 @@ Modules (pure unless noted):
   config          loads config/safety.yaml (safety, planning limits, execution watch)
   backend         MotionBackend protocol and MotionOutcome
   jtc_backend     analytic IK + our trajectories + watched execution (sim and real arm)
-  moveit_backend  MoveIt 2 planning (moveit_py, lazily imported; untested here)
 
 The RobotInterface port lives in ``frankenbot.ports``; its adapters are ``sim.robot_adapter``
 (in-process simulator) and ``nodes.ros_robot`` (the UR driver's ROS 2 topics and actions).

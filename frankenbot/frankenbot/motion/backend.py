@@ -2,7 +2,8 @@
 
 Two backends implement it: ``jtc_backend.JtcBackend`` (analytic IK + our own trajectories sent to
 the joint trajectory controller; runs here and on the real arm) and
-``moveit_backend.MoveItBackend`` (collision-aware planning with moveit_py on a full ROS install).
+``nodes/moveit_backend.MoveItBackend`` (collision-aware planning with moveit_py on a full ROS
+install; an adapter, since it speaks ROS).
 Backends never raise for robot failures: they return a ``MotionOutcome`` whose code the
 primitives pass on.
 """

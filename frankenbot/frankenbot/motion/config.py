@@ -7,21 +7,32 @@ below the hard limits" is visible in one place and checked here at load time.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 import yaml
 
-from frankenbot import resources
+from frankenbot import resources, settings
 from frankenbot.errors import ConfigError
 from frankenbot.motion.jtc_backend import ExecutionConfig
 from frankenbot.motion.kinematics import HOME_JOINTS, KinematicsConfig
 from frankenbot.motion.safety import SafetyConfig
 from frankenbot.motion.trajectory import MotionLimits
+from frankenbot.settings import section, setting
 
 DEFAULT_HOME: tuple[float, ...] = HOME_JOINTS
+
+
+@dataclass(frozen=True)
+class MotionSection:
+    """The ``motion:`` section: the TCP, the home posture and the planning limits."""
+
+    tcp_offset: float = setting(KinematicsConfig().tcp_offset, "tool0 to the finger pads' "
+                                "centre along tool0 z", unit="m", low=0.0, high=0.5)
+    home: tuple[float, float, float, float, float, float] = setting(
+        HOME_JOINTS, "home posture (above the table, wrist down)", unit="rad")
+    limits: MotionLimits = section(MotionLimits, "")
 
 
 @dataclass(frozen=True)
@@ -35,42 +46,27 @@ class ArmConfig:
     home: tuple[float, ...] = DEFAULT_HOME
 
 
-def _convert(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(float(v) for v in value)
-    return float(value)
+def arm_config_from_mapping(data: Mapping[str, Any], where: str = "arm config") -> ArmConfig:
+    """The three sections, each through its settings schema, and the rule that ties them:
+    planning limits stay below the hard limits."""
+    def part(cls: type, name: str) -> Any:
+        section_data = data.get(name) or {}
+        if not isinstance(section_data, Mapping):
+            raise ConfigError(f"{where}: '{name}' must be a mapping")
+        return settings.build(cls, section_data, where=f"{where} {name}")
 
-
-def _build(cls: type, data: Mapping[str, Any], section: str) -> Any:
-    known = set(cls.__dataclass_fields__)  # type: ignore[attr-defined]
-    unknown = set(data) - known
-    if unknown:
-        raise ConfigError(f"unknown keys {sorted(unknown)} in '{section}'; expected some of "
-                          f"{sorted(known)}")
-    try:
-        return cls(**{k: _convert(v) for k, v in data.items()})
-    except (TypeError, ValueError) as e:
-        raise ConfigError(f"invalid '{section}' section: {e}") from e
-
-
-def arm_config_from_mapping(data: Mapping[str, Any]) -> ArmConfig:
-    safety = SafetyConfig.from_mapping(data.get("safety") or {})
-    motion = dict(data.get("motion") or {})
-    home = tuple(float(v) for v in motion.pop("home", DEFAULT_HOME))
-    tcp = {"tcp_offset": float(motion.pop("tcp_offset"))} if "tcp_offset" in motion else {}
-    kin = _build(KinematicsConfig, {**tcp, "lower": list(safety.joint_lower),
-                                    "upper": list(safety.joint_upper)}, "motion")
-    limits = _build(MotionLimits, motion, "motion")
-    execution = _build(ExecutionConfig, data.get("execution") or {}, "execution")
-    if len(home) != 6 or not all(math.isfinite(v) for v in home):
-        raise ConfigError(f"motion.home needs 6 finite joint values, got {home}")
+    safety: SafetyConfig = part(SafetyConfig, "safety")
+    motion: MotionSection = part(MotionSection, "motion")
+    execution: ExecutionConfig = part(ExecutionConfig, "execution")
+    kin = KinematicsConfig(motion.tcp_offset, safety.joint_lower, safety.joint_upper)
+    limits = motion.limits
     for name, plan, hard in (
             ("joint velocity", limits.max_joint_velocity, safety.max_joint_velocity),
             ("joint acceleration", limits.max_joint_acceleration, safety.max_joint_acceleration),
             ("cartesian speed", (limits.max_cartesian_speed,), (safety.max_cartesian_speed,))):
         if any(p > h for p, h in zip(plan, hard, strict=True)):
             raise ConfigError(f"planning {name} limits {plan} exceed the safety limits {hard}")
-    return ArmConfig(safety, limits, kin, execution, home)
+    return ArmConfig(safety, limits, kin, execution, motion.home)
 
 
 def load_arm_config(path: str | Path | None = None) -> ArmConfig:
@@ -82,4 +78,4 @@ def load_arm_config(path: str | Path | None = None) -> ArmConfig:
         raise ConfigError(f"cannot read arm config {file}: {e}") from e
     if not isinstance(data, dict):
         raise ConfigError(f"{file} must hold a mapping with safety/motion/execution sections")
-    return arm_config_from_mapping(data)
+    return arm_config_from_mapping(data, str(file))

@@ -18,7 +18,12 @@ from typing import Sequence
 import numpy as np
 from ur_analytic_ik import ur5e
 
-from frankenbot.errors import MotionError
+from frankenbot import settings
+from frankenbot.errors import ConfigError, MotionError
+from frankenbot.settings import setting
+
+# joint or Cartesian values as callers hold them: a list, a tuple or a numpy array
+Vector = Sequence[float] | np.ndarray
 
 JOINT_NAMES: tuple[str, ...] = (
     "shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint",
@@ -50,7 +55,7 @@ def rot_z(yaw: float) -> np.ndarray:
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
-def make_pose(position: Sequence[float], rotation: np.ndarray) -> np.ndarray:
+def make_pose(position: Vector, rotation: np.ndarray) -> np.ndarray:
     """A 4x4 homogeneous transform from a position and a 3x3 rotation."""
     pose = np.eye(4)
     pose[:3, :3] = rotation
@@ -67,18 +72,23 @@ def top_down_pose(x: float, y: float, z: float, yaw: float) -> np.ndarray:
     return make_pose((x, y, z), rotation)
 
 
-def front_pose(position: Sequence[float], into: Sequence[float]) -> np.ndarray:
-    """TCP pose pointing horizontally along ``into`` with the fingers closing vertically.
+def front_pose(position: Vector, into: Vector,
+               pitch: float = 0.0) -> np.ndarray:
+    """TCP pose pointing horizontally along ``into`` with the fingers closing vertically;
+    ``pitch`` (rad) tips it down by that much (the fingers' axis tips with it).
 
     Used for drawer handles: they sit under the cabinet's overhanging top, where a top-down
-    gripper does not fit; from the front the pads straddle the bar above and below it.
+    gripper does not fit; from the front the pads straddle the bar above and below it. Tipped
+    down, the wrist stays higher above what stands on the table in front of a low handle.
     """
-    z_t = np.array([float(into[0]), float(into[1]), 0.0])  # horizontal part of ``into``
-    norm = float(np.linalg.norm(z_t))
+    h = np.array([float(into[0]), float(into[1]), 0.0])  # horizontal part of ``into``
+    norm = float(np.linalg.norm(h))
     if not norm > 1e-9:
         raise ValueError(f"front_pose needs a horizontal approach direction, got {into}")
-    z_t /= norm
-    y_t = np.array([0.0, 0.0, 1.0])
+    h /= norm
+    c, s = math.cos(pitch), math.sin(pitch)
+    z_t = c * h + np.array([0.0, 0.0, -s])
+    y_t = s * h + np.array([0.0, 0.0, c])
     x_t = np.cross(y_t, z_t)
     return make_pose(position, np.column_stack([x_t, y_t, z_t]))
 
@@ -99,19 +109,22 @@ def symmetric_yaws(yaw: float, symmetry: float) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class KinematicsConfig:
-    """Geometry the kinematics needs: TCP length and joint limits (rad)."""
+    """Geometry the kinematics needs: TCP length and joint limits."""
 
-    tcp_offset: float = 0.15  # m along tool0 z from the flange to the fingertip centre
-    lower: tuple[float, ...] = DEFAULT_LOWER
-    upper: tuple[float, ...] = DEFAULT_UPPER
+    tcp_offset: float = setting(0.15, "along tool0 z from the flange to the fingertip centre",
+                                unit="m", low=0.0, high=0.5)
+    lower: tuple[float, ...] = setting(DEFAULT_LOWER, "lower joint limits, 6 values",
+                                       unit="rad")
+    upper: tuple[float, ...] = setting(DEFAULT_UPPER, "upper joint limits, 6 values",
+                                       unit="rad")
 
     def __post_init__(self) -> None:
+        settings.validate(self, "kinematics")
         if len(self.lower) != 6 or len(self.upper) != 6:
-            raise ValueError(f"joint limits need 6 values, got {len(self.lower)}/{len(self.upper)}")
+            raise ConfigError(f"joint limits need 6 values, got {len(self.lower)}/"
+                              f"{len(self.upper)}")
         if any(lo >= hi for lo, hi in zip(self.lower, self.upper, strict=True)):
-            raise ValueError(f"each lower limit must be below its upper limit: {self}")
-        if not (0.0 <= self.tcp_offset < 0.5):
-            raise ValueError(f"tcp_offset must be in [0, 0.5) m, got {self.tcp_offset}")
+            raise ConfigError(f"each lower limit must be below its upper limit: {self}")
 
 
 class UR5eKinematics:
@@ -133,20 +146,20 @@ class UR5eKinematics:
     def upper(self) -> np.ndarray:
         return self._upper.copy()
 
-    def within_limits(self, q: Sequence[float]) -> bool:
+    def within_limits(self, q: Vector) -> bool:
         arr = np.asarray(q, dtype=float)
         return bool(np.all(arr >= self._lower - 1e-9) and np.all(arr <= self._upper + 1e-9))
 
-    def fk_tool0(self, q: Sequence[float]) -> np.ndarray:
+    def fk_tool0(self, q: Vector) -> np.ndarray:
         """tool0 pose in base_link."""
         _check_joints(q)
         return _BASE_LINK_FROM_BASE @ ur5e.forward_kinematics(*(float(v) for v in q))
 
-    def fk(self, q: Sequence[float]) -> np.ndarray:
+    def fk(self, q: Vector) -> np.ndarray:
         """TCP pose in base_link."""
         return self.fk_tool0(q) @ self._tool0_from_tcp
 
-    def tcp_position(self, q: Sequence[float]) -> tuple[float, float, float]:
+    def tcp_position(self, q: Vector) -> tuple[float, float, float]:
         p = self.fk(q)[:3, 3]
         return (float(p[0]), float(p[1]), float(p[2]))
 
@@ -162,7 +175,7 @@ class UR5eKinematics:
         arr = np.array(sols)
         return arr[np.isfinite(arr).all(axis=1)]
 
-    def ik_candidates(self, tcp_pose: np.ndarray, q_near: Sequence[float]) -> list[np.ndarray]:
+    def ik_candidates(self, tcp_pose: np.ndarray, q_near: Vector) -> list[np.ndarray]:
         """All solutions within the joint limits, nearest to ``q_near`` first.
 
         Each analytic solution is shifted joint by joint by multiples of 2*pi towards ``q_near``
@@ -183,7 +196,7 @@ class UR5eKinematics:
         order = np.argsort(((cand - near) ** 2).sum(axis=1), kind="stable")
         return [cand[i] for i in order]
 
-    def ik(self, tcp_pose: np.ndarray, q_near: Sequence[float]) -> np.ndarray:
+    def ik(self, tcp_pose: np.ndarray, q_near: Vector) -> np.ndarray:
         """The solution nearest ``q_near`` within the joint limits; raises UnreachableError."""
         cands = self.ik_candidates(tcp_pose, q_near)
         if cands:
@@ -233,7 +246,7 @@ class UR5eKinematics:
         return self.link_frames(np.atleast_2d(np.asarray(qs, dtype=float)))[:, :, :3, 3]
 
 
-def _check_joints(q: Sequence[float]) -> None:
+def _check_joints(q: Vector) -> None:
     arr = np.asarray(q, dtype=float)
     if arr.shape != (6,):
         raise ValueError(f"expected 6 joint values, got shape {arr.shape}")

@@ -14,36 +14,48 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from frankenbot import settings
 from frankenbot.errors import ConfigError, SafetyViolation
-from frankenbot.motion.kinematics import JOINT_NAMES, UR5eKinematics
+from frankenbot.motion.kinematics import JOINT_NAMES, UR5eKinematics, Vector
 from frankenbot.motion.trajectory import JointTrajectory
+from frankenbot.settings import setting
 
 
 @dataclass(frozen=True)
 class SafetyConfig:
     """Hard limits. Planning limits (motion config) stay below these; these are never exceeded."""
 
-    workspace_min: tuple[float, float, float] = (-0.95, -0.95, -0.05)  # m, base_link
-    workspace_max: tuple[float, float, float] = (0.95, 0.95, 0.95)
-    min_radius: float = 0.12  # m: keep the TCP out of the column above the base (singularity)
-    table_z: float = 0.0  # m, table surface in base_link
-    tcp_clearance: float = 0.0  # m the TCP must stay above the table
-    link_clearance: float = 0.04  # m every other link origin must stay above the table
-    joint_lower: tuple[float, ...] = (-2 * math.pi, -2 * math.pi, -math.pi,
-                                      -2 * math.pi, -2 * math.pi, -2 * math.pi)
-    joint_upper: tuple[float, ...] = (2 * math.pi, 2 * math.pi, math.pi,
-                                      2 * math.pi, 2 * math.pi, 2 * math.pi)
-    max_joint_velocity: tuple[float, ...] = (math.pi,) * 6  # rad/s
-    max_joint_acceleration: tuple[float, ...] = (5.0,) * 6  # rad/s^2
-    max_cartesian_speed: float = 0.5  # m/s of the TCP
-    start_tolerance: float = 0.05  # rad: first sample vs current state
-    tolerance: float = 0.02  # relative slack on velocity/acceleration/speed (sampling noise)
+    workspace_min: tuple[float, float, float] = setting(
+        (-0.95, -0.95, -0.05), "TCP and wrist points stay inside this box (base_link)", unit="m")
+    workspace_max: tuple[float, float, float] = setting((0.95, 0.95, 0.95), "the box's far "
+                                                        "corner", unit="m")
+    min_radius: float = setting(0.12, "the TCP keeps out of the column above the base "
+                                "(singularity)", unit="m", low=0.0)
+    table_z: float = setting(0.0, "table surface in base_link", unit="m")
+    tcp_clearance: float = setting(0.0, "the TCP stays this far above the table", unit="m")
+    link_clearance: float = setting(0.04, "every other link origin stays this far above the "
+                                    "table", unit="m")
+    joint_lower: tuple[float, ...] = setting(
+        (-2 * math.pi, -2 * math.pi, -math.pi, -2 * math.pi, -2 * math.pi, -2 * math.pi),
+        "lower joint position limits, 6 values", unit="rad")
+    joint_upper: tuple[float, ...] = setting(
+        (2 * math.pi, 2 * math.pi, math.pi, 2 * math.pi, 2 * math.pi, 2 * math.pi),
+        "upper joint position limits, 6 values", unit="rad")
+    max_joint_velocity: tuple[float, ...] = setting((math.pi,) * 6, "joint speed limits, 6 "
+                                                    "values", unit="rad/s", low=1e-6)
+    max_joint_acceleration: tuple[float, ...] = setting((5.0,) * 6, "joint acceleration limits, "
+                                                        "6 values", unit="rad/s^2", low=1e-6)
+    max_cartesian_speed: float = setting(0.5, "TCP speed limit", unit="m/s", low=1e-6)
+    start_tolerance: float = setting(0.05, "a trajectory's first sample vs the current state",
+                                     unit="rad", low=0.0)
+    tolerance: float = setting(0.02, "relative slack on velocity / acceleration / speed "
+                               "(sampling noise)", low=0.0, high=1.0)
 
     def __post_init__(self) -> None:
+        settings.validate(self, "safety")
         if any(lo >= hi for lo, hi in zip(self.workspace_min, self.workspace_max, strict=True)):
             raise ConfigError(f"workspace min must be below max: {self.workspace_min} / "
                               f"{self.workspace_max}")
@@ -51,24 +63,6 @@ class SafetyConfig:
                      "max_joint_acceleration"):
             if len(getattr(self, name)) != 6:
                 raise ConfigError(f"safety {name} needs 6 values, got {getattr(self, name)}")
-        if any(v <= 0 for v in self.max_joint_velocity + self.max_joint_acceleration):
-            raise ConfigError("velocity and acceleration limits must be positive")
-        if self.max_cartesian_speed <= 0:
-            raise ConfigError(f"max_cartesian_speed must be positive, got "
-                              f"{self.max_cartesian_speed}")
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> "SafetyConfig":
-        known = set(cls.__dataclass_fields__)
-        unknown = set(data) - known
-        if unknown:
-            raise ConfigError(f"unknown safety keys {sorted(unknown)}; expected some of "
-                              f"{sorted(known)}")
-        kwargs: dict[str, Any] = {}
-        for key, value in data.items():
-            kwargs[key] = tuple(float(v) for v in value) if isinstance(value, list) else float(
-                value)
-        return cls(**kwargs)
 
 
 class SafetyEnvelope:
@@ -85,7 +79,7 @@ class SafetyEnvelope:
         self._box_max = np.array(config.workspace_max)
 
     # --- single targets -------------------------------------------------------------------
-    def check_position(self, position: Sequence[float], what: str = "target") -> None:
+    def check_position(self, position: Vector, what: str = "target") -> None:
         """A TCP target position: finite, inside the box, outside the base column, above the
         table."""
         p = np.asarray(position, dtype=float)
@@ -93,7 +87,7 @@ class SafetyEnvelope:
             raise SafetyViolation(f"{what} position must be 3 finite numbers, got {p.tolist()}")
         self._check_tcp_points(p[None, :], what)
 
-    def check_joints(self, q: Sequence[float], what: str = "joint target") -> None:
+    def check_joints(self, q: Vector, what: str = "joint target") -> None:
         arr = np.asarray(q, dtype=float)
         if arr.shape != (6,) or not np.all(np.isfinite(arr)):
             raise SafetyViolation(f"{what} must be 6 finite numbers, got {arr.tolist()}")
@@ -104,7 +98,7 @@ class SafetyEnvelope:
 
     # --- trajectories ---------------------------------------------------------------------
     def check_trajectory(self, traj: JointTrajectory,
-                         current: Sequence[float] | None = None) -> None:
+                         current: Vector | None = None) -> None:
         """Every check on every sample; ``current`` is the measured joint state, if known."""
         cfg = self.config
         if tuple(traj.joint_names) != JOINT_NAMES:

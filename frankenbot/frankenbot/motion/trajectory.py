@@ -20,8 +20,10 @@ from typing import Sequence
 
 import numpy as np
 
-from frankenbot.errors import MotionError
-from frankenbot.motion.kinematics import JOINT_NAMES, UnreachableError, UR5eKinematics
+from frankenbot import settings
+from frankenbot.errors import ConfigError, MotionError
+from frankenbot.motion.kinematics import JOINT_NAMES, UnreachableError, UR5eKinematics, Vector
+from frankenbot.settings import setting
 
 
 class DiscontinuityError(MotionError):
@@ -116,32 +118,33 @@ class JointTrajectory:
 
 @dataclass(frozen=True)
 class MotionLimits:
-    """Planning limits. ``velocity_scale``/``acceleration_scale`` come from config; the robot's
-    speed scaling (speed slider / scaled JTC) multiplies in at planning time."""
+    """Planning limits. ``velocity_scale``/``acceleration_scale`` come from config; a motion's
+    own ``speed_scaling`` factor multiplies in at planning time. The pendant's speed slider does
+    not: the scaled JTC applies it when it executes (jtc_backend's docstring says why)."""
 
-    max_joint_velocity: tuple[float, ...] = (math.pi,) * 6  # rad/s (UR5e rating)
-    max_joint_acceleration: tuple[float, ...] = (2.5,) * 6  # rad/s^2
-    max_cartesian_speed: float = 0.25  # m/s of the TCP
-    velocity_scale: float = 0.5
-    acceleration_scale: float = 0.5
-    sample_period: float = 0.02  # s between trajectory points
-    linear_step: float = 0.02  # m between IK samples on a Cartesian line
-    linear_max_joint_step: float = 0.25  # rad between neighbouring samples before it is a jump
+    max_joint_velocity: tuple[float, ...] = setting((math.pi,) * 6, "planned joint speed "
+                                                    "limits, 6 values (UR5e rating)",
+                                                    unit="rad/s", low=1e-6)
+    max_joint_acceleration: tuple[float, ...] = setting((2.5,) * 6, "planned joint acceleration "
+                                                        "limits, 6 values", unit="rad/s^2",
+                                                        low=1e-6)
+    max_cartesian_speed: float = setting(0.25, "planned TCP speed", unit="m/s", low=1e-6)
+    velocity_scale: float = setting(0.5, "share of the joint speed limits a motion uses",
+                                    low=1e-6, high=1.0)
+    acceleration_scale: float = setting(0.5, "share of the joint acceleration limits a motion "
+                                        "uses", low=1e-6, high=1.0)
+    sample_period: float = setting(0.02, "time between trajectory points", unit="s", low=1e-4)
+    linear_step: float = setting(0.02, "between IK samples on a Cartesian line", unit="m",
+                                 low=1e-4)
+    linear_max_joint_step: float = setting(0.25, "between neighbouring samples of a line; more "
+                                           "is a flip and rejected", unit="rad", low=1e-4)
 
     def __post_init__(self) -> None:
+        settings.validate(self, "motion")
         for name in ("max_joint_velocity", "max_joint_acceleration"):
             vals = getattr(self, name)
-            if len(vals) != 6 or any(not (v > 0 and math.isfinite(v)) for v in vals):
-                raise ValueError(f"{name} needs 6 positive values, got {vals}")
-        for name in ("velocity_scale", "acceleration_scale"):
-            v = getattr(self, name)
-            if not 0.0 < v <= 1.0:
-                raise ValueError(f"{name} must be in (0, 1], got {v}")
-        for name in ("max_cartesian_speed", "sample_period", "linear_step",
-                     "linear_max_joint_step"):
-            v = getattr(self, name)
-            if not (v > 0 and math.isfinite(v)):
-                raise ValueError(f"{name} must be positive, got {v}")
+            if len(vals) != 6 or not all(math.isfinite(v) for v in vals):
+                raise ConfigError(f"motion {name} needs 6 finite values, got {vals}")
 
 
 def _trapezoid(length: float, v_max: float, a_max: float) -> tuple[float, float, float]:
@@ -167,7 +170,7 @@ def _trapezoid_sample(t: np.ndarray, length: float, t_acc: float, t_total: float
     return np.clip(u, 0.0, length), np.maximum(du, 0.0)
 
 
-def time_parameterize(waypoints: Sequence[Sequence[float]], limits: MotionLimits,
+def time_parameterize(waypoints: Sequence[Vector] | np.ndarray, limits: MotionLimits,
                       speed_scaling: float = 1.0,
                       tcp_points: np.ndarray | None = None,
                       kin: UR5eKinematics | None = None) -> JointTrajectory:
@@ -219,18 +222,37 @@ def time_parameterize(waypoints: Sequence[Sequence[float]], limits: MotionLimits
     pos[-1] = wps[-1]
     vel[0] = 0.0
     vel[-1] = 0.0
-    if kin is not None and len(t) > 1:
-        tcp = kin.link_points(pos)[:, -1, :]
-        speed = np.linalg.norm(np.diff(tcp, axis=0), axis=1) / np.diff(t)
-        allowed = 0.95 * limits.max_cartesian_speed * speed_scaling
-        ratio = float(np.max(speed)) / allowed
-        if ratio > 1.0:  # stretch time: velocities / ratio, accelerations / ratio^2
-            t = t * ratio
-            vel = vel / ratio
-    return JointTrajectory.from_arrays(JOINT_NAMES, t, pos, vel)
+    traj = JointTrajectory.from_arrays(JOINT_NAMES, t, pos, vel)
+    if kin is not None:
+        traj = limit_tcp_speed(traj, kin, 0.95 * limits.max_cartesian_speed * speed_scaling)
+    return traj
 
 
-def joint_move(q_start: Sequence[float], q_goal: Sequence[float], limits: MotionLimits,
+def limit_tcp_speed(traj: JointTrajectory, kin: UR5eKinematics,
+                    max_speed: float) -> JointTrajectory:
+    """``traj`` slowed uniformly so the TCP's speed between samples stays within ``max_speed``.
+
+    Time is stretched by the worst ratio: velocities fall by it, accelerations by its square,
+    the path is unchanged. Measured as the safety envelope measures it (chord between samples
+    over their time), so a trajectory that passes here passes the envelope's speed check. Any
+    joint-space timing needs it: our own joint moves and MoveIt's time parameterisation, which
+    bounds joint velocities and accelerations but knows no TCP speed.
+    """
+    if not (max_speed > 0 and math.isfinite(max_speed)):
+        raise ValueError(f"max_speed must be positive, got {max_speed}")
+    if len(traj) < 2:
+        return traj
+    t = traj.times()
+    tcp = kin.link_points(traj.positions())[:, -1, :]
+    speed = np.linalg.norm(np.diff(tcp, axis=0), axis=1) / np.diff(t)
+    ratio = float(np.max(speed)) / max_speed
+    if ratio <= 1.0:
+        return traj
+    vel = traj.velocities() / ratio if traj.has_velocities else None
+    return JointTrajectory.from_arrays(traj.joint_names, t * ratio, traj.positions(), vel)
+
+
+def joint_move(q_start: Vector, q_goal: Vector, limits: MotionLimits,
                speed_scaling: float = 1.0,
                kin: UR5eKinematics | None = None) -> JointTrajectory:
     """Rest-to-rest joint-space move, all joints synchronised (straight line in joint space).
@@ -266,7 +288,7 @@ def _rotation_exp(w: np.ndarray) -> np.ndarray:
     return np.eye(3) + math.sin(angle) * kx + (1 - math.cos(angle)) * kx @ kx
 
 
-def linear_waypoints(kin: UR5eKinematics, q_start: Sequence[float], goal_pose: np.ndarray,
+def linear_waypoints(kin: UR5eKinematics, q_start: Vector, goal_pose: np.ndarray,
                      limits: MotionLimits) -> tuple[np.ndarray, np.ndarray]:
     """Joint waypoints (M, 6) and TCP points (M, 3) along a straight TCP line to ``goal_pose``.
 
@@ -310,7 +332,7 @@ def linear_waypoints(kin: UR5eKinematics, q_start: Sequence[float], goal_pose: n
     return qs, tcps
 
 
-def linear_move(kin: UR5eKinematics, q_start: Sequence[float], goal_pose: np.ndarray,
+def linear_move(kin: UR5eKinematics, q_start: Vector, goal_pose: np.ndarray,
                 limits: MotionLimits, speed_scaling: float = 1.0) -> JointTrajectory:
     """A timed straight-line TCP move from the configuration ``q_start`` to ``goal_pose``."""
     qs, tcps = linear_waypoints(kin, q_start, goal_pose, limits)

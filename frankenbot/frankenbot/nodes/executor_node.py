@@ -17,12 +17,22 @@ Uses
   frankenbot_perception/resolve_pixel (ResolvePixel) for the pixel primitives' targets
   ``reset_topic`` (std_msgs/Header; the sim's ~/scene_reset): a new world, so the beliefs of the
       primitives (held object, open drawers) are forgotten
-Parameters (see PARAMS below for descriptions and defaults)
+  ``fixture_map_topic`` (std_msgs/String, latched; the sim's ~/fixture_map): the scene's fixture
+      map as JSON (``frankenbot.fixture_map``); the primitives and predicates use the latest one
+      received, the ``fixtures_path`` file until one arrives
+Parameters: ``execution.settings.ExecutorNodeSettings`` (types, units, ranges, defaults):
   monitor_rate_hz, debounce_ticks, handler_retries, tier2_attempts, replans, tier2_method,
   confidence_threshold, rule_bonus, step_budget, scene_stale_after_s, local_expert_model,
   local_expert_threads, trajectory_mode, gripper_mode, gripper_action, gripper_joint,
   gripper_closed_position, gripper_joint_states_topic, program_running_topic,
-  action_server_wait, replan_timeout, feedback_rate_hz, reset_topic, pixel_service
+  action_server_wait, motion_backend, replan_timeout, feedback_rate_hz, reset_topic,
+  pixel_service, fixture_map_topic, fixtures_path. Live (``ros2 param set``, from the next
+  program on): the tier budgets, confidence_threshold, rule_bonus, step_budget, replan_timeout,
+  feedback_rate_hz; the others are refused with the reason (restart the node).
+
+Driver faults the robot adapter reports (program stopped on the pendant, protective stop, the
+trajectory controller inactive, a gripper that does not move) end the running task at once with
+their sentence (checked every ``DRIVER_CHECK_S``), and a task is not started while one lasts.
 
 One goal at a time (a second is rejected while one runs). Callbacks that must not block each
 other have their own groups under a MultiThreadedExecutor: the action (reentrant), the replan
@@ -31,83 +41,43 @@ client, and the robot adapter's e-stop and state subscriptions.
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
 from typing import Any
 
 from builtin_interfaces.msg import Time
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import Header
+from std_msgs.msg import Header, String
 
 from frankenbot import resources
 from frankenbot.anomaly.candidates import Situation
-from frankenbot.anomaly.escalation import Budgets, ReplanResult
+from frankenbot.anomaly.escalation import ReplanResult
 from frankenbot.anomaly.local_expert import LocalExpert, gemma_loader
 from frankenbot.anomaly.records import AnomalyRecord
-from frankenbot.anomaly.ros_conversions import event_to_msg
 from frankenbot.common import ExitStatus, NodeStatus
 from frankenbot.errors import ConfigError, FrankenbotError
-from frankenbot.execution.executor import ExecutionOutcome, ExecutorParams, ProgramExecutor
+from frankenbot.execution.executor import ExecutionOutcome, ProgramExecutor
+from frankenbot.execution.settings import ExecutorNodeSettings
+from frankenbot.fixture_map import FixtureMap
+from frankenbot.nodes.anomaly_msgs import event_to_msg
+from frankenbot.nodes.parameters import NodeSettings
 from frankenbot.nodes.spin import call_and_wait, run_node
 from frankenbot.program.trace import TraceEntry, trace_to_json
 from frankenbot_interfaces.action import ExecuteProgram
 from frankenbot_interfaces.msg import AnomalyEvent, TreeState
 from frankenbot_interfaces.srv import Replan
 
-PARAMS: dict[str, tuple[Any, str]] = {
-    "monitor_rate_hz": (200.0, "rate of the monitor thread (Hz)"),
-    "debounce_ticks": (2, "consecutive ticks a monitor condition must hold before it fires"),
-    "handler_retries": (2, "tier-1 coded recoveries per (node, anomaly kind) and task"),
-    "tier2_attempts": (2, "tier-2 (local expert) decisions per task"),
-    "replans": (2, "tier-3 replans (counted VLM calls) per task"),
-    "tier2_method": ("rules", "tier-2 ranking: rules | lm | rules+lm (chosen by the tier-2 "
-                              "evaluation, see the anomaly benchmark)"),
-    "confidence_threshold": (0.35, "below this softmax confidence the local expert escalates"),
-    "rule_bonus": (1.0, "rules+lm: log-score bonus of the rule's choice"),
-    "step_budget": (500, "global bound on executed tree nodes per program"),
-    "scene_stale_after_s": (1.0, "scene counts as stale when its stamp has not moved this long"),
-    "local_expert_model": ("gemma3-270m", "gemma3-270m (packaged GGUF, in-process) | an http(s) "
-                                          "URL of `frankenbot llm serve` (e.g. "
-                                          "http://127.0.0.1:8080/v1) | tiny (random, tests) | "
-                                          "none; used only when tier2_method uses the LM"),
-    "local_expert_threads": (2, "torch threads for the local expert"),
-    "trajectory_mode": ("topic", "topic (JTC topic, sim + real) | action (FollowJointTrajectory)"),
-    "gripper_mode": ("topic", "topic (position command, the sim) | parallel (control_msgs "
-                              "ParallelGripperCommand: the Jazzy Robotiq controller) | "
-                              "gripper_command (control_msgs GripperCommand: other grippers)"),
-    "gripper_action": ("robotiq_gripper_controller/gripper_cmd",
-                       "gripper action server (parallel / gripper_command modes)"),
-    "gripper_joint": ("robotiq_85_left_knuckle_joint",
-                      "the gripper joint commanded (parallel mode) and read from joint states"),
-    "gripper_closed_position": (0.8, "gripper joint position (rad) when fully closed"),
-    "gripper_joint_states_topic": ("joint_states", "where the gripper joint is published (a "
-                                                    "namespaced gripper: /robotiq/joint_states)"),
-    "program_running_topic": ("io_and_status_controller/robot_program_running",
-                              "UR driver's External Control program state (std_msgs/Bool, "
-                              "latched); '' = not watched"),
-    "action_server_wait": (10.0, "seconds to wait at start (and before a goal) for the "
-                                 "trajectory / gripper action servers"),
-    "motion_backend": ("jtc", "jtc (analytic IK + joint trajectory controller) | moveit "
-                              "(MoveItPy collision-aware planning; real ROS install only)"),
-    "replan_timeout": (120.0, "seconds to wait for /frankenbot/replan"),
-    "feedback_rate_hz": (10.0, "maximum rate of action feedback and tree_state messages"),
-    "reset_topic": ("", "std_msgs/Header topic announcing a new world (the sim's "
-                        "~/scene_reset): held-object and drawer beliefs are dropped; '' = none"),
-    "pixel_service": ("frankenbot_perception/resolve_pixel",
-                      "service that back-projects set-of-mark pixels for place_at_pixel, "
-                      "move_above_pixel and push_to_pixel; '' = no pixel targets"),
-}
-
-
 DEPENDENCY_SILENT_S = 1.0  # s without messages after which an input counts as vanished
 PLANNER_NODE = "frankenbot_planner"
 PERCEPTION_NODE = "frankenbot_perception"
 OWNER_CHECK_S = 0.5  # s between checks that the planner of the running goal is still up
+DRIVER_CHECK_S = 0.05  # s between checks of the robot adapter's driver faults during a task
+DRIVER_STOPPED = "the robot's driver stopped the task: "
 PLANNER_VANISHED = ("dependency lost: the planner (frankenbot_planner) vanished mid-task; "
                     "program stopped, arm stopped")
 MAX_ID_CHARS = 200  # task ids are short; a longer one is not ours
@@ -150,9 +120,12 @@ class RosReplanner:
         if not self._client.wait_for_service(timeout_sec=2.0):
             return ReplanResult(False, "", "frankenbot/replan is not available", 0)
         self._node.set_phase("replanning")
-        req = Replan.Request(task_id=self.task_id, instruction=self.instruction,
-                             program=self.program_text, failure_context=failure_context,
-                             failed_node=situation.node_path)
+        req = Replan.Request(
+            task_id=self.task_id, instruction=self.instruction, program=self.program_text,
+            failure_context=failure_context, failed_node=situation.node_path,
+            kind=situation.kind.value, objects=list(situation.objects),
+            held_object=situation.held_object or "",
+            failed_call=situation.failed_call.text() if situation.failed_call else "")
         res = call_and_wait(self._client, req, self.timeout)
         self._node.set_phase("executing")
         if res is None:
@@ -168,27 +141,19 @@ class ExecutorNode(Node):
 
     def __init__(self, robot: Any = None, primitives: Any = None) -> None:
         super().__init__("frankenbot_executor")
-        p = {name: self.declare_parameter(name, default, ParameterDescriptor(
-            description=desc)).value for name, (default, desc) in PARAMS.items()}
-        self.p = p
-        try:
-            params = ExecutorParams(
-                monitor_rate_hz=float(p["monitor_rate_hz"]),
-                debounce_ticks=int(p["debounce_ticks"]),
-                budgets=Budgets(int(p["handler_retries"]), int(p["tier2_attempts"]),
-                                int(p["replans"])),
-                tier2_method=str(p["tier2_method"]),
-                confidence_threshold=float(p["confidence_threshold"]),
-                rule_bonus=float(p["rule_bonus"]), step_budget=int(p["step_budget"]),
-                scene_stale_after_s=float(p["scene_stale_after_s"]))
-        except (TypeError, ValueError) as e:
-            raise ConfigError(f"frankenbot_executor parameters: {e}") from e
+        self.settings = NodeSettings(self, ExecutorNodeSettings,
+                                     on_change=self._settings_changed)
+        cfg = self.settings.value
+        params = cfg.params
+        self._map_lock = threading.Lock()  # guards _fixture_map (replaced by the subscription)
+        self._fixture_map = FixtureMap.load(resources.config_path(cfg.fixtures_path)
+                                            if cfg.fixtures_path else resources.fixtures_path())
         if robot is None or primitives is None:
-            robot, primitives = self._build_robot(p)
+            robot, primitives = self._build_robot(cfg)
         self.robot = robot
         self.primitives = primitives
-        self.expert = self._build_expert(params.tier2_method, str(p["local_expert_model"]),
-                                         int(p["local_expert_threads"]))
+        self.expert = self._build_expert(params.tier2.tier2_method, cfg.local_expert_model,
+                                         cfg.local_expert_threads)
         self._replan_group = MutuallyExclusiveCallbackGroup()
         self._replan_client = self.create_client(Replan, "frankenbot/replan",
                                                  callback_group=self._replan_group)
@@ -217,40 +182,55 @@ class ExecutorNode(Node):
         self._owner_present = False  # the planner was up when the running goal started
         self.create_timer(OWNER_CHECK_S, self._check_owner,
                           callback_group=MutuallyExclusiveCallbackGroup())
-        if str(p["reset_topic"]):
-            self.create_subscription(Header, str(p["reset_topic"]), self.reset_callback,
+        self.create_timer(DRIVER_CHECK_S, self._check_driver,
+                          callback_group=MutuallyExclusiveCallbackGroup())
+        if cfg.reset_topic:
+            self.create_subscription(Header, cfg.reset_topic, self.reset_callback,
                                      latched, callback_group=MutuallyExclusiveCallbackGroup())
+        if cfg.fixture_map_topic:
+            self.create_subscription(String, cfg.fixture_map_topic,
+                                     self.fixture_map_callback, latched,
+                                     callback_group=MutuallyExclusiveCallbackGroup())
         self._publish_tree()
-        self.get_logger().info(f"executor ready (tier 2: {params.tier2_method}, monitors at "
+        self.get_logger().info(f"executor ready (tier 2: {params.tier2.tier2_method}, monitors at "
                                f"{params.monitor_rate_hz:g} Hz)")
 
     # ---- construction -----------------------------------------------------------------------
-    def _build_robot(self, p: dict[str, Any]) -> tuple[Any, Any]:
+    def _settings_changed(self, cfg: ExecutorNodeSettings) -> None:
+        """A live parameter changed: the next program runs with it."""
+        self.executor_core.params = cfg.params
+
+    def _build_robot(self, p: ExecutorNodeSettings) -> tuple[Any, Any]:
         from frankenbot.nodes.ros_robot import RosRobot
         from frankenbot.primitives.factory import build_primitives
 
         try:
             robot = RosRobot(
-                self, trajectory_mode=str(p["trajectory_mode"]),
-                gripper_mode=str(p["gripper_mode"]), gripper_action=str(p["gripper_action"]),
-                gripper_joint=str(p["gripper_joint"]),
-                gripper_closed_position=float(p["gripper_closed_position"]),
-                gripper_joint_states_topic=str(p["gripper_joint_states_topic"]),
-                program_running_topic=str(p["program_running_topic"]),
-                server_wait=float(p["action_server_wait"]))
+                self, trajectory_mode=p.trajectory_mode,
+                gripper_mode=p.gripper_mode, gripper_action=p.gripper_action,
+                gripper_joint=p.gripper_joint,
+                gripper_closed_position=p.gripper_closed_position,
+                gripper_joint_states_topic=p.gripper_joint_states_topic,
+                program_running_topic=p.program_running_topic,
+                server_wait=p.action_server_wait)
         except ValueError as e:
             raise ConfigError(f"frankenbot_executor parameters: {e}") from e
-        backend = str(self.get_parameter("motion_backend").value)
+        backend = p.motion_backend
         pixels = None
-        if str(p["pixel_service"]):
+        if p.pixel_service:
             from frankenbot.nodes.ros_pixels import RosPixelResolver
 
-            pixels = RosPixelResolver(self, str(p["pixel_service"]),
+            pixels = RosPixelResolver(self, p.pixel_service,
                                       callback_group=MutuallyExclusiveCallbackGroup())
-        # moveit: MoveItPy runs in this process as its own node (moveit_backend.MOVEIT_NODE_NAME)
-        prims = build_primitives(robot, backend=backend, fixtures=resources.fixtures_path(),
-                                 moveit_node=self if backend == "moveit" else None,
-                                 pixels=pixels)
+        motion = None
+        if backend == "moveit":
+            # MoveItPy runs in this process as its own node (moveit_backend.MOVEIT_NODE_NAME)
+            from frankenbot.nodes.moveit_backend import moveit_motion
+
+            motion = moveit_motion(self)
+        prims = build_primitives(robot, fixture_map=self.fixture_map, motion=motion,
+                                 pixels=pixels,
+                                 tcp_offset=p.tcp_offset if p.tcp_offset >= 0 else None)
         return robot, prims
 
     def _build_expert(self, method: str, model: str, threads: int) -> LocalExpert | None:
@@ -278,7 +258,24 @@ class ExecutorNode(Node):
 
     def _replanner(self, task_id: str, instruction: str, text: str) -> RosReplanner:
         return RosReplanner(self, self._replan_client, task_id=task_id, instruction=instruction,
-                            program_text=text, timeout=float(self.p["replan_timeout"]))
+                            program_text=text, timeout=self.settings.value.replan_timeout)
+
+    # ---- fixture map ----------------------------------------------------------------------------
+    def fixture_map(self) -> FixtureMap:
+        """The current fixture map (the primitives' provider)."""
+        with self._map_lock:
+            return self._fixture_map
+
+    def fixture_map_callback(self, msg: String) -> None:
+        """A new scene's fixture map; a malformed one is logged and the old one kept."""
+        try:
+            fmap = FixtureMap.from_data(json.loads(msg.data))
+        except (ValueError, ConfigError) as e:
+            self.get_logger().error(f"ignoring a malformed fixture map: {e}")
+            return
+        with self._map_lock:
+            self._fixture_map = fmap
+        self.get_logger().info(f"fixture map: {', '.join(fmap.ids()) or 'no fixtures'}")
 
     # ---- action callbacks ---------------------------------------------------------------------
     def reset_callback(self, msg: Header) -> None:
@@ -317,6 +314,18 @@ class ExecutorNode(Node):
                                     "stopping the program and the arm")
             self.executor_core.cancel(PLANNER_VANISHED)
 
+    def _driver_fault(self) -> str:
+        return str(getattr(self.robot, "driver_fault", lambda: "")())
+
+    def _check_driver(self) -> None:
+        """End the running task when the driver stack stopped the robot (no tier can help)."""
+        if not self.executor_core.running:
+            return
+        fault = self._driver_fault()
+        if fault:
+            self.get_logger().error(f"{DRIVER_STOPPED}{fault}")
+            self.executor_core.abort(DRIVER_STOPPED + fault)
+
     def cancel_callback(self, goal_handle: Any) -> CancelResponse:
         self.executor_core.cancel("cancelled by the client")
         return CancelResponse.ACCEPT
@@ -331,9 +340,15 @@ class ExecutorNode(Node):
             self._statuses, self._active, self._steps, self._new_events = {}, None, 0, []
             self._phase = "executing"
         self._publish_tree(force=True)
+        getattr(self.robot, "clear_faults", lambda: None)()  # the operator may have fixed them
+        fault = self._driver_fault()
         try:
-            out = self.executor_core.run(goal.program, task_id=goal.task_id,
-                                         instruction=goal.instruction)
+            if fault:  # nothing moves until the operator fixes it
+                out = ExecutionOutcome(ExitStatus.FAILURE, f"not started: {fault}",
+                                       goal.program, 0, 0, 0, 0.0)
+            else:
+                out = self.executor_core.run(goal.program, task_id=goal.task_id,
+                                             instruction=goal.instruction)
         except FrankenbotError as e:  # never a traceback to the client
             out = ExecutionOutcome(ExitStatus.ERROR, str(e), goal.program, 0, 0, 0, 0.0)
         with self._goal_lock:
@@ -428,7 +443,7 @@ class ExecutorNode(Node):
 
     def _publish_tree(self, force: bool = False) -> None:
         now = time.monotonic()
-        period = 1.0 / max(float(self.p["feedback_rate_hz"]), 1e-3)
+        period = 1.0 / self.settings.value.feedback_rate_hz
         with self._goal_lock:
             if not force and now - self._last_feedback < period:
                 return

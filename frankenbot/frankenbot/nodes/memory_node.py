@@ -8,7 +8,8 @@ Services (relative names: under ``--namespace arm1`` they are /arm1/frankenbot/m
   /frankenbot/memory/list_skills (frankenbot_interfaces/srv/ListSkills)
       the library, optionally filtered by a substring of name or description.
 
-Parameters (defaults in ``frankenbot.memory.config.MemoryConfig``)
+Parameters (``frankenbot.memory.config.MemoryConfig``: types, ranges, defaults; all read at
+start-up)
   db_path (string, "" = <user data dir>/frankenbot/memory.sqlite3), db_url (string,
   sqlite:///path | postgresql://user@host:port/db: a memory shared by a fleet), robot_id (string,
   "" = this node's namespace), fixtures (comma-separated fixture ids of this robot), seed_dir
@@ -24,51 +25,19 @@ background thread at start-up; until it is ready retrieval is lexical (reported 
 from __future__ import annotations
 
 import sys
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import Any
 
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
 from frankenbot.errors import FrankenbotError
 from frankenbot.memory.config import MemoryConfig
-from frankenbot.memory.records import EpisodeAnomaly, EpisodeRecord, SkillRecord
 from frankenbot.memory.store import MemoryStore
+from frankenbot.nodes.memory_msgs import episode_from_request, skill_msg
+from frankenbot.nodes.parameters import NodeSettings
 from frankenbot.nodes.spin import run_node
-from frankenbot_interfaces.msg import Skill
 from frankenbot_interfaces.srv import GetContext, ListSkills, RecordEpisode
-
-PARAM_DOCS: dict[str, str] = {
-    "db_path": "SQLite file of the memory; empty = <user data dir>/frankenbot/memory.sqlite3",
-    "db_url": "database URL (sqlite:///path or postgresql://user@host:port/db); overrides db_path",
-    "robot_id": "this robot's name in a shared memory; empty = the node's namespace",
-    "fixtures": "comma-separated fixture ids of this robot's scene; skills learnt with others"
-                " are not offered (empty = not checked)",
-    "seed_dir": "directory of seed skill files (*.fb); empty = the package's skills/",
-    "load_seeds": "load and validate the seed skills at start-up",
-    "min_support": "k: successful episodes that must contain a call sequence to promote it",
-    "min_success_rate": "r: successes / episodes containing a sequence needed to promote it",
-    "min_pattern_length": "shortest statement sequence considered for promotion (>= 2)",
-    "max_pattern_length": "longest statement sequence considered for promotion",
-    "token_budget": "default token budget of get_context (estimated tokens)",
-    "max_exemplars": "default number of exemplar episodes returned by get_context",
-    "use_embeddings": "rank exemplars with all-MiniLM-L6-v2 (false: lexical BM25 only)",
-    "embedding_model_dir": "directory of a sentence embedding model; empty = the packaged MiniLM",
-}
-
-
-def skill_msg(s: SkillRecord) -> Skill:
-    return Skill(name=s.name, param_names=list(s.param_names), param_types=list(s.param_types),
-                 description=s.description, body=s.body, uses=s.uses, successes=s.successes,
-                 origin=s.origin)
-
-
-def episode_anomaly(e: Any) -> EpisodeAnomaly:
-    """AnomalyEvent message -> EpisodeAnomaly (the primitive is derived from node_path later)."""
-    return EpisodeAnomaly(kind=e.kind, tier=int(e.tier), action=e.action, outcome=e.outcome,
-                         node_path=e.node_path, source=e.source, detail=e.detail,
-                         anomaly_class=e.anomaly_class, latency=float(e.latency))
 
 
 class MemoryNode(Node):
@@ -76,7 +45,7 @@ class MemoryNode(Node):
 
     def __init__(self) -> None:
         super().__init__("frankenbot_memory")
-        config = self._read_config()
+        config = NodeSettings(self, MemoryConfig).value
         if not config.robot_id:
             config = replace(config, robot_id=self.get_namespace().strip("/"))
         self.store = MemoryStore.open(config=config)
@@ -101,15 +70,6 @@ class MemoryNode(Node):
             f" {config.robot_id or '(unnamed)'}: {len(self.store.list_skills())} skills,"
             f" {self.store.episode_count()} episodes")
 
-    def _read_config(self) -> MemoryConfig:
-        defaults = MemoryConfig()
-        values: dict[str, Any] = {}
-        for f in fields(MemoryConfig):
-            desc = ParameterDescriptor(description=PARAM_DOCS[f.name])
-            values[f.name] = self.declare_parameter(
-                f.name, getattr(defaults, f.name), desc).value
-        return MemoryConfig.from_mapping(values)
-
     def get_context_callback(self, request: Any, response: Any) -> Any:
         try:
             ctx = self.store.get_context(request.instruction, int(request.token_budget),
@@ -128,16 +88,7 @@ class MemoryNode(Node):
 
     def record_episode_callback(self, request: Any, response: Any) -> Any:
         try:
-            episode = EpisodeRecord(
-                instruction=request.instruction, program=request.program,
-                success=bool(request.success), outcome=request.outcome,
-                task_id=request.task_id,
-                anomalies=tuple(episode_anomaly(a) for a in request.anomalies),
-                vlm_calls=int(request.vlm_calls), repair_calls=int(request.repair_calls),
-                planning_time=float(request.planning_time),
-                execution_time=float(request.execution_time),
-                trace_json=request.trace_json or "[]")
-            result = self.store.record_episode(episode)
+            result = self.store.record_episode(episode_from_request(request))
         except FrankenbotError as e:
             self.get_logger().error(f"episode {request.task_id} not stored: {e}",
                                     throttle_duration_sec=2.0)
@@ -167,7 +118,7 @@ class MemoryNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return run_node(MemoryNode, num_threads=4, args=args)
+    return run_node(MemoryNode, num_threads=4, args=args, callbacks_block=False)
 
 
 if __name__ == "__main__":

@@ -24,33 +24,36 @@ Services
 Resets also come from ``reset_topic`` (std_msgs/Header; the sim publishes one when it loads a
   new scene): tracks are forgotten and frames stamped before header.stamp are skipped, so an
   object of a vanished scene never lends its id to a new object nearby.
-Parameters (all declared with descriptions): rate, max_latency, stale_timeout, sync_tolerance,
-  camera_config, fixtures_path, fixture_map_topic, catalogue_path, detector_backend,
-  detector_queries, detector_model, detector_threshold, stride, table_height, table_rgb,
-  min_height, max_height, workspace_min, workspace_max, base_frame, publish_annotated,
-  annotated_rate, reset_topic.
+Parameters: ``perception.config.PerceptionNodeSettings`` (rate, max_latency, sync_tolerance,
+  camera_config, fixtures_path, fixture_map_topic, catalogue_path, detector_*, base_frame,
+  publish_annotated, annotated_rate, reset_topic) and every ``PerceptionConfig`` setting under
+  its own name (stride, table_height, table_rgb, min_height, max_height, workspace_min,
+  workspace_max, stale_timeout, ...), each declared with type, unit and range; the live ones
+  (max_latency, sync_tolerance, publish_annotated, annotated_rate, min_height, max_height,
+  min_points, min_points_floor, stale_timeout) take effect at the next frame, the rest are
+  refused with the reason (restart the node).
 
-Subscription callbacks only store the latest messages (image queues of depth 1: a frame that
-waited is never worth more than the next one) and wake the processing callback through a guard
-condition, so a frame is processed as soon as its colour and depth are both in, not at the next
-tick of a timer (a 10 Hz timer on a 10 Hz camera adds up to 100 ms and drops frames when the two
-drift). Processing runs in its own callback group, so a slow frame never blocks message intake;
-when it falls behind, only the newest pair is taken. ``rate`` caps the frames processed (a
-frame stamped less than 0.75 / rate after the last processed one is skipped: a 30 Hz camera is
-perceived at 10 Hz, a 10 Hz one at 10 Hz despite jitter); its timer checks for staleness.
+Subscription callbacks only hand the messages to ``perception.frame_sync.FrameSync`` (image
+queues of depth 1: a frame that waited is never worth more than the next one) and wake the
+processing callback through a guard condition, so a frame is processed as soon as its colour
+and depth are both in, not at the next tick of a timer (a 10 Hz timer on a 10 Hz camera adds up
+to 100 ms and drops frames when the two drift). Processing runs in its own callback group, so a
+slow frame never blocks message intake; when it falls behind, only the newest pair is taken.
+Which pairs are processed (stamp pairing, the ``rate`` cap, late frames, resets, a camera clock
+that jumps back) is FrameSync's decision, ROS-free and tested on its own; the ``rate`` timer
+checks for staleness.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
-from collections import deque
 from dataclasses import replace
 from typing import Any
 
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
@@ -62,15 +65,9 @@ from visualization_msgs.msg import MarkerArray
 from frankenbot import resources
 from frankenbot.errors import FrankenbotError, PerceptionError
 from frankenbot.fixture_map import FixtureMap
+from frankenbot.nodes.parameters import NodeSettings
 from frankenbot.nodes.ros_robot import joint_state_problem
-from frankenbot.nodes.spin import run_node
-from frankenbot.perception.annotate import annotate
-from frankenbot.perception.camera import CameraModel, load_camera
-from frankenbot.perception.catalogue import ObjectCatalogue
-from frankenbot.perception.config import PerceptionConfig
-from frankenbot.perception.pipeline import DEFAULT_QUERIES, PerceptionPipeline
-from frankenbot.perception.pixels import DepthPixelResolver
-from frankenbot.perception.ros_conversions import (
+from frankenbot.nodes.scene_msgs import (
     depth_from_image_msg,
     image_msg_from_rgb,
     intrinsics_from_camera_info,
@@ -80,8 +77,23 @@ from frankenbot.perception.ros_conversions import (
     time_from_msg,
     time_to_msg,
 )
+from frankenbot.nodes.spin import SPIN_ENV, run_node
+from frankenbot.perception.annotate import annotate
+from frankenbot.perception.camera import CameraModel, load_camera
+from frankenbot.perception.catalogue import ObjectCatalogue
+from frankenbot.perception.config import DEFAULT_QUERIES, PerceptionNodeSettings
+from frankenbot.perception.frame_sync import (
+    CLOCK_RESTARTED,
+    OLD_SCENE,
+    REPEATED,
+    TOO_SOON,
+    FrameSync,
+)
+from frankenbot.perception.pipeline import PerceptionPipeline
+from frankenbot.perception.pixels import DepthPixelResolver
 from frankenbot.perception.self_filter import JointHistory
 from frankenbot.state import Scene
+from frankenbot.transforms import QuatXYZW
 from frankenbot_interfaces.msg import SceneObjects
 from frankenbot_interfaces.srv import ResolvePixel
 
@@ -90,12 +102,10 @@ UR_JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_
 COLOR_TOPIC = "camera/camera/color/image_raw"
 DEPTH_TOPIC = "camera/camera/aligned_depth_to_color/image_raw"
 INFO_TOPIC = "camera/camera/color/camera_info"
-RGB_HISTORY = 8  # colour frames kept for pairing with depth by stamp
 STATS_PERIOD_S = 10.0  # s between the intake/processing log lines
 IMAGE_QUEUE = 1  # image subscriptions keep only the newest message (see the module docstring)
-CLOCK_BACK_S = 1.0  # a frame this much older than the last one: the camera clock restarted
+FRAME_POLL_S = 0.01  # s: the pair check's period where no guard condition can wake it
 MAX_IMAGE_PIXELS = 4096 * 4096  # larger frames are not from any supported camera
-CLOCK_JUMP_S = 10.0  # a frame this much older than a reset means the camera clock restarted
 
 
 def _calibrated_table_rgb(path: Any) -> list[float] | None:
@@ -131,116 +141,57 @@ def check_frame(rgb: Any, depth: Any, info: CameraInfo) -> None:
         raise PerceptionError("depth image has no valid pixel (all zero or NaN)")
 
 
-def too_soon(stamp: float, last: float | None, rate: float) -> bool:
-    """True for a frame stamped less than 0.75 / ``rate`` after the last processed one (the
-    0.75 keeps every frame of a camera at ``rate`` despite stamp jitter); rate <= 0: never."""
-    return last is not None and rate > 0 and 0.0 <= stamp - last < 0.75 / rate
-
-
 class PerceptionNode(Node):
     """Thin ROS adapter around ``PerceptionPipeline`` (see the module docstring)."""
 
     def __init__(self) -> None:
         super().__init__("frankenbot_perception")
-        p = self._declare
-        self.rate = float(p("rate", 10.0, "Hz: frames are processed as they arrive, at most "
-                            "this many a second (by camera stamp); also the stale check's rate"))
-        self.max_latency = float(p("max_latency", 0.5, "frames older than this (s, since "
-                                   "arrival) are skipped instead of processed"))
-        self.stale_timeout = float(p("stale_timeout", 1.0, "scene is stale when no frame was "
-                                     "processed for this long (s)"))
-        self.sync_tolerance = float(p("sync_tolerance", 0.05, "max colour/depth stamp "
-                                      "difference (s) for a frame pair"))
-        camera_config = str(p("camera_config", "", "camera.yaml: translation + quaternion (a bare "
-                              "name is looked up in the package's config/); empty: the pose "
-                              "from TF base_frame <- camera frame (needs tf2_ros)"))
-        fixtures_path = str(p("fixtures_path", "", "the cell's fixture map, "
-                              "scene_fixtures.yaml (bare name: package config/); empty: none"))
-        fixture_map_topic = str(p("fixture_map_topic", "", "std_msgs/String topic (latched) "
-                                  "with the scene's fixture map as JSON (the sim's "
-                                  "frankenbot_sim/fixture_map); empty: fixtures_path only"))
-        catalogue_path = str(p("catalogue_path", "objects.yaml", "the object catalogue (bare "
-                               "name: package config/; `frankenbot objects enroll` writes it)"
-                               "; empty: the size rules of block, bowl, plate and bin"))
-        self.backend = str(p("detector_backend", "geometric", "geometric (colour + depth "
-                             "clusters) or owlv2 (open-vocabulary, transformers)"))
-        queries = str(p("detector_queries", "block,bowl,plate,bin", "comma-separated text "
-                        "queries for the open-vocabulary backend"))
-        detector_model = str(p("detector_model", "", "local directory of the OWLv2 checkpoint "
-                               "(owlv2 backend; never downloaded at run time)"))
-        detector_threshold = float(p("detector_threshold", 0.2, "OWLv2 box score threshold"))
-        stride = int(p("stride", 2, "pixel stride of the point cloud (1 = full resolution)"))
-        table_height = float(p("table_height", 0.0, "table top z in base_link (RANSAC fallback)"))
-        self.base_frame = str(p("base_frame", "base_link", "frame of the published scene"))
-        self.publish_annotated = bool(p("publish_annotated", True, "publish the set-of-mark "
-                                        "image"))
-        self.annotated_rate = float(p("annotated_rate", 2.0, "Hz: the set-of-mark image is "
-                                      "drawn at most this often (drawing costs CPU)"))
-        reset_topic = str(p("reset_topic", "", "std_msgs/Header topic that announces a new "
-                            "scene (the sim's ~/scene_reset); empty: none"))
+        self.settings = NodeSettings(self, PerceptionNodeSettings, on_change=self._settings_changed)
+        cfg = self.settings.value
+        self.rate = cfg.rate
+        self.backend = cfg.detector_backend
+        self.base_frame = cfg.base_frame
+        camera_config, fixtures_path = cfg.camera_config, cfg.fixtures_path
         self._last_annotated = 0.0
-        if self.backend not in ("geometric", "owlv2"):
-            raise FrankenbotError(f"detector_backend must be geometric or owlv2, got "
-                                  f"{self.backend!r}")
-        defaults = PerceptionConfig()
-        min_height = float(p("min_height", defaults.min_height, "m above the table: lower "
-                             "points are table (raise for noisy depth)"))
-        max_height = float(p("max_height", defaults.max_height, "m above the table: higher "
-                             "points are ignored"))
-        ws_min = [float(v) for v in p("workspace_min", list(defaults.workspace_min),
-                                      "workspace box corner [x, y, z] in base_link, m")]
-        ws_max = [float(v) for v in p("workspace_max", list(defaults.workspace_max),
-                                      "workspace box corner [x, y, z] in base_link, m")]
-        table_rgb = [float(v) for v in p("table_rgb", [0.0, 0.0, 0.0], "the table's colour "
-                                          "(RGB 0-255) frames are white-balanced to; zeros: "
-                                          "camera.yaml's table_rgb (from calibration) or off")]
-        if not all(v > 0 for v in table_rgb) and camera_config:
-            table_rgb = _calibrated_table_rgb(resources.config_path(camera_config)) or table_rgb
-        self.config = PerceptionConfig.from_mapping({
-            "stride": stride, "table_height": table_height,
-            "stale_timeout_s": self.stale_timeout, "min_height": min_height,
-            "max_height": max_height, "workspace_min": ws_min, "workspace_max": ws_max,
-            "table_rgb": table_rgb})
+        pipeline = cfg.pipeline
+        if not all(v > 0 for v in pipeline.table_rgb) and camera_config:
+            table_rgb = _calibrated_table_rgb(resources.config_path(camera_config))
+            if table_rgb is not None:
+                pipeline = replace(pipeline, table_rgb=tuple(table_rgb))
+        self.config = pipeline
         self._detector = None
-        self._queries = tuple(q.strip() for q in queries.split(",") if q.strip())
+        self._queries = tuple(q.strip() for q in cfg.detector_queries.split(",") if q.strip())
         if self.backend == "owlv2":
             from frankenbot.perception.detector import Owlv2Detector
 
-            self._detector = Owlv2Detector.from_pretrained(detector_model,
-                                                           threshold=detector_threshold)
+            self._detector = Owlv2Detector.from_pretrained(cfg.detector_model,
+                                                           threshold=cfg.detector_threshold)
         self._extrinsics = (load_camera(resources.config_path(camera_config)).matrix
                             if camera_config else None)
         self._fixtures = (FixtureMap.load(resources.config_path(fixtures_path))
                           if fixtures_path else FixtureMap())
-        self._catalogue = (ObjectCatalogue.load(resources.config_path(catalogue_path))
-                           if catalogue_path else None)
+        self._catalogue = (ObjectCatalogue.load(resources.config_path(cfg.catalogue_path))
+                           if cfg.catalogue_path else None)
         self._pipeline: PerceptionPipeline | None = None
         self._tf_buffer: Any = None
         if self._extrinsics is None:
             self._init_tf()
 
         self._msgs_lock = threading.Lock()  # guards the latest messages below
-        # recent colour frames: the one matching a depth frame's stamp is paired with it (the
-        # latest colour frame is often already the next one when depth arrives)
-        self._rgb_msgs: deque[Image] = deque(maxlen=RGB_HISTORY)
-        self._depth_msg: Image | None = None
-        self._depth_arrival = 0.0
+        # which frames to process: colour/depth pairing, rate cap, late frames, resets and
+        # camera clock jumps (perception/frame_sync.py)
+        self._sync: FrameSync[Image] = FrameSync(rate=cfg.rate,
+                                                 sync_tolerance=cfg.sync_tolerance,
+                                                 max_latency=cfg.max_latency)
         self._info_msg: CameraInfo | None = None
         self._joint_history = JointHistory()  # the newest sample is the arm's current state
-        self._last_processed_depth: Image | None = None
         # depth of the processed frames for ~/resolve_pixel (made with the first camera model)
         self._pixels: DepthPixelResolver | None = None
         self._last_ok = 0.0  # monotonic time of the last successfully processed frame
         self._last_scene = Scene(stale=True)
-        self._last_stamp: float | None = None  # camera stamp of the last processed frame
-        # s, camera clock: frames stamped up to this predate the last reset (None: no reset
-        # pending; cleared by the first newer frame)
-        self._reset_after: float | None = None
         self.frames_processed = 0
         self.frames_rejected = 0
         self.resets = 0
-        # intake and skip counters, logged every STATS_PERIOD_S (where frames go, issue 16)
-        self.counts = {"colour": 0, "depth": 0, "unpaired": 0, "late": 0, "too_soon": 0}
         self._stats_at = time.monotonic()
         self._stats_busy = 0.0  # s spent processing since the last stats line
         self._processed_mark = 0
@@ -265,17 +216,23 @@ class PerceptionNode(Node):
         self.marker_pub = self.create_publisher(MarkerArray, "frankenbot/scene_markers", 10)
         self.image_pub = self.create_publisher(Image, "frankenbot/annotated_image", 2)
         # a new colour or depth image wakes frame_callback at once (in the work group)
-        self._frame_ready = self.create_guard_condition(self.frame_callback, callback_group=work)
+        self._frame_ready: Any = None
+        if os.environ.get(SPIN_ENV) == "events":
+            # rclpy 7.1.6's EventsExecutor has no guard conditions: poll for a pair at 100 Hz
+            self.create_timer(FRAME_POLL_S, self.frame_callback, callback_group=work)
+        else:
+            self._frame_ready = self.create_guard_condition(self.frame_callback,
+                                                            callback_group=work)
         self.create_timer(1.0 / max(self.rate, 0.1), self.process_callback, callback_group=work)
         # Resets share the processing group: none can land halfway through a frame.
         self.create_service(Trigger, "~/reset", self.reset_service_callback, callback_group=work)
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        if reset_topic:
-            self.create_subscription(Header, reset_topic, self.reset_topic_callback, latched,
+        if cfg.reset_topic:
+            self.create_subscription(Header, cfg.reset_topic, self.reset_topic_callback, latched,
                                      callback_group=work)
-        if fixture_map_topic:  # a map that changes per scene (the sim); the same group
-            self.create_subscription(String, fixture_map_topic, self.fixture_map_callback,
+        if cfg.fixture_map_topic:  # a map that changes per scene (the sim); the same group
+            self.create_subscription(String, cfg.fixture_map_topic, self.fixture_map_callback,
                                      latched, callback_group=work)
         # its own group: a pixel is answered while a frame is being processed
         self.create_service(ResolvePixel, "~/resolve_pixel", self.resolve_pixel_callback,
@@ -283,9 +240,13 @@ class PerceptionNode(Node):
         self.get_logger().info(f"perception up: backend {self.backend}, {self.rate} Hz, "
                                f"camera pose from {camera_config or 'TF'}")
 
-    def _declare(self, name: str, default: Any, description: str) -> Any:
-        desc = ParameterDescriptor(description=description)
-        return self.declare_parameter(name, default, desc).value
+    def _settings_changed(self, cfg: PerceptionNodeSettings) -> None:
+        """A live parameter changed (``ros2 param set``): the next frame uses it."""
+        self._sync.max_latency = cfg.max_latency
+        self._sync.sync_tolerance = cfg.sync_tolerance
+        self.config = replace(cfg.pipeline, table_rgb=self.config.table_rgb)
+        if self._pipeline is not None:
+            self._pipeline.config = self.config
 
     def _init_tf(self) -> None:
         try:  # tf2_ros exists on a real ROS install only
@@ -299,19 +260,14 @@ class PerceptionNode(Node):
 
     # ------------------------------------------------------------------ intake (never blocks)
     def color_callback(self, msg: Image) -> None:
-        with self._msgs_lock:
-            self._rgb_msgs.append(msg)
-            self.counts["colour"] += 1
-        self._frame_ready.trigger()  # its depth may have come first
+        self._sync.colour(time_from_msg(msg.header.stamp), msg)
+        if self._frame_ready is not None:
+            self._frame_ready.trigger()  # its depth may have come first
 
     def depth_callback(self, msg: Image) -> None:
-        with self._msgs_lock:
-            if self._depth_msg is not None and self._depth_msg is not self._last_processed_depth:
-                self.counts["unpaired"] += 1  # replaced before it could be processed
-            self._depth_msg = msg
-            self._depth_arrival = time.monotonic()
-            self.counts["depth"] += 1
-        self._frame_ready.trigger()
+        self._sync.depth(time_from_msg(msg.header.stamp), msg, time.monotonic())
+        if self._frame_ready is not None:
+            self._frame_ready.trigger()
 
     def info_callback(self, msg: CameraInfo) -> None:
         with self._msgs_lock:
@@ -357,11 +313,8 @@ class PerceptionNode(Node):
                                    throttle_duration_sec=5.0)
             return None
         q, p = t.transform.rotation, t.transform.translation
-        x, y, z, w = q.x, q.y, q.z, q.w
         m = np.eye(4)
-        m[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
+        m[:3, :3] = QuatXYZW(q.x, q.y, q.z, q.w).matrix()
         m[:3, 3] = [p.x, p.y, p.z]
         return m
 
@@ -372,32 +325,23 @@ class PerceptionNode(Node):
     def process_callback(self) -> None:
         """The ``rate`` timer: a pair the guard condition missed, then the stale check."""
         self._process_newest()
-        if time.monotonic() - self._last_ok > self.stale_timeout:
+        if time.monotonic() - self._last_ok > self.config.stale_timeout:
             # frames stopped (or every recent frame was unusable): say so, keep the objects
             stale = Scene(objects=self._last_scene.objects, stamp=self._last_scene.stamp,
                           stale=True, frame_id=self.base_frame)
             self.scene_pub.publish(scene_to_msg(stale, 0.0))
 
     def _process_newest(self) -> None:
-        with self._msgs_lock:
-            depth_msg, info = self._depth_msg, self._info_msg
-            arrival, joints = self._depth_arrival, self._joint_history.latest()
-            if depth_msg is not None and joints is not None:
-                # the arm where the image shows it, not where it is now (self_filter.py)
-                joints = self._joint_history.at(time_from_msg(depth_msg.header.stamp)) or joints
-            rgb_msg = (self._matching_rgb(time_from_msg(depth_msg.header.stamp))
-                       if depth_msg is not None else None)
-        fresh = (depth_msg is not None and depth_msg is not self._last_processed_depth
-                 and time.monotonic() - arrival <= self.max_latency)
-        if fresh and rgb_msg is not None:
-            self._last_processed_depth = depth_msg
+        pair = self._sync.take(time.monotonic())
+        if pair is not None:
+            with self._msgs_lock:
+                info, joints = self._info_msg, self._joint_history.latest()
+                if joints is not None:
+                    # the arm where the image shows it, not where it is now (self_filter.py)
+                    joints = self._joint_history.at(pair.stamp) or joints
             t0 = time.monotonic()
-            self._process(rgb_msg, depth_msg, info, joints, arrival)
+            self._process(pair.colour, pair.depth, pair.stamp, info, joints, pair.arrival)
             self._stats_busy += time.monotonic() - t0
-        elif (depth_msg is not None and depth_msg is not self._last_processed_depth
-              and rgb_msg is not None):
-            self._last_processed_depth = depth_msg  # waited past max_latency
-            self.counts["late"] += 1
         self._log_stats()
 
     def _log_stats(self) -> None:
@@ -405,10 +349,7 @@ class PerceptionNode(Node):
         if now - self._stats_at < STATS_PERIOD_S:
             return
         dt, self._stats_at = now - self._stats_at, now
-        with self._msgs_lock:
-            c = dict(self.counts)
-            for k in self.counts:
-                self.counts[k] = 0
+        c = self._sync.take_counts()
         busy, self._stats_busy = self._stats_busy, 0.0
         processed, self._processed_mark = (self.frames_processed - self._processed_mark,
                                            self.frames_processed)
@@ -436,10 +377,7 @@ class PerceptionNode(Node):
         self._reset(time_from_msg(msg.stamp), f"new scene {msg.frame_id or '(unnamed)'}")
 
     def reset_service_callback(self, request: Any, response: Any) -> Any:
-        with self._msgs_lock:
-            latest = self._depth_msg
-        after = time_from_msg(latest.header.stamp) if latest is not None else None
-        forgotten = self._reset(after, "~/reset called")
+        forgotten = self._reset(self._sync.latest_depth_stamp(), "~/reset called")
         response.success = True
         response.message = f"forgot {forgotten} tracked objects"
         return response
@@ -449,8 +387,7 @@ class PerceptionNode(Node):
         forgotten = len(self._pipeline.tracker.tracks) if self._pipeline is not None else 0
         if self._pipeline is not None:
             self._pipeline.reset()
-        self._reset_after = after
-        self._last_stamp = None
+        self._sync.reset(after)
         self._last_scene = Scene(stale=True)
         if self._pixels is not None:
             self._pixels.reset()  # the old scene's depth would point at what is gone
@@ -458,47 +395,16 @@ class PerceptionNode(Node):
         self.get_logger().info(f"tracks reset ({why}): {forgotten} forgotten")
         return forgotten
 
-    def _clock_went_back(self, stamp: float) -> bool:
-        """True for a frame to skip: older than the last processed one.
-
-        A jump back beyond ``CLOCK_BACK_S`` means the camera's clock restarted (a sim or driver
-        restart): the tracks' times are void, so they are forgotten and the frame is used. A
-        smaller step back is a late or repeated frame and is skipped.
-        """
-        last = self._last_stamp
-        if last is None or stamp > last:
-            return False
-        if last - stamp > CLOCK_BACK_S:
-            self.get_logger().warning(f"camera clock jumped back {last - stamp:.3f} s: tracks "
-                                      "reset", throttle_duration_sec=2.0)
-            self._reset(None, "camera clock jumped back")
-            return False
-        return True
-
-    def _matching_rgb(self, stamp: float) -> Image | None:
-        """The buffered colour frame closest in time to ``stamp``, within sync_tolerance."""
-        best = min(self._rgb_msgs, default=None,
-                   key=lambda m: abs(time_from_msg(m.header.stamp) - stamp))
-        if best is None or abs(time_from_msg(best.header.stamp) - stamp) > self.sync_tolerance:
-            return None  # its colour frame has not arrived yet (or was dropped)
-        return best
-
-    def _process(self, rgb_msg: Image, depth_msg: Image, info: CameraInfo | None,
-                 joints: tuple[float, ...] | None, arrival: float) -> None:
+    def _process(self, rgb_msg: Image, depth_msg: Image, stamp: float,
+                 info: CameraInfo | None, joints: tuple[float, ...] | None,
+                 arrival: float) -> None:
         log = self.get_logger()
         try:
             if info is None:
                 raise PerceptionError(f"no camera_info received on {INFO_TOPIC}")
-            stamp = time_from_msg(depth_msg.header.stamp)
-            if self._reset_after is not None:
-                if self._reset_after - CLOCK_JUMP_S < stamp <= self._reset_after:
-                    return  # taken before the scene was reset: it shows the old scene
-                self._reset_after = None  # the new scene's first frame (or a restarted clock)
-            if abs(time_from_msg(rgb_msg.header.stamp) - stamp) > self.sync_tolerance:
-                return  # wait for the matching colour frame
-            if too_soon(stamp, self._last_stamp, self.rate):
-                self.counts["too_soon"] += 1
-                return  # a faster camera than ``rate``: this frame is skipped
+            verdict = self._sync.admit(stamp)
+            if verdict in (OLD_SCENE, TOO_SOON, REPEATED):
+                return  # the old scene, a faster camera than ``rate``, a late or repeated frame
             camera = self._camera(info)
             if camera is None:
                 raise PerceptionError("camera pose unknown (no camera_config, no TF)")
@@ -512,10 +418,11 @@ class PerceptionNode(Node):
             rgb = rgb_from_image_msg(rgb_msg)
             depth = depth_from_image_msg(depth_msg)
             check_frame(rgb, depth, info)
-            if self._clock_went_back(stamp):
-                return
+            if verdict == CLOCK_RESTARTED:  # the tracks' times are void
+                log.warning("camera clock jumped back: tracks reset", throttle_duration_sec=2.0)
+                self._reset(None, "camera clock jumped back")
             result = self._pipeline.process_frame(rgb, depth, stamp, joints)
-            self._last_stamp = stamp
+            self._sync.processed(stamp)
             self._feed_pixels(camera, depth, stamp, joints)
         except FrankenbotError as e:
             self.frames_rejected += 1
@@ -529,8 +436,9 @@ class PerceptionNode(Node):
         if self.marker_pub.get_subscription_count() > 0:  # RViz open: markers each frame
             self.marker_pub.publish(scene_markers(scene, lifetime_s=max(2.0 / self.rate, 0.5)))
         now = time.monotonic()
-        if (self.publish_annotated and self.image_pub.get_subscription_count() > 0
-                and now - self._last_annotated >= 1.0 / max(self.annotated_rate, 1e-3)):
+        cfg = self.settings.value
+        if (cfg.publish_annotated and self.image_pub.get_subscription_count() > 0
+                and now - self._last_annotated >= 1.0 / cfg.annotated_rate):
             self._last_annotated = now
             image, _ = annotate(rgb, scene, self._pipeline.camera)
             self.image_pub.publish(image_msg_from_rgb(image, stamp, info.header.frame_id))
@@ -565,7 +473,7 @@ class PerceptionNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return run_node(PerceptionNode, num_threads=3, args=args)
+    return run_node(PerceptionNode, num_threads=3, args=args, callbacks_block=False)
 
 
 if __name__ == "__main__":

@@ -2,15 +2,17 @@
 
 Services
   /frankenbot/submit_task (frankenbot_interfaces/srv/SubmitTask)
-      plan a task; ``dry_run`` returns the validated program and moves nothing, otherwise the
-      program is handed to the executor in the background and the service returns at once.
+      plan a task (and review the plan); ``dry_run`` returns the validated program and moves
+      nothing, otherwise the program is handed to the executor and the service returns as soon
+      as the plan is known.
   /frankenbot/replan (frankenbot_interfaces/srv/Replan)
       tier-3 replanning for the executor: one counted VLM call (+ at most one repair), or an
-      offline re-plan from the current scene (0 calls).
+      offline re-plan from the current scene (0 calls); reviewed like the first plan.
 Actions
   /frankenbot/run_task (frankenbot_interfaces/action/RunTask)
-      plan and execute with feedback (phase, active node, anomaly events); cancelling it cancels
-      the executor's goal, which stops the arm safely.
+      plan and execute with feedback (phase, active node, anomaly events); cancelling it while
+      planning ends it at once (the plan is dropped when it comes), while executing cancels the
+      executor's goal, which stops the arm safely.
 Topics
   publishes /frankenbot/task_status (TaskStatus, reliable, depth 50)
   subscribes /frankenbot/scene (SceneObjects), /frankenbot/annotated_image (sensor_msgs/Image)
@@ -18,10 +20,18 @@ Uses
   action /frankenbot/execute_program (ExecuteProgram, frankenbot_executor)
   services /frankenbot/memory/get_context and /frankenbot/memory/record_episode when available
 
-Parameters: see ``PARAMS`` below (planner_mode, vlm.*, prompt_budget_chars, use_image, timeouts,
-stats_file). All planning logic lives in ``frankenbot.planner``; this node only moves data
-between ROS and ``Planner``. Callbacks never block the executor: service and action callbacks
-run in reentrant groups and wait on futures with timeouts while other threads spin.
+Parameters: ``planner.settings.PlannerNodeSettings`` (types, units, ranges, defaults):
+planner_mode, max_repairs, prompt_budget_chars, prompt_skill_bodies, vlm.*, review,
+review_config, use_image, scene_wait, memory_timeout, executor_wait, execution_timeout,
+stats_file. The review, the waits and timeouts and stats_file may change live (``ros2 param
+set``, from the next task on); the planner and VLM settings are refused with the reason
+(restart the node).
+
+Every task runs through ``execution.episode.EpisodeRunner`` (plan -> safety review -> execute ->
+record), the same flow the in-process benchmarks measure, with its ports filled by ROS
+(``nodes/planner_ports.py``). Each task runs on a worker thread of its own: the service and
+action callbacks only start it and wait for its plan or its end, so a cancel reaches a task that
+is still planning (a VLM call can take a minute). One task executes at a time.
 """
 
 from __future__ import annotations
@@ -31,100 +41,55 @@ import json
 import sys
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
+from frankenbot import resources
 from frankenbot.errors import FrankenbotError, PerceptionError
-from frankenbot.execution.episode import (
-    ExecutionReport,
-    PlanningContext,
-    episode_record,
-    plan_request,
-)
+from frankenbot.execution.episode import Episode, EpisodeRunner
+from frankenbot.nodes.parameters import NodeSettings
+from frankenbot.nodes.planner_ports import RosExecutor, RosMemory
 from frankenbot.nodes.spin import run_node
-from frankenbot.planner.planner import Planner, PlannerConfig, make_client
+from frankenbot.planner.planner import Planner, make_client
 from frankenbot.planner.prompt import encode_png
-from frankenbot.planner.request import Exemplar, FailureContext, PlanOutcome, PlanRequest
-from frankenbot.planner.vlm_client import VlmConfig
-from frankenbot.program.catalog import Param, ParamType, Signature, SignatureKind
+from frankenbot.planner.request import FailureContext, PlanImage, PlanOutcome
+from frankenbot.planner.review import load_review_config, review_port
+from frankenbot.planner.settings import PlannerNodeSettings
+from frankenbot.ports import CancelToken
 from frankenbot.state import Scene
-from frankenbot_interfaces.action import ExecuteProgram, RunTask
+from frankenbot_interfaces.action import RunTask
 from frankenbot_interfaces.msg import SceneObjects, TaskStatus
-from frankenbot_interfaces.srv import GetContext, RecordEpisode, Replan, SubmitTask
-
-# name -> (default, description)
-PARAMS: dict[str, tuple[Any, str]] = {
-    "planner_mode": ("auto", "auto (VLM when an endpoint is configured, else offline) | offline "
-                             "| vlm"),
-    "vlm.model": ("gpt-5-mini", "model name at the OpenAI-compatible endpoint"),
-    "vlm.api_key": ("", "API key; empty = OPENAI_API_KEY from the environment"),
-    "vlm.base_url": ("", "endpoint base URL; empty = OPENAI_BASE_URL or api.openai.com"),
-    "vlm.mode": ("auto", "auto (the server's constraint, text if refused) | grammar | guided | "
-                 "text"),
-    "vlm.server": ("auto", "auto (probe) | openai | vllm | sglang | llamacpp | ollama: which "
-                   "constraint field and grammar dialect to send"),
-    "vlm.timeout": (60.0, "seconds per HTTP request"),
-    "vlm.transport_retries": (2, "HTTP retries per planning call (5xx, timeouts); not counted "
-                                 "as planning calls"),
-    "vlm.max_output_tokens": (4096, "completion token limit per call (reasoning included)"),
-    "vlm.temperature": (-1.0, "sampling temperature; < 0 = not sent (reasoning models)"),
-    "vlm.reasoning_effort": ("", "'' = not sent; minimal | low | medium | high"),
-    "vlm.image_detail": ("auto", "image detail for the VLM: low | high | auto"),
-    "prompt_budget_chars": (16000, "prompt text budget; exemplars are trimmed first"),
-    "prompt_skill_bodies": (False, "list skill bodies in the prompt, not only signatures"),
-    "use_image": (True, "send perception's annotated image with the prompt"),
-    "scene_wait": (3.0, "seconds to wait for a first scene before planning"),
-    "memory_timeout": (2.0, "seconds to wait for memory's services (planning works without)"),
-    "executor_wait": (5.0, "seconds to wait for the executor's action server"),
-    "execution_timeout": (900.0, "seconds a task may execute before it is cancelled"),
-    "stats_file": ("", "append one JSON line of planning metrics per task ('' = off)"),
-}
-
+from frankenbot_interfaces.srv import Replan, SubmitTask
 
 KEEP_TASKS = 64  # recent tasks kept for replan bookkeeping (the running one is the newest)
-EXECUTOR_GONE_S = 1.0  # s the executor's action server must stay missing to count as gone
-EXECUTOR_VANISHED = ("dependency lost: the executor (frankenbot_executor, "
-                     "/frankenbot/execute_program) vanished mid-task; its last trajectory "
-                     "segment ends and the arm holds; restart it and submit again")
+WAIT_POLL_S = 0.1  # s between checks of a waiting callback (cancel requests, shutdown)
 
 
 @dataclass
 class _Task:
+    """One submitted task, shared by its worker thread and the callback that waits for it."""
+
     task_id: str
     instruction: str
     started: float
-    outcome: PlanOutcome | None = None
+    planner: str = ""
+    dry_run: bool = False
+    goal_handle: Any = None  # the RunTask goal, when the action started it
+    cancel: CancelToken = field(default_factory=CancelToken)
+    planned: threading.Event = field(default_factory=threading.Event)
+    done: threading.Event = field(default_factory=threading.Event)
+    outcome: PlanOutcome | None = None  # the reviewed plan (message with the node's hints)
+    episode: Episode | None = None
     replans: int = 0
     replan_calls: int = 0
-    exec_goal: Any = None  # the executor's ClientGoalHandle while executing
     phase: str = ""  # last phase published on task_status
-
-
-def _wait(future: Any, timeout: float) -> bool:
-    """Block this (worker) thread until ``future`` is done; other threads keep spinning."""
-    if future.done():
-        return True
-    done = threading.Event()
-    future.add_done_callback(lambda _f: done.set())
-    return done.wait(timeout) or future.done()
-
-
-def skill_from_msg(msg: Any) -> Signature | None:
-    """frankenbot_interfaces/msg/Skill -> catalog Signature (None when its types are unknown)."""
-    try:
-        params = tuple(Param(n, ParamType(t)) for n, t in
-                       zip(msg.param_names, msg.param_types, strict=True))
-    except ValueError:
-        return None
-    return Signature(msg.name, SignatureKind.SKILL, params, msg.description, msg.body)
 
 
 class PlannerNode(Node):
@@ -132,30 +97,17 @@ class PlannerNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("frankenbot_planner", **kwargs)
-        for name, (default, doc) in PARAMS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(description=doc))
-        p = self._p
-        vlm = VlmConfig(model=p("vlm.model"), api_key=p("vlm.api_key"),
-                        base_url=p("vlm.base_url"), mode=p("vlm.mode"),
-                        server=p("vlm.server"),
-                        timeout=float(p("vlm.timeout")),
-                        transport_retries=int(p("vlm.transport_retries")),
-                        max_output_tokens=int(p("vlm.max_output_tokens")),
-                        temperature=(None if float(p("vlm.temperature")) < 0
-                                     else float(p("vlm.temperature"))),
-                        reasoning_effort=p("vlm.reasoning_effort"),
-                        image_detail=p("vlm.image_detail"))
-        self.config = PlannerConfig(default_planner=p("planner_mode"), vlm=vlm,
-                                    prompt_budget_chars=int(p("prompt_budget_chars")),
-                                    prompt_skill_bodies=bool(p("prompt_skill_bodies")))
+        self.settings = NodeSettings(self, PlannerNodeSettings, on_change=self._settings_changed)
+        cfg = self.settings.value
+        self.config = cfg.planner
         self.planner = Planner(self.config, make_client(self.config))
         self._state_lock = threading.Lock()  # guards _scene, _image, _current, _tasks
         self._scene: Scene | None = None
         self._image: Image | None = None
-        self._current: _Task | None = None
+        self._current: _Task | None = None  # the task that holds the arm (planning or running)
         self._tasks: dict[str, _Task] = {}
         self._ids = itertools.count(1)
-        self._memory_probed = False
+        self._closing = False
 
         sensors = MutuallyExclusiveCallbackGroup()
         serving = ReentrantCallbackGroup()
@@ -166,6 +118,15 @@ class PlannerNode(Node):
                                  callback_group=sensors)
         qos = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
         self.status_pub = self.create_publisher(TaskStatus, "frankenbot/task_status", qos)
+        memory = RosMemory(self, timeout=lambda: self.settings.value.memory_timeout,
+                           callback_group=clients)
+        self.execute_port = RosExecutor(
+            self, server_wait=lambda: self.settings.value.executor_wait,
+            timeout=lambda: self.settings.value.execution_timeout,
+            on_feedback=self._execution_feedback, callback_group=clients)
+        self.runner = EpisodeRunner(self.planner, scene=self._latest_scene,
+                                    context=memory.context, execute=self.execute_port,
+                                    record=memory.record, review=self._review_port(cfg))
         self.create_service(SubmitTask, "frankenbot/submit_task", self.submit_callback,
                             callback_group=serving)
         self.create_service(Replan, "frankenbot/replan", self.replan_callback,
@@ -174,22 +135,28 @@ class PlannerNode(Node):
             self, RunTask, "frankenbot/run_task", execute_callback=self.run_task_callback,
             goal_callback=self.goal_callback, cancel_callback=lambda _g: CancelResponse.ACCEPT,
             callback_group=serving)
-        self.executor_client = ActionClient(self, ExecuteProgram, "frankenbot/execute_program",
-                                            callback_group=clients)
-        self.context_client = self.create_client(GetContext, "frankenbot/memory/get_context",
-                                                 callback_group=clients)
-        self.record_client = self.create_client(
-            RecordEpisode, "frankenbot/memory/record_episode", callback_group=clients)
-        mode = "VLM " + vlm.model if self.planner.client is not None else "offline"
-        self.get_logger().info(f"planner ready ({p('planner_mode')}: {mode})")
+        mode = ("VLM " + self.config.vlm.model if self.planner.client is not None
+                else "offline")
+        self.get_logger().info(f"planner ready ({self.config.planner_mode}: {mode}; review "
+                               f"{cfg.review})")
 
-    def _p(self, name: str) -> Any:
-        return self.get_parameter(name).value
+    @staticmethod
+    def _review_port(cfg: PlannerNodeSettings) -> Any:
+        path = cfg.review_config
+        config = load_review_config(resources.config_path(path)) if path else None
+        return review_port(cfg.review, config)
+
+    def _settings_changed(self, cfg: PlannerNodeSettings) -> None:
+        """A live parameter changed: the review takes it from the next plan on (the timeouts
+        and the rest are read where they are used). A review_config that cannot be read raises
+        ConfigError here, which refuses the change."""
+        self.runner.review = self._review_port(cfg)
+        self.get_logger().info(f"review now {cfg.review} ({cfg.review_config or 'defaults'})")
 
     # -- inputs ------------------------------------------------------------------------------
 
     def scene_callback(self, msg: SceneObjects) -> None:
-        from frankenbot.perception.ros_conversions import scene_from_msg
+        from frankenbot.nodes.scene_msgs import scene_from_msg
 
         try:
             scene = scene_from_msg(msg)
@@ -208,7 +175,8 @@ class PlannerNode(Node):
             self._image = msg
 
     def _latest_scene(self) -> Scene:
-        deadline = time.monotonic() + float(self._p("scene_wait"))
+        """The runner's scene port: the newest fresh scene, waiting up to ``scene_wait``."""
+        deadline = time.monotonic() + self.settings.value.scene_wait
         while True:
             with self._state_lock:
                 scene = self._scene
@@ -218,75 +186,114 @@ class PlannerNode(Node):
                 return scene or Scene()
             time.sleep(0.05)
 
-    def _request(self, instruction: str, planner: str, task_id: str) -> PlanRequest:
-        """Everything the planner gets: scene, annotated image, memory's context."""
-        from frankenbot.perception.ros_conversions import rgb_from_image_msg
+    def _plan_image(self) -> PlanImage | None:
+        """Perception's latest set-of-mark image for the prompt (None: none, or not wanted)."""
+        from frankenbot.nodes.scene_msgs import rgb_from_image_msg
 
-        scene = self._latest_scene()
-        image = None
         with self._state_lock:
             image_msg = self._image
-        if image_msg is not None and self._p("use_image"):
-            try:
-                image = encode_png(rgb_from_image_msg(image_msg))
-            except (FrankenbotError, ValueError) as e:
-                self.get_logger().warning(f"annotated image unusable, planning without: {e}")
-        skills: list[Signature] = []
-        exemplars: list[Exemplar] = []
-        experience: tuple[str, ...] = ()
-        if not self._memory_probed:  # memory may start after us: wait once, then only check
-            self._memory_probed = True
-            self.context_client.wait_for_service(timeout_sec=float(self._p("memory_timeout")))
-        if self.context_client.service_is_ready():
-            future = self.context_client.call_async(GetContext.Request(instruction=instruction))
-            if _wait(future, float(self._p("memory_timeout"))) and future.result() is not None:
-                ctx = future.result()
-                skills = [s for s in map(skill_from_msg, ctx.skills) if s is not None]
-                exemplars = [Exemplar(i, p) for i, p in zip(
-                    ctx.exemplar_instructions, ctx.exemplar_programs, strict=False)]
-                experience = tuple(ctx.anomaly_experience)
-            else:
-                self.get_logger().warning("memory get_context timed out; planning without it")
-        context = PlanningContext(tuple(skills), tuple(exemplars), experience)
-        return plan_request(instruction, scene, context=context, image=image, planner=planner,
-                            task_id=task_id)
+        if image_msg is None or not self.settings.value.use_image:
+            return None
+        try:
+            return encode_png(rgb_from_image_msg(image_msg))
+        except (FrankenbotError, ValueError) as e:
+            self.get_logger().warning(f"annotated image unusable, planning without: {e}")
+            return None
 
-    # -- planning ----------------------------------------------------------------------------
+    # -- tasks -------------------------------------------------------------------------------
 
-    def _plan(self, instruction: str, planner: str) -> _Task:
-        task = _Task(f"task-{next(self._ids)}-{int(time.time())}", instruction, time.monotonic())
+    def _new_task(self, instruction: str, planner: str, *, dry_run: bool = False,
+                  goal_handle: Any = None) -> _Task:
+        return _Task(f"task-{next(self._ids)}-{int(time.time())}", instruction,
+                     time.monotonic(), planner=planner, dry_run=dry_run, goal_handle=goal_handle)
+
+    def _start(self, task: _Task) -> str:
+        """Register ``task`` and start its worker; '' or why not (busy)."""
         with self._state_lock:
+            if not task.dry_run:
+                if self._current is not None:
+                    return "busy: another task is executing; wait for it or cancel it"
+                self._current = task
             self._tasks[task.task_id] = task
             while len(self._tasks) > KEEP_TASKS:  # a node that runs all day must not grow
                 self._tasks.pop(next(iter(self._tasks)))
+        threading.Thread(target=self._work, args=(task,), name=f"planner-{task.task_id}",
+                         daemon=True).start()
+        return ""
+
+    def _work(self, task: _Task) -> None:
+        """A task's worker thread: the whole episode through the runner."""
         self._status(task, "planning")
         try:
-            request = self._request(instruction, planner, task.task_id)
-            task.outcome = self.planner.plan(request)
-        except FrankenbotError as e:
-            task.outcome = PlanOutcome(False, "", None, str(e))
-        with self._state_lock:
-            no_scene = self._scene is None
-        if no_scene and not task.outcome.ok:
-            task.outcome = replace(task.outcome, message=task.outcome.message + " (no scene has "
-                                   "arrived on /frankenbot/scene: is perception running?)")
-        out = task.outcome
-        self.get_logger().info(f"{task.task_id}: {out.summary()}")
+            episode = self.runner.run(
+                task.instruction, task_id=task.task_id, planner=task.planner,
+                image=self._plan_image(), cancel=task.cancel, dry_run=task.dry_run,
+                on_planned=lambda plan, verdict: self._planned(task, plan, verdict))
+        except Exception as e:  # a bug must never leave a caller waiting or the arm reserved
+            self.get_logger().error(f"{task.task_id}: {type(e).__name__}: {e}")
+            episode = Episode(task.task_id, task.instruction,
+                              task.outcome or PlanOutcome(False, "", None, f"internal error: {e}"))
+            if not task.planned.is_set():
+                self._planned(task, episode.plan, None)
+        finally:
+            with self._state_lock:
+                if self._current is task:
+                    self._current = None
+        task.episode = episode
+        self._status(task, "done", done=True, **self._final(task, episode))
+        task.done.set()
+
+    def _planned(self, task: _Task, plan: PlanOutcome, verdict: Any) -> None:
+        """The reviewed plan is known: log it, add the node's hints, wake the waiting caller."""
+        if not plan.ok:
+            with self._state_lock:
+                no_scene = self._scene is None
+            if no_scene:
+                plan = replace(plan, message=plan.message + " (no scene has arrived on "
+                               "/frankenbot/scene: is perception running?)")
+        task.outcome = plan
+        self.get_logger().info(f"{task.task_id}: {plan.summary()}")
+        if verdict is not None and verdict.decision in ("edit", "refuse"):
+            self.get_logger().info(f"{task.task_id}: {verdict.explain()}")
         self._write_stats(task)
+        task.planned.set()
+
+    def _final(self, task: _Task, episode: Episode) -> dict[str, Any]:
+        """The done status of a task: success, outcome and summary."""
+        out = task.outcome or episode.plan
         if not out.ok:
-            self._status(task, "done", done=True, success=False, outcome="error",
-                         summary=out.message)
-        return task
+            return {"success": False, "outcome": "error", "summary": out.message}
+        report = episode.report
+        if report is None:
+            if task.dry_run:
+                return {"success": True, "outcome": "success",
+                        "summary": "dry run: planned only, nothing moved"}
+            return {"success": False, "outcome": "cancelled",
+                    "summary": "cancelled before execution; nothing moved"}
+        summary = report.reason or report.outcome
+        if episode.memory_note:  # the task's own outcome stands; the note says what memory missed
+            self.get_logger().warning(f"{task.task_id}: {episode.memory_note}")
+            summary = f"{summary}; {episode.memory_note}"
+        return {"success": report.success, "outcome": report.outcome, "summary": summary}
+
+    def _wait(self, event: threading.Event, task: _Task | None = None) -> bool:
+        """Wait in a callback thread (never the spinning one) until ``event``; False when the
+        node shuts down or ``task`` was cancelled first."""
+        while not event.wait(WAIT_POLL_S):
+            if not self.context.ok() or (task is not None and task.cancel.cancelled):
+                return event.is_set()
+        return True
 
     def submit_callback(self, request: SubmitTask.Request,
                         response: SubmitTask.Response) -> SubmitTask.Response:
-        with self._state_lock:
-            busy = self._current is not None and not request.dry_run
+        task = self._new_task(request.instruction, request.planner, dry_run=request.dry_run)
+        busy = self._start(task)
         if busy:
-            response.accepted = False
-            response.message = "busy: another task is executing; wait for it or cancel it"
+            response.accepted, response.message = False, busy
             return response
-        task = self._plan(request.instruction, request.planner)
+        if not self._wait(task.planned):
+            response.accepted, response.message = False, "the planner is shutting down"
+            return response
         out = task.outcome
         assert out is not None
         response.task_id = task.task_id
@@ -294,22 +301,9 @@ class PlannerNode(Node):
         response.vlm_calls = out.vlm_calls
         response.first_call_valid = out.first_call_valid
         response.accepted = out.ok
-        response.message = out.message
+        response.message = out.message + ("; executing" if out.ok and not request.dry_run
+                                          else "")
         response.program = out.program_text if out.ok else ""
-        if not out.ok or request.dry_run:
-            if out.ok:
-                self._status(task, "done", done=True, success=True, outcome="success",
-                             summary="dry run: planned only, nothing moved")
-            return response
-        with self._state_lock:
-            if self._current is not None:
-                response.accepted = False
-                response.message = "busy: another task started while this one was planned"
-                response.program = ""
-                return response
-            self._current = task
-        threading.Thread(target=self._execute, args=(task, None), daemon=True).start()
-        response.message = out.message + "; executing"
         return response
 
     def goal_callback(self, _goal: RunTask.Goal) -> GoalResponse:
@@ -319,36 +313,42 @@ class PlannerNode(Node):
     def run_task_callback(self, goal_handle: Any) -> RunTask.Result:
         goal = goal_handle.request
         goal_handle.publish_feedback(RunTask.Feedback(phase="planning"))
-        task = self._plan(goal.instruction, goal.planner)
-        out = task.outcome
-        assert out is not None
-        result = RunTask.Result(task_id=task.task_id, vlm_calls=out.vlm_calls,
-                                repair_calls=out.repair_calls,
-                                first_call_valid=out.first_call_valid)
-        if out.ok and goal_handle.is_cancel_requested:  # cancelled while planning
-            result.outcome, result.summary = "cancelled", "cancelled before execution"
-            result.program = out.program_text
-            self._status(task, "done", done=True, outcome="cancelled", summary=result.summary)
-            goal_handle.canceled()
-            return result
-        if not out.ok:
-            result.outcome, result.summary = "error", out.message
-            result.duration = time.monotonic() - task.started
+        task = self._new_task(goal.instruction, goal.planner, goal_handle=goal_handle)
+        result = RunTask.Result(task_id=task.task_id)
+        busy = self._start(task)
+        if busy:
+            result.outcome, result.summary = "error", busy
             goal_handle.abort()
             return result
-        with self._state_lock:
-            if self._current is not None:
-                result.outcome, result.summary = "error", "busy: another task is executing"
+        while not task.done.wait(WAIT_POLL_S):
+            if goal_handle.is_cancel_requested and not task.cancel.cancelled:
+                task.cancel.cancel("cancelled by the client")
+            if task.cancel.cancelled and not task.planned.is_set():
+                # still planning: answer now; the worker drops the plan when it comes
+                result.outcome = "cancelled"
+                result.summary = "cancelled while planning; nothing moved"
+                result.duration = time.monotonic() - task.started
+                goal_handle.canceled()
+                return result
+            if not self.context.ok():
+                result.outcome, result.summary = "error", "the planner is shutting down"
                 goal_handle.abort()
                 return result
-            self._current = task
-        exec_result = self._execute(task, goal_handle)
-        result.program = out.program_text
-        result.vlm_calls = out.vlm_calls + task.replan_calls
-        result.replans = task.replans
+        episode = task.episode
+        out = task.outcome
+        assert episode is not None and out is not None
+        final = self._final(task, episode)
+        report = episode.report
+        result.success, result.outcome, result.summary = (final["success"], final["outcome"],
+                                                          final["summary"])
+        result.program = ((report.final_program if report is not None else "")
+                          or (out.program_text if out.ok else ""))
+        result.vlm_calls = out.vlm_calls + (report.vlm_calls if report is not None else 0)
+        result.repair_calls = out.repair_calls
+        result.first_call_valid = out.first_call_valid
+        result.replans = report.replans if report is not None else 0
+        result.trace_json = report.trace_json if report is not None else ""
         result.duration = time.monotonic() - task.started
-        result.success, result.outcome, result.summary, trace = exec_result
-        result.trace_json = trace
         if result.outcome == "cancelled" and goal_handle.is_cancel_requested:
             goal_handle.canceled()
         elif result.success:
@@ -357,119 +357,51 @@ class PlannerNode(Node):
             goal_handle.abort()
         return result
 
-    # -- execution ---------------------------------------------------------------------------
-
-    def _execute(self, task: _Task, goal_handle: Any) -> tuple[bool, str, str, str]:
-        """Drive the executor's action; returns (success, outcome, summary, trace_json)."""
-        try:
-            return self._execute_inner(task, goal_handle)
-        finally:
-            with self._state_lock:
-                self._current = None
-
-    def _execute_inner(self, task: _Task, goal_handle: Any) -> tuple[bool, str, str, str]:
+    def _execution_feedback(self, task_id: str, fb: Any) -> None:
+        """The execute port's feedback: on to the RunTask goal and the task status (None: the
+        executor accepted the goal)."""
+        with self._state_lock:
+            task = self._tasks.get(task_id)
+        if task is None:
+            return
+        if fb is None:
+            self._status(task, "executing")
+            return
         out = task.outcome
-        assert out is not None
-        if not self.executor_client.wait_for_server(timeout_sec=float(self._p("executor_wait"))):
-            return self._finish(task, False, "error", "the executor (/frankenbot/execute_program)"
-                                " is not available; nothing moved", "")
-        self._status(task, "executing")
-
-        def feedback(msg: Any) -> None:
-            fb = msg.feedback
-            if goal_handle is not None:
-                goal_handle.publish_feedback(RunTask.Feedback(
-                    task_id=task.task_id, phase=fb.phase, active_path=fb.active_path,
-                    active_node=fb.active_node, active_line=fb.active_line, events=fb.events,
-                    vlm_calls=out.vlm_calls + task.replan_calls))
-            if fb.phase and fb.phase != task.phase:
-                self._status(task, fb.phase)
-
-        goal = ExecuteProgram.Goal(task_id=task.task_id, instruction=task.instruction,
-                                   program=out.program_text)
-        send = self.executor_client.send_goal_async(goal, feedback_callback=feedback)
-        if not _wait(send, 10.0) or send.result() is None or not send.result().accepted:
-            return self._finish(task, False, "error", "the executor rejected the program", "")
-        task.exec_goal = send.result()
-        result_future = task.exec_goal.get_result_async()
-        deadline = time.monotonic() + float(self._p("execution_timeout"))
-        cancelled = False
-        gone_since: float | None = None
-        while not _wait(result_future, 0.1):
-            # the executor's process died (SIGKILL, crash): DDS drops its action server once
-            # its participant lease expires (3 s with config/fastdds_liveliness.xml)
-            if self.executor_client.server_is_ready():
-                gone_since = None
-            elif gone_since is None:
-                gone_since = time.monotonic()
-            elif time.monotonic() - gone_since > EXECUTOR_GONE_S:
-                self.get_logger().error(f"{task.task_id}: the executor vanished mid-task")
-                return self._finish(task, False, "error", EXECUTOR_VANISHED, "")
-            wants_cancel = goal_handle is not None and goal_handle.is_cancel_requested
-            if (wants_cancel or time.monotonic() > deadline) and not cancelled:
-                cancelled = True
-                task.exec_goal.cancel_goal_async()  # the executor stops the arm safely
-            if cancelled and not _wait(result_future, 10.0):
-                return self._finish(task, False, "cancelled", "cancel sent; the executor did "
-                                    "not confirm within 10 s", "")
-        res = result_future.result().result
-        outcome = "cancelled" if cancelled and not res.success else res.outcome
-        summary = res.reason or outcome
-        memory_note = self._record(task, res)
-        if memory_note:  # the task's own outcome stands; the note says what memory missed
-            summary = f"{summary}; {memory_note}"
-        return self._finish(task, bool(res.success), outcome, summary, res.trace_json)
-
-    def _finish(self, task: _Task, success: bool, outcome: str, summary: str,
-                trace: str) -> tuple[bool, str, str, str]:
-        self._status(task, "done", done=True, success=success, outcome=outcome, summary=summary)
-        return success, outcome, summary, trace
-
-    def _record(self, task: _Task, res: Any) -> str:
-        """Tell memory about the finished episode; '' or a note on why it was not stored.
-
-        Memory is optional: its absence or failure (a full disk, a read-only file) never changes
-        the task's outcome, but the note goes into the task's summary so nobody assumes the
-        episode was learnt from. Waits at most ``memory_timeout`` for memory's answer.
-        """
-        if not self.record_client.service_is_ready():
-            return "memory unavailable (frankenbot_memory not running): episode not recorded"
-        out = task.outcome
-        assert out is not None
-        # what memory learns is decided in one place (execution.episode): the executor's report
-        report = ExecutionReport(success=bool(res.success), outcome=res.outcome,
-                                 final_program=res.final_program, vlm_calls=task.replan_calls,
-                                 duration=float(res.duration), trace_json=res.trace_json)
-        ep = episode_record(task.task_id, task.instruction, out, report)
-        req = RecordEpisode.Request(
-            task_id=ep.task_id, instruction=ep.instruction, program=ep.program,
-            success=ep.success, outcome=ep.outcome, anomalies=list(res.anomalies),
-            vlm_calls=ep.vlm_calls, repair_calls=ep.repair_calls,
-            planning_time=ep.planning_time, execution_time=ep.execution_time,
-            trace_json=ep.trace_json)
-        future = self.record_client.call_async(req)
-        timeout = float(self._p("memory_timeout"))
-        if not _wait(future, timeout) or future.result() is None:
-            future.cancel()
-            note = (f"memory did not confirm the episode within {timeout:g} s (frankenbot_memory "
-                    "vanished or is stuck): it may not be recorded")
-        elif not future.result().ok:
-            note = f"memory error, episode not recorded: {future.result().message}"
-        else:
-            return ""
-        self.get_logger().warning(f"{task.task_id}: {note}")
-        return note
+        if task.goal_handle is not None:
+            task.goal_handle.publish_feedback(RunTask.Feedback(
+                task_id=task_id, phase=fb.phase, active_path=fb.active_path,
+                active_node=fb.active_node, active_line=fb.active_line, events=fb.events,
+                vlm_calls=(out.vlm_calls if out else 0) + task.replan_calls))
+        if fb.phase and fb.phase != task.phase:
+            self._status(task, fb.phase)
 
     # -- tier 3 ------------------------------------------------------------------------------
 
     def replan_callback(self, request: Replan.Request,
                         response: Replan.Response) -> Replan.Response:
-        plan_request = self._request(request.instruction, "", request.task_id)
-        failure = FailureContext(request.program, request.failure_context, request.failed_node)
-        out = self.planner.replan(plan_request, failure)
         with self._state_lock:
             task = self._tasks.get(request.task_id)
-            if task is not None:
+        failure = FailureContext(
+            request.program, request.failure_context, request.failed_node, kind=request.kind,
+            objects=tuple(request.objects), held_object=request.held_object or None,
+            failed_call=request.failed_call)
+        got: list[PlanOutcome] = []
+
+        def work() -> None:
+            try:
+                plan_req = self.runner.request(request.instruction, task_id=request.task_id,
+                                               image=self._plan_image())
+                got.append(self.runner.replan(plan_req, failure))
+            except FrankenbotError as e:
+                got.append(PlanOutcome(False, "", None, str(e)))
+
+        finished = self._on_worker(work, task)
+        out = got[0] if finished and got else PlanOutcome(
+            False, "", None, "replan abandoned: the task was cancelled or the planner is "
+                             "shutting down")
+        if task is not None:
+            with self._state_lock:
                 task.replans += 1
                 task.replan_calls += out.vlm_calls
         self.get_logger().info(f"replan {request.task_id}: {out.summary()}")
@@ -479,10 +411,26 @@ class PlannerNode(Node):
         response.vlm_calls = out.vlm_calls
         return response
 
+    def _on_worker(self, work: Callable[[], None], task: _Task | None) -> bool:
+        """Run ``work`` on a worker thread and wait for it (False: cancelled or shutting down
+        first; the worker's result is then dropped)."""
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                work()
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="planner-replan", daemon=True).start()
+        return self._wait(done, task)
+
     # -- reporting ---------------------------------------------------------------------------
 
     def _status(self, task: _Task, phase: str, *, done: bool = False, success: bool = False,
                 outcome: str = "", summary: str = "") -> None:
+        if self._closing:  # a worker finishing after destroy_node: nobody to tell
+            return
         out = task.outcome
         task.phase = phase
         msg = TaskStatus(task_id=task.task_id, instruction=task.instruction, phase=phase,
@@ -498,7 +446,7 @@ class PlannerNode(Node):
         self.status_pub.publish(msg)
 
     def _write_stats(self, task: _Task) -> None:
-        path = str(self._p("stats_file"))
+        path = self.settings.value.stats_file
         out = task.outcome
         if not path or out is None:
             return
@@ -513,6 +461,17 @@ class PlannerNode(Node):
                 f.write(json.dumps(line) + "\n")
         except OSError as e:
             self.get_logger().warning(f"cannot write planner stats to {path}: {e}")
+
+
+    def destroy_node(self) -> None:
+        """Cancel what runs (the executor stops the arm) and stop publishing from workers."""
+        with self._state_lock:
+            tasks = list(self._tasks.values())
+        for task in tasks:
+            if not task.done.is_set():
+                task.cancel.cancel("the planner is shutting down")
+        self._closing = True
+        super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> int:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from frankenbot.errors import PerceptionError
+from frankenbot.nodes.scene_msgs import time_from_msg
 from frankenbot.nodes.spin import call_and_wait
-from frankenbot.perception.ros_conversions import time_from_msg
 from frankenbot.ports import PixelTarget
 from frankenbot.program.spatial_catalog import shipped_image_size
 

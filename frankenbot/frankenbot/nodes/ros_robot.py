@@ -12,10 +12,11 @@ Subscribes  /joint_states (sensor_msgs/JointState: the six UR joints, and the gr
             /frankenbot/scene (frankenbot_interfaces/SceneObjects; unless a scene source is
             injected), /frankenbot/estop (std_msgs/Bool).
 Publishes   /scaled_joint_trajectory_controller/joint_trajectory (trajectory_msgs/JointTrajectory;
-            the stop is a one-point hold at the measured joints: the Jazzy JTC rejects an empty
-            trajectory), robotiq.COMMAND_TOPIC (std_msgs/Float64MultiArray; ``gripper_mode=topic``).
-Actions     (real driver only; control_msgs is imported lazily and exercised here only against
-            fake message types in the tests: it does not install here)
+            in topic mode the stop is one point that brings every joint to rest ahead of where
+            it is now, see ``stop_msg``: the Jazzy JTC rejects an empty trajectory),
+            robotiq.COMMAND_TOPIC (std_msgs/Float64MultiArray; ``gripper_mode=topic``).
+Actions     (control_msgs is imported lazily: the distro's on a robot; on the development
+            machines the stand-in of compat_interfaces/, served by the sim's driver twin)
             ``trajectory_mode="action"``: FollowJointTrajectory on
             /scaled_joint_trajectory_controller/follow_joint_trajectory;
             ``gripper_mode="parallel"``: ParallelGripperCommand on ``gripper_action`` (goal: a
@@ -24,10 +25,22 @@ Actions     (real driver only; control_msgs is imported lazily and exercised her
             Servers are awaited at start (``server_wait`` s; a clear error is logged when one is
             missing) and again before the first goal, which fails with a clear message then.
 
-E-stop: the Bool callback publishes the stop itself, before anything else (and cancels the
-action goal), and ``send_trajectory`` refuses motion until a False arrives. While the driver
-reports the External Control program as not running, trajectories are refused with
-``ur_driver.PROGRAM_NOT_RUNNING``. The robot clock is the node's clock (sim time under
+Driver faults (``driver_fault()``, '' when none): the program not running, a safety mode other
+than normal (io_and_status_controller/safety_mode, ur_dashboard_msgs, when installed), a goal the
+controller rejected because it is not active (asked of controller_manager/list_controllers),
+and a Robotiq that did not move when commanded (not activated). The executor node ends a running
+task with the fault's sentence; motion is refused meanwhile.
+
+E-stop: the Bool callback stops the arm itself, before anything else, and ``send_trajectory``
+refuses motion until a False arrives. With the FollowJointTrajectory action the stop is the goal's
+cancel alone: the JTC then holds its own, current state (or decelerates, with
+decelerate_on_cancel) (ros2_controllers jazzy joint_trajectory_controller.cpp,
+goal_cancelled_callback / set_hold_position). A hold on the topic as well would target
+positions measured up to a joint-state period and a DDS hop earlier, behind an arm moving at
+speed: the controller would pull it back, a jerk that can end in a protective stop. In topic
+mode (the sim, Gazebo) the stop decelerates from the arm's extrapolated current state.
+While the driver reports the External Control program as not running, trajectories are refused
+with ``ur_driver.PROGRAM_NOT_RUNNING``. The robot clock is the node's clock (sim time under
 ``use_sim_time``); the joint state counts as missing when none arrived within ``state_timeout``
 seconds of wall time.
 """
@@ -76,7 +89,13 @@ SCENE_TOPIC = "frankenbot/scene"
 ESTOP_TOPIC = "frankenbot/estop"
 STALL_WALL_TIMEOUT = 5.0  # s of wall time without clock progress before sleep() gives up
 GRIPPER_MODES = ("topic", "parallel", "gripper_command")
-STOP_RAMP = 0.05  # s: the hold point's time_from_start (the JTC blends into it, no jump)
+STOP_RAMP = 0.05  # s: the shortest stop (the JTC blends into its point, no jump)
+STOP_DECELERATION = 2.5  # rad/s^2 per joint while stopping (the planning limit; safety max 5)
+MAX_STATE_AGE = 0.2  # s: a joint state older than this is not extrapolated further
+SAFETY_MODE_TOPIC = ur_driver.SAFETY_MODE_TOPIC.lstrip("/")
+LIST_CONTROLLERS = ur_driver.LIST_CONTROLLERS_SERVICE.lstrip("/")
+GRIPPER_STUCK = 0.005  # rad: a knuckle that moved less than this did not move
+GRIPPER_MOVE = 0.05  # rad: a command at least this far from the knuckle must move it
 
 
 def _duration(seconds: float) -> Any:
@@ -175,6 +194,26 @@ def hold_msg(positions: Sequence[float], ramp: float = STOP_RAMP,
     return msg
 
 
+def stop_msg(positions: Sequence[float], velocities: Sequence[float], *, age: float = 0.0,
+             deceleration: float = STOP_DECELERATION, ramp: float = STOP_RAMP,
+             names: Sequence[str] = JOINT_NAMES) -> JointTrajectoryMsg:
+    """The topic-mode stop: one point at rest, reached with a uniform deceleration.
+
+    The arm is where the joint state said plus ``velocities * age`` (the state is ``age`` s old
+    when the stop goes out). Every joint decelerates from its velocity to rest in the same time
+    T = max(ramp, max|v| / deceleration), so it stops at ``q_now + v * T / 2``: ahead of the arm
+    along its motion, never behind it. The JTC joins its current state to this point with a
+    cubic that, with these end conditions, is exactly that constant deceleration.
+    """
+    q = [float(v) for v in positions]
+    v = [float(x) for x in velocities] if len(velocities) == len(q) else [0.0] * len(q)
+    age = min(max(float(age), 0.0), MAX_STATE_AGE)
+    now = [qi + vi * age for qi, vi in zip(q, v, strict=True)]
+    duration = max(float(ramp), max((abs(vi) for vi in v), default=0.0) / float(deceleration))
+    return hold_msg([qi + vi * duration / 2.0 for qi, vi in zip(now, v, strict=True)],
+                    duration, names)
+
+
 def parallel_gripper_goal(action_type: Any, joint: str, position: float) -> Any:
     """A ParallelGripperCommand goal: ``command`` is a JointState with one joint, in radians.
 
@@ -251,6 +290,11 @@ class RosRobot:
         self._traj_duration = 0.0
         self._traj_state = TrajectoryState.IDLE
         self._goal_handle: Any = None
+        self._safety_mode: int | None = None  # ur_dashboard_msgs/SafetyMode; None: not reported
+        self._sticky_fault = ""  # a rejected goal's or the gripper's fault, until clear_faults
+        self._grip_stalled_at: float | None = None  # where the last closing goal stalled
+        # (stalled, reached_goal, knuckle) of the last ParallelGripperCommand result
+        self.last_gripper_result: tuple[bool, bool, float] | None = None
         self._estop = threading.Event()
         self.rejected: Counter[str] = Counter()  # topic -> messages dropped as malformed
         self._scene_received_wall = -math.inf
@@ -276,9 +320,27 @@ class RosRobot:
                                      callback_group=self._state_group)
         node.create_subscription(Float64, SPEED_SCALING_TOPIC, self.speed_scaling_callback, 10,
                                  callback_group=self._state_group)
+        self._list_client: Any = None
         if program_running_topic:
             node.create_subscription(Bool, program_running_topic, self.program_running_callback,
                                      latched, callback_group=self._state_group)
+            try:  # real driver messages; absent on a machine without them (then not watched)
+                from ur_dashboard_msgs.msg import SafetyMode  # type: ignore[import-not-found]
+
+                node.create_subscription(SafetyMode, SAFETY_MODE_TOPIC,
+                                         self.safety_mode_callback, latched,
+                                         callback_group=self._state_group)
+            except ImportError:
+                pass
+            try:
+                from controller_manager_msgs.srv import (  # type: ignore[import-not-found]
+                    ListControllers,
+                )
+
+                self._list_client = node.create_client(ListControllers, LIST_CONTROLLERS,
+                                                       callback_group=self._action_group)
+            except ImportError:
+                pass
         if scene_source is None:
             from frankenbot_interfaces.msg import SceneObjects
 
@@ -290,19 +352,19 @@ class RosRobot:
         self._gripper_client: Any = None
         self._gripper_type: Any = None
         if trajectory_mode == "action":
-            from control_msgs.action import FollowJointTrajectory  # real ROS install only
+            from control_msgs.action import FollowJointTrajectory
 
             self._follow_type = FollowJointTrajectory
             self._follow_client = make_client(node, FollowJointTrajectory, follow_action,
                                               self._action_group)
             self._follow_name = f"{follow_action} (control_msgs/action/FollowJointTrajectory)"
         if gripper_mode == "parallel":
-            from control_msgs.action import ParallelGripperCommand  # real ROS install only
+            from control_msgs.action import ParallelGripperCommand
 
             self._gripper_type = ParallelGripperCommand
             self._gripper_name = f"{gripper_action} (control_msgs/action/ParallelGripperCommand)"
         elif gripper_mode == "gripper_command":
-            from control_msgs.action import GripperCommand  # real ROS install only
+            from control_msgs.action import GripperCommand
 
             self._gripper_type = GripperCommand
             self._gripper_name = f"{gripper_action} (control_msgs/action/GripperCommand)"
@@ -358,7 +420,6 @@ class RosRobot:
             self._estop.set()
             self._publish_stop()
             self.estop_latencies.append(time.perf_counter() - t0)
-            self._cancel_goal()
             self.node.get_logger().warning("e-stop engaged: arm stopped, motion blocked")
         elif self._estop.is_set():
             self._estop.clear()
@@ -422,8 +483,37 @@ class RosRobot:
         elif changed:
             self.node.get_logger().info("External Control program is running")
 
+    def safety_mode_callback(self, msg: Any) -> None:
+        mode = int(msg.mode)
+        with self._lock:
+            changed, self._safety_mode = self._safety_mode != mode, mode
+        if changed and mode not in ur_driver.SAFETY_OK:
+            self.node.get_logger().error(ur_driver.safety_mode_fault(mode))
+
+    def driver_fault(self) -> str:
+        """What the driver stack says stops motion now ('' when nothing): the safety mode
+        first (a protective stop also pauses the program), then the program, then a fault
+        seen on a goal (cleared by ``clear_faults``)."""
+        with self._lock:
+            mode, running, sticky = self._safety_mode, self._program_running, self._sticky_fault
+        if mode is not None and mode not in ur_driver.SAFETY_OK:
+            return ur_driver.safety_mode_fault(mode)
+        if running is False:
+            return ur_driver.PROGRAM_NOT_RUNNING
+        return sticky
+
+    def clear_faults(self) -> None:
+        """Forget faults seen on earlier goals (a new task: the operator may have fixed them)."""
+        with self._lock:
+            self._sticky_fault = ""
+
+    def _fault(self, text: str) -> None:
+        with self._lock:
+            self._sticky_fault = self._sticky_fault or text
+        self.node.get_logger().error(text)
+
     def scene_callback(self, msg: Any) -> None:
-        from frankenbot.perception.ros_conversions import scene_from_msg
+        from frankenbot.nodes.scene_msgs import scene_from_msg
 
         try:
             scene = scene_from_msg(msg)
@@ -510,8 +600,9 @@ class RosRobot:
     def send_trajectory(self, trajectory: JointTrajectory) -> None:
         if self._estop.is_set():
             raise EstopEngaged("e-stop engaged: trajectory refused")
-        if self.program_running() is False:
-            raise ControllerRejected(ur_driver.PROGRAM_NOT_RUNNING)
+        fault = self.driver_fault()
+        if fault:
+            raise ControllerRejected(fault)
         if tuple(trajectory.joint_names) != JOINT_NAMES or not trajectory.points:
             raise ControllerRejected(f"trajectory must name {list(JOINT_NAMES)} and have points")
         for p in trajectory.points:
@@ -544,7 +635,6 @@ class RosRobot:
 
     def stop(self) -> None:
         self._publish_stop()
-        self._cancel_goal()
 
     def command_gripper(self, width: float, max_effort: float = 50.0) -> None:
         if not math.isfinite(width):
@@ -560,14 +650,43 @@ class RosRobot:
             goal = parallel_gripper_goal(self._gripper_type, self._gripper_joint, position)
         else:
             goal = gripper_command_goal(self._gripper_type, position, max_effort)
-        # Not awaited: the primitives watch the knuckle in the joint states for the outcome.
-        self._gripper_client.send_goal_async(goal).add_done_callback(self._gripper_goal_done)
+        with self._lock:
+            start = self._gripper_position
+        # Not awaited: the primitives watch the knuckle in the joint states for the outcome;
+        # the result only tells whether the gripper moved at all.
+        self._gripper_client.send_goal_async(goal).add_done_callback(
+            lambda future: self._gripper_goal_done(future, start, position))
 
-    def _gripper_goal_done(self, future: Any) -> None:
+    def _gripper_goal_done(self, future: Any, start: float | None, target: float) -> None:
         handle = future.result()
         if handle is None or not handle.accepted:
             self.node.get_logger().error(f"the gripper controller rejected the goal "
                                          f"({self._gripper_name})")
+            return
+        if self._gripper_mode == "parallel" and start is not None:
+            handle.get_result_async().add_done_callback(
+                lambda result: self._gripper_result(result, start, target))
+
+    def _gripper_result(self, future: Any, start: float, target: float) -> None:
+        """A Robotiq that is not activated takes goals and never moves: the controller
+        reports a stall at the start. Closing further on an object already gripped does not
+        move it either, so that case is told apart: the fingers are still where the previous
+        closing goal stalled."""
+        result = getattr(future.result(), "result", None)
+        if result is None or not len(result.state.position):
+            return
+        end = float(result.state.position[0])
+        closing = target > start
+        stuck = (bool(result.stalled) and abs(end - start) < GRIPPER_STUCK
+                 and abs(target - start) > GRIPPER_MOVE)
+        with self._lock:  # still gripping what the last closing goal stalled on?
+            held = self._grip_stalled_at
+            holding = held is not None and abs(start - held) < GRIPPER_STUCK
+            self._grip_stalled_at = end if bool(result.stalled) and closing else None
+            self.last_gripper_result = (bool(result.stalled), bool(result.reached_goal), end)
+        if stuck and not (closing and holding):
+            self._fault(f"the gripper did not move when commanded ({start:.3f} -> "
+                        f"{target:.3f} rad, stalled at {end:.3f}): {robotiq.NOT_ACTIVATED}")
 
     def gripper_state(self) -> GripperState | None:
         with self._lock:
@@ -579,15 +698,21 @@ class RosRobot:
 
     # --- helpers --------------------------------------------------------------------------
     def _publish_stop(self) -> None:
-        """A one-point hold at the measured joints (or, with no joint state yet, nothing to
-        hold: the controller is then not following anything we sent)."""
+        """Stop the arm: cancel the running action goal (the JTC holds its own current
+        state), or, with no goal to cancel (topic mode, or a goal not yet accepted), publish a
+        decelerating stop from the extrapolated state (``stop_msg``). With no joint state yet
+        there is nothing to stop: the controller is not following anything we sent."""
         with self._lock:
             joint = self._joint
+            age = self.now() - self._joint_received
+            handle, self._goal_handle = self._goal_handle, None
             if self._traj_state == TrajectoryState.ACTIVE:
                 self._traj_state = TrajectoryState.PREEMPTED
             self._traj_duration = 0.0
-        if joint is not None:
-            self._traj_pub.publish(hold_msg(joint[0], self._stop_ramp))
+        if handle is not None:
+            handle.cancel_goal_async()
+        elif joint is not None:
+            self._traj_pub.publish(stop_msg(joint[0], joint[1], age=age, ramp=self._stop_ramp))
 
     def _send_goal(self, msg: JointTrajectoryMsg) -> None:
         """FollowJointTrajectory goal (real driver); acceptance and result update the state."""
@@ -605,12 +730,51 @@ class RosRobot:
         if handle is None or not handle.accepted:
             with self._lock:
                 self._traj_state = TrajectoryState.IDLE
-            if self.program_running() is False:
-                raise ControllerRejected(ur_driver.PROGRAM_NOT_RUNNING)
-            raise ControllerRejected("the trajectory controller rejected the goal")
+            raise ControllerRejected(self._rejection_reason(msg))
         with self._lock:
             self._goal_handle = handle
         handle.get_result_async().add_done_callback(self._result_callback)
+        if self._estop.is_set():  # engaged while the goal was on its way: nothing to cancel then
+            self._publish_stop()
+            raise EstopEngaged("e-stop engaged while the trajectory was being accepted")
+
+    def _rejection_reason(self, msg: JointTrajectoryMsg) -> str:
+        """The controller says no without saying why: name the likely reason. A driver fault
+        (program, safety, controller inactive) is remembered for the executor."""
+        from frankenbot.motion.jtc_rules import PointData, trajectory_problem
+
+        fault = self.driver_fault()
+        if fault:
+            return fault
+        points = [PointData(float(p.time_from_start.sec) + p.time_from_start.nanosec * 1e-9,
+                            tuple(p.positions), tuple(p.velocities), tuple(p.accelerations),
+                            tuple(p.effort)) for p in msg.points]
+        problem = trajectory_problem(list(msg.joint_names), points, JOINT_NAMES)
+        if problem:
+            return f"the trajectory controller rejected the goal: {problem}"
+        state = self._controller_state(ur_driver.TRAJECTORY_CONTROLLER)
+        if state and state != "active":
+            text = (f"the trajectory controller rejected the goal: "
+                    f"{ur_driver.TRAJECTORY_CONTROLLER} is {state} "
+                    f"(controller_manager/list_controllers): {ur_driver.CONTROLLER_INACTIVE}")
+            self._fault(text)
+            return text
+        return ("the trajectory controller rejected the goal (its log says why: joint "
+                "names, timing, joint limits)")
+
+    def _controller_state(self, name: str, timeout: float = 1.0) -> str:
+        """The controller manager's state of ``name`` ('' when it cannot be asked)."""
+        client = self._list_client
+        if client is None or not client.wait_for_service(timeout_sec=timeout):
+            return ""
+        future = client.call_async(client.srv_type.Request())
+        deadline = time.monotonic() + timeout
+        while not future.done() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        if not future.done() or future.result() is None:
+            return ""
+        states = {c.name: c.state for c in future.result().controller}
+        return states.get(name, "not loaded")
 
     def _result_callback(self, future: Any) -> None:
         result = future.result()
@@ -625,9 +789,3 @@ class RosRobot:
                 self._traj_state = TrajectoryState.PREEMPTED
             else:
                 self._traj_state = TrajectoryState.ABORTED
-
-    def _cancel_goal(self) -> None:
-        with self._lock:
-            handle, self._goal_handle = self._goal_handle, None
-        if handle is not None:
-            handle.cancel_goal_async()

@@ -7,8 +7,9 @@ from the robot. All physics, tasks, oracle and anomalies live in ``frankenbot.si
 Publishes
   /joint_states (sensor_msgs/JointState): 6 UR joints + the Robotiq knuckle, at joint_state_rate
   /clock (rosgraph_msgs/Clock): sim time, with a joint state every 1 / clock_rate
-  /speed_scaling_state_broadcaster/speed_scaling (std_msgs/Float64): 100.0 (percent, as the
-      driver's broadcaster publishes it; at ~10 Hz)
+  /speed_scaling_state_broadcaster/speed_scaling (std_msgs/Float64): ``speed_slider`` (percent,
+      as the driver's broadcaster publishes it; at ~10 Hz); the sim's controller runs
+      trajectories at that fraction, as the scaled JTC does
   /camera/camera/color/image_raw (sensor_msgs/Image, rgb8), at camera_rate (sim time)
   /camera/camera/aligned_depth_to_color/image_raw (sensor_msgs/Image, 16UC1 millimetres)
   /camera/camera/color/camera_info (sensor_msgs/CameraInfo, frame camera_color_optical_frame)
@@ -25,10 +26,16 @@ Subscribes
 Services
   ~/reset (frankenbot_interfaces/srv/ResetScene), ~/inject_anomaly (InjectAnomaly),
   ~/evaluate (EvaluateTask)
+Driver twin (``driver_twin:=true``, ``frankenbot.nodes.driver_twin``): the real stack's actions,
+  dashboard, controller manager, program state, /tf_static and fault injection besides the
+  above; /joint_states then carries the six UR joints only (the knuckle moves to
+  /robotiq/joint_states), the speed scaling follows the twin's slider, the camera topics use the
+  RealSense's QoS and fall silent on the camera fault.
 Parameters
   task, seed, realtime_factor, joint_state_rate, camera_rate, camera_width, camera_height,
-  render, render_process, realtime_priority, sensor_noise, sensor_seed, sensor_overrides (see
-  PARAMS below for descriptions and defaults)
+  render, render_process, realtime_priority, sensor_noise, sensor_seed, sensor_overrides,
+  speed_slider, driver_twin (``sim.settings.SimNodeSettings``: types, units, ranges,
+  defaults; read at start-up)
 
 Bad input (unknown joint names, NaN, targets beyond limits, unknown tasks or anomalies) is
 rejected with a logged message and nothing moves. Messages are stamped with sim time.
@@ -44,7 +51,6 @@ import threading
 from typing import Any
 
 from builtin_interfaces.msg import Time
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -53,11 +59,13 @@ from sensor_msgs.msg import CameraInfo, Image, JointState
 from std_msgs.msg import Float64, Float64MultiArray, Header, String
 from trajectory_msgs.msg import JointTrajectory
 
-from frankenbot import robotiq, ur_driver
+from frankenbot import robotiq, settings, ur_driver
 from frankenbot.errors import FrankenbotError, SimError
+from frankenbot.nodes.parameters import NodeSettings
 from frankenbot.nodes.spin import run_node
 from frankenbot.sim.runner import Frame, JointStateSample, SimRunner
 from frankenbot.sim.sensor import SensorModel, parse_overrides, sensor_params
+from frankenbot.sim.settings import SimNodeSettings
 from frankenbot.sim.world import SimWorld, TrajectoryPoint
 from frankenbot_interfaces.srv import EvaluateTask, InjectAnomaly, ResetScene
 
@@ -67,32 +75,6 @@ SPEED_SCALING_TOPIC = ur_driver.SPEED_SCALING_TOPIC.lstrip("/")
 COLOR_TOPIC = "camera/camera/color/image_raw"
 DEPTH_TOPIC = "camera/camera/aligned_depth_to_color/image_raw"
 INFO_TOPIC = "camera/camera/color/camera_info"
-
-PARAMS: dict[str, tuple[Any, str]] = {
-    "task": ("", "task family of the first scene; empty = every object, no task"),
-    "seed": (0, "seed of the first scene (same seed, same scene)"),
-    "realtime_factor": (1.0, "sim seconds per wall second (1.0 = real time)"),
-    "joint_state_rate": (125.0, "joint-state rate in Hz of sim time, >= 100"),
-    "clock_rate": (50.0, "/clock rate in Hz of sim time (at most joint_state_rate; sent with "
-                         "a joint state): every node following sim time pays an rclpy callback "
-                         "per message, ~0.1 of a core each at 125 Hz; 50 Hz = 20 ms steps"),
-    "camera_rate": (15.0, "RGB-D frame rate in Hz of sim time"),
-    "camera_width": (640, "image width in pixels (D435-like intrinsics, ~69 deg HFOV)"),
-    "camera_height": (480, "image height in pixels"),
-    "render": (True, "publish camera topics (false: joint states and clock only)"),
-    "render_process": (True, "render in a child process so GL work never delays joint states"),
-    "sensor_noise": ("none", "camera sensor model: none | realistic | harsh (D435-like depth "
-                             "and colour noise, drift, lights, camera-pose error; docs/CAMERA.md)"),
-    "sensor_seed": (0, "seed of the sensor model: the camera-pose error (an installation's "
-                       "miscalibration) and, with each scene seed, the noise streams"),
-    "sensor_overrides": ("", "sensor parameters over the profile, 'name=value,...' "
-                             "(e.g. 'pose_error_m=0,light_direction_deg=0')"),
-    "realtime_priority": (0, "SCHED_FIFO priority of the physics thread, like ros2_control's "
-                             "control loop (0 = normal scheduling, the default: on a 2-core "
-                             "machine a FIFO thread starves the brain's nodes; needs "
-                             "CAP_SYS_NICE, else falls back)"),
-}
-
 
 FRAME_LOG_S = 10.0  # s (wall) between the camera timing log lines
 
@@ -129,8 +111,7 @@ class SimNode(Node):
 
     def __init__(self) -> None:
         super().__init__("frankenbot_sim")
-        v = {name: self.declare_parameter(name, default, ParameterDescriptor(
-            description=doc)).value for name, (default, doc) in PARAMS.items()}
+        v = settings.values_of(NodeSettings(self, SimNodeSettings).value)
         if float(v["joint_state_rate"]) < 100.0:
             self.get_logger().warning("joint_state_rate below 100 Hz; the UR driver gives 500")
         params = sensor_params(str(v["sensor_noise"]),
@@ -139,10 +120,20 @@ class SimNode(Node):
                               width=int(v["camera_width"]), height=int(v["camera_height"]),
                               sensor=SensorModel(params, int(v["sensor_seed"])))
         self._info = self.world.camera_info()
+        slider = float(v["speed_slider"])
+        if not (math.isfinite(slider) and 0.0 <= slider <= 100.0):
+            raise SimError(f"speed_slider must be a percentage in [0, 100], got {slider}")
+        self._speed_slider = slider
+        self.world.set_speed_scaling(slider / 100.0)
         self._instabilities_seen = 0
         self._ticks = 0
         self._pub_lock = threading.Lock()  # publishers are used from the runner's threads
         sensor_qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
+        info_qos = sensor_qos
+        if bool(v["driver_twin"]):  # realsense2_camera: images SYSTEM_DEFAULT, info DEFAULT
+            from rclpy.qos import qos_profile_system_default
+
+            sensor_qos, info_qos = qos_profile_system_default, QoSProfile(depth=10)
         self.joint_pub = self.create_publisher(JointState, "joint_states", 20)
         self.clock_pub = self.create_publisher(Clock, "clock", 20)
         clock_rate = float(v["clock_rate"])
@@ -154,7 +145,7 @@ class SimNode(Node):
         self.scaling_pub = self.create_publisher(Float64, SPEED_SCALING_TOPIC, 5)
         self.color_pub = self.create_publisher(Image, COLOR_TOPIC, sensor_qos)
         self.depth_pub = self.create_publisher(Image, DEPTH_TOPIC, sensor_qos)
-        self.info_pub = self.create_publisher(CameraInfo, INFO_TOPIC, sensor_qos)
+        self.info_pub = self.create_publisher(CameraInfo, INFO_TOPIC, info_qos)
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.reset_pub = self.create_publisher(Header, "~/scene_reset", latched)
@@ -172,6 +163,12 @@ class SimNode(Node):
                             callback_group=services)
         self.create_service(EvaluateTask, "~/evaluate", self.evaluate_callback,
                             callback_group=services)
+        self.twin: Any = None
+        if bool(v["driver_twin"]):
+            from frankenbot.nodes.driver_twin import DriverTwin, gripper_config
+
+            self.twin = DriverTwin(self, self.world, gripper=gripper_config())
+            self.twin.state.speed_slider = self._speed_slider / 100.0
         self.runner = SimRunner(self.world, realtime_factor=float(v["realtime_factor"]),
                                 rate_hz=float(v["joint_state_rate"]),
                                 camera_rate=float(v["camera_rate"]), render=bool(v["render"]),
@@ -199,6 +196,11 @@ class SimNode(Node):
         msg.position = [*map(float, s.positions), float(s.gripper_position)]
         msg.velocity = [*map(float, s.velocities), 0.0]
         msg.effort = []
+        scaling = self._speed_slider  # percent
+        if self.twin is not None:  # the UR's joint_state_broadcaster: the arm only
+            self.twin.tick(s.stamp, s.positions)
+            del msg.name[-1], msg.position[-1], msg.velocity[-1]
+            scaling = self.twin.speed_percent
         with self._pub_lock:
             # on the clock's grid; restarted from now when behind (or when sim time went back)
             if s.stamp >= self._next_clock or s.stamp < self._next_clock - 2 * self._clock_period:
@@ -209,7 +211,7 @@ class SimNode(Node):
             self.joint_pub.publish(msg)
             self._ticks += 1
             if self._ticks % 12 == 0:
-                self.scaling_pub.publish(Float64(data=100.0))  # percent
+                self.scaling_pub.publish(Float64(data=scaling))
         if len(self.world.instabilities) != self._instabilities_seen:
             self._instabilities_seen = len(self.world.instabilities)
             event = self.world.instabilities[-1]
@@ -217,6 +219,8 @@ class SimNode(Node):
                                     f"{event.task_id}; the episode was reset")
 
     def publish_frame(self, f: Frame) -> None:
+        if self.twin is not None and not self.twin.camera_publishing:
+            return  # the camera fault: the RealSense topics fall silent
         stamp = to_time(f.stamp)
         info = self._info
         h, w = f.depth.shape
@@ -252,6 +256,12 @@ class SimNode(Node):
 
     # ------------------------------------------------------------------ commands
     def trajectory_callback(self, msg: JointTrajectory) -> None:
+        if self.twin is not None:  # the controller's own rules, and only while it is active
+            problem = self.twin.topic_trajectory(msg)
+            if problem:
+                self.get_logger().error(f"trajectory ignored: {problem}",
+                                        throttle_duration_sec=2.0)
+            return
         try:
             self.world.command_trajectory(list(msg.joint_names), trajectory_points(msg))
         except (SimError, ValueError, TypeError, OverflowError) as e:
@@ -263,6 +273,8 @@ class SimNode(Node):
             self.get_logger().error(f"gripper command needs exactly one value [position], got "
                                     f"{list(msg.data)[:8]}", throttle_duration_sec=2.0)
             return
+        if self.twin is not None and not self.twin.gripper_activated:
+            return  # the Robotiq ignores every command until it is reactivated
         try:
             self.world.command_gripper(float(msg.data[0]))
         except SimError as e:
@@ -333,7 +345,8 @@ def main(args: list[str] | None = None) -> int:
     # hand the GIL over every 1 ms (default 5): the physics thread must not wait behind the
     # executor's or the frame publisher's Python code for more than a fraction of a tick
     sys.setswitchinterval(0.001)
-    return run_node(SimNode, num_threads=3, args=args)
+    # 6: the driver twin's action goals each hold a thread while they run
+    return run_node(SimNode, num_threads=6, args=args)
 
 
 if __name__ == "__main__":

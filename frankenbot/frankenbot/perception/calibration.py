@@ -28,6 +28,7 @@ from frankenbot.perception.camera import CameraModel
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.fixture_geometry import fixture_shape
 from frankenbot.perception.segmentation import backproject, check_frame, depth_to_mm
+from frankenbot.transforms import quat_from_matrix
 
 BOX_KINDS = ("drawer", "cabinet", "microwave", "cupboard")  # fixtures with box bodies
 MIN_FACE_POINTS = 150  # model-matched points on vertical faces of each horizontal direction
@@ -113,9 +114,7 @@ def model_surfaces(fixtures: FixtureMap, config: PerceptionConfig,
                 p[:, axis] = sign * half
                 p[:, 1 - axis] = side[:, 0]
                 p[:, 2] = side[:, 1]
-                n = [0.0, 0.0, 0.0]
-                n[axis] = sign
-                faces.append((p, tuple(n)))
+                faces.append((p, (sign, 0.0, 0.0) if axis == 0 else (0.0, sign, 0.0)))
         for p, n in faces:
             pts.append(p @ rot.T + np.array([cx, cy, cz]))
             nrm.append(np.tile(rot @ np.asarray(n), (len(p), 1)))
@@ -233,29 +232,7 @@ def camera_yaml(camera: CameraModel, frame: str = "camera_color_optical_frame",
     return {**extra,
         "frame": frame, "parent": parent,
         "translation": [round(float(v), 6) for v in t[:3, 3]],
-        "quaternion": [round(float(v), 9) for v in quat_xyzw(t[:3, :3])],
+        "quaternion": [round(float(v), 9) for v in quat_from_matrix(t).xyzw()],
         "width": k.width, "height": k.height,
         "fx": round(k.fx, 6), "fy": round(k.fy, 6), "cx": round(k.cx, 6), "cy": round(k.cy, 6),
     }
-
-
-def quat_xyzw(R: np.ndarray) -> list[float]:
-    """Rotation matrix -> unit quaternion [x, y, z, w] (Shepperd's method), w >= 0."""
-    t = float(np.trace(R))
-    if t > 0:
-        s = 2.0 * math.sqrt(t + 1.0)
-        w, x = 0.25 * s, (R[2, 1] - R[1, 2]) / s
-        y, z = (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s
-    else:
-        i = int(np.argmax(np.diag(R)))
-        j, k = (i + 1) % 3, (i + 2) % 3
-        s = 2.0 * math.sqrt(1.0 + R[i, i] - R[j, j] - R[k, k])
-        q = [0.0, 0.0, 0.0]
-        q[i] = 0.25 * s
-        q[j] = (R[j, i] + R[i, j]) / s
-        q[k] = (R[k, i] + R[i, k]) / s
-        w = (R[k, j] - R[j, k]) / s
-        x, y, z = q
-    if w < 0:
-        x, y, z, w = -x, -y, -z, -w
-    return [float(x), float(y), float(z), float(w)]

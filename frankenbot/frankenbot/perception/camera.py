@@ -16,6 +16,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from frankenbot.errors import ConfigError, PerceptionError
+from frankenbot.transforms import QuatXYZW
 
 
 @dataclass(frozen=True)
@@ -109,19 +110,6 @@ def look_at(eye: Any, target: Any, up: Any = (0.0, 0.0, 1.0)) -> np.ndarray:
     return t
 
 
-def _quat_to_matrix(q: Any) -> np.ndarray:
-    x, y, z, w = (float(v) for v in q)
-    n = math.sqrt(x * x + y * y + z * z + w * w)
-    if n < 1e-9:
-        raise ConfigError("camera quaternion has zero length")
-    x, y, z, w = x / n, y / n, z / n, w / n
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
-
-
 POSE_KEYS = ("translation", "quaternion")  # the one key set of camera.yaml (see below)
 STALE_POSE_KEYS = ("T_base_optical", "t_base_optical", "matrix", "rotation", "position",
                    "orientation", "pose")
@@ -147,7 +135,11 @@ def _pose_from_mapping(data: Mapping[str, Any]) -> np.ndarray:
         raise ConfigError(f"camera translation needs 3 numbers and quaternion 4, got "
                           f"{len(pos)} and {len(quat)}")
     t = np.eye(4)
-    t[:3, :3] = _quat_to_matrix(quat)
+    try:
+        t[:3, :3] = QuatXYZW(*(float(v) for v in quat)).matrix()
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"camera quaternion must be 4 numbers [x, y, z, w], got {quat!r}"
+                          ) from e
     t[:3, 3] = np.asarray(pos, dtype=float)
     if not np.all(np.isfinite(t)):
         raise ConfigError("camera translation and quaternion must be finite")

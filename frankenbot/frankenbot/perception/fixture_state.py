@@ -343,8 +343,8 @@ class FixtureObserver:
                 if shape is not None and part.part_id in shape.parts:
                     box = shape.parts[part.part_id]
                     yaw = math.atan2(float(box.rot[1, 0]), float(box.rot[0, 0]))
-                    pobj = replace(pobj, position=tuple(float(v) for v in box.centre),
-                                   yaw=yaw)
+                    cx, cy, cz = (float(v) for v in box.centre)
+                    pobj = replace(pobj, position=(cx, cy, cz), yaw=yaw)
                 out.append(pobj)
             for part in f.all_parts():
                 r = self.readings.get(part.part_id)

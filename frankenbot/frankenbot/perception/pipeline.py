@@ -6,7 +6,7 @@ takes the fixtures' own points out, clusters what is left, names each cluster by
 catalogue (``perception/recognition.py``; what it does not know is an ``unknown`` object
 with its size and colour) and tracks the objects across frames. The fixtures and their parts
 join the scene with their measured state. ``scene_at(now)`` is what consumers poll: the
-latest scene, marked stale when no frame has arrived for ``stale_timeout_s`` (the executor
+latest scene, marked stale when no frame has arrived for ``stale_timeout`` (the executor
 treats that as an anomaly). Thread-safe: a node or a background source can process frames
 while others read, and ``set_fixture_map`` can replace the map between frames (a new scene).
 """
@@ -27,7 +27,7 @@ from frankenbot.fixture_map import FixtureMap
 from frankenbot.perception.camera import CameraModel
 from frankenbot.perception.catalogue import ObjectCatalogue
 from frankenbot.perception.colour import ACHROMATIC_GROUP
-from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.config import DEFAULT_QUERIES, PerceptionConfig
 from frankenbot.perception.detector import BoxDetector
 from frankenbot.perception.fixture_geometry import (
     FixtureShape,
@@ -59,7 +59,6 @@ from frankenbot.perception.self_filter import arm_segments, distance_to_segments
 from frankenbot.perception.tracker import PERMANENT_HITS, Track, Tracker
 from frankenbot.state import MAX_POINTS, SHAPES, Scene
 
-DEFAULT_QUERIES = ("block", "bowl", "plate", "bin")
 PALE = 0.45  # median saturation below which a cluster at the arm counts as the arm
 STACK_CONTACT = 0.02  # m: a cluster whose lowest point is this close to another's top is on it
 MIN_UNKNOWN_EXTENT = 0.02  # m: an unknown thing narrower than this is noise, not an object
@@ -99,7 +98,6 @@ class PerceptionPipeline:
         self.detector = detector
         self.queries = tuple(queries)
         self.config = config or PerceptionConfig()
-        self.config.validate()
         self.camera = camera
         self.catalogue = catalogue
         self.observer = FixtureObserver(fixtures or FixtureMap())
@@ -167,7 +165,8 @@ class PerceptionPipeline:
         else:
             clusters, names = self._detector_clusters(rgb, fg)
         viewpoint = (float(self.camera.position[0]), float(self.camera.position[1]))
-        eye = tuple(float(v) for v in self.camera.position)
+        px, py, pz = (float(v) for v in self.camera.position)
+        eye = (px, py, pz)
         sample_angle = self.config.stride / self.camera.intrinsics.fx
         # The arm is white and gray; under a wandering white balance its pale surfaces can take
         # a faint hue, so a pale cluster at the arm is the arm too (objects are vivid).
@@ -479,7 +478,7 @@ class PerceptionPipeline:
             with self._scene_lock:
                 fixtures = self.observer.scene_objects(now)
             return Scene.of(fixtures, stamp=now, stale=True)
-        if now - last > self.config.stale_timeout_s:
+        if now - last > self.config.stale_timeout:
             return replace(scene, stale=True)
         return scene
 

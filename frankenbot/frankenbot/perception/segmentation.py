@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import open3d as o3d
@@ -116,8 +116,9 @@ def backproject(depth_mm: np.ndarray, camera: CameraModel, stride: int) -> np.nd
     k = camera.intrinsics
     intr = o3d.camera.PinholeCameraIntrinsic(k.width, k.height, k.fx, k.fy, k.cx, k.cy)
     extrinsic = np.linalg.inv(camera.matrix)  # open3d wants base -> camera
+    pixels: Any = np.ascontiguousarray(depth_mm)  # a buffer (open3d's hints say only that)
     cloud = o3d.geometry.PointCloud.create_from_depth_image(
-        o3d.geometry.Image(np.ascontiguousarray(depth_mm)), intr, extrinsic,
+        o3d.geometry.Image(pixels), intr, extrinsic,
         depth_scale=1000.0, depth_trunc=65.0, stride=stride, project_valid_depth_only=False)
     return np.asarray(cloud.points)
 
@@ -671,7 +672,8 @@ def _join_rim_pieces(clusters: list[Cluster]) -> list[Cluster]:
 
 def _cat(arrays: list[np.ndarray | None]) -> np.ndarray | None:
     """Per-point flags of merged clusters, None when any part has none."""
-    return None if any(a is None for a in arrays) else np.concatenate(arrays)
+    present = [a for a in arrays if a is not None]
+    return np.concatenate(present) if len(present) == len(arrays) else None
 
 
 def joined(a: Cluster, b: Cluster) -> Cluster:

@@ -2,7 +2,7 @@
 
 A frame is one task (a family such as ``put_in``) whose roles name scene objects by id, plus the
 modifiers the words carried (manner, condition). The understanding stage
-(``understanding.py``) turns an instruction into frames in the order they must happen; the
+(``understanding/``) turns an instruction into frames in the order they must happen; the
 program synthesis (``offline.py``) turns frames into a program. Frames render to one canonical
 line each, so the development set can say what a phrasing must bind and ``frankenbot plan
 --explain`` can show it.
@@ -27,6 +27,12 @@ TASK_ROLES: dict[str, tuple[str, ...]] = {
     "clear_table": ("target",),
     "open_drawer": ("drawer",),
     "close_drawer": ("drawer",),
+    "open_door": ("door",),
+    "close_door": ("door",),
+    "switch_on": ("target", "control"),  # the light or stove, and the control that switches it
+    "switch_off": ("target", "control"),
+    "press": ("obj",),
+    "toggle": ("obj",),
     "push_to_zone": ("obj", "target"),
     "home": (),
     "if": (),
@@ -127,12 +133,12 @@ def chain_towers(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
     for f in frames:
         prev = out[-1] if out else None
         if (f.task == "stack" and prev is not None and prev.task in ("stack", "tower")
-                and not f.manner):
+                and (not f.manner or not prev.manner or f.manner == prev.manner)):
             column = ([prev.role("target"), prev.role("obj")] if prev.task == "stack"
                       else [v for _k, v in prev.roles])
             if f.role("target") == column[-1] and f.role("obj") not in column:
                 column.append(f.role("obj"))
-                out[-1] = tower_frame(column)
+                out[-1] = tower_frame(column, prev.manner or f.manner)
                 continue
         out.append(f)
     return tuple(out)

@@ -1,7 +1,7 @@
 """The offline planner: instruction + perceived scene -> program text, deterministically.
 
 It is the embedded default when no API key is configured and the rule-based baseline reported
-beside the VLM. ``understanding.py`` turns the instruction and the perceived scene's objects into
+beside the VLM. ``understanding/`` turns the instruction and the perceived scene's objects into
 task frames bound to scene ids ("the largest block" becomes the id of the largest block perceived
 now); this module synthesises one program from the frames, in order, with verification loops
 (``if not in(x, y) { goto s1 max 2 }``) and monitors for losing the grasp in transport.
@@ -16,13 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from frankenbot.errors import PlannerError
+from frankenbot.planner import lexicon
 from frankenbot.planner.frames import Frame, ObjectNotResolved, Refusal  # noqa: F401
 from frankenbot.planner.relative import TASKS, placement_call
 from frankenbot.planner.understanding import Understanding, understand
 from frankenbot.state import Scene, SceneObject
 
-PICKABLE = ("block", "unknown")
-CONTAINER_SHAPES = ("bowl", "bin", "plate", "drawer", "zone")
+PICKABLE = lexicon.PICKABLE_SHAPES  # kinds of object: one home, the lexicon
+CONTAINER_SHAPES = lexicon.CONTAINER_SHAPES
 VERIFY_RETRIES = 2  # how often a verification loop may go back and try a step again
 RELATIVE_TASKS = frozenset(TASKS.values())  # frames of relative placements (relative.py)
 HANDLER_RETRIES = 2
@@ -56,6 +57,14 @@ def _inside(obj: SceneObject, container: SceneObject) -> bool:
     return (abs(obj.position[0] - container.position[0]) <= container.size[0] / 2.0
             and abs(obj.position[1] - container.position[1]) <= container.size[1] / 2.0
             and obj.object_id != container.object_id)
+
+
+def _drawers_above(drawer: SceneObject, scene: Scene) -> list[SceneObject]:
+    """The drawers of the same cabinet above ``drawer`` (stacked over it), top first."""
+    x, y, z = drawer.position
+    return sorted((o for o in scene.objects if o.shape == "drawer" and o.position[2] > z + 0.01
+                   and abs(o.position[0] - x) < 0.05 and abs(o.position[1] - y) < 0.05),
+                  key=lambda o: -o.position[2])
 
 
 def _describe(scene: Scene) -> str:
@@ -116,12 +125,17 @@ class _Writer:
             return self._sort(top)
         if f.task == "clear_table":
             return self._clear(ctx.get(r["target"]), top)
-        if f.task == "open_drawer":
-            d = r["drawer"]
-            return self._verified([f"open_drawer(drawer={d})"], f"drawer_open({d})", top)
-        if f.task == "close_drawer":
-            d = r["drawer"]
-            return self._verified([f"close_drawer(drawer={d})"], f"not drawer_open({d})", top)
+        if f.task in ("open_drawer", "open_door"):
+            part, role = (r["drawer"], "drawer") if f.task == "open_drawer" else (r["door"], "door")
+            return self._verified([f"{f.task}({role}={part})"], f"open({part})", top)
+        if f.task in ("close_drawer", "close_door"):
+            part, role = (r["drawer"], "drawer") if f.task == "close_drawer" else (r["door"],
+                                                                                  "door")
+            return self._verified([f"{f.task}({role}={part})"], f"closed({part})", top)
+        if f.task in ("switch_on", "switch_off"):
+            return self._switch(r["target"], ctx.get(r["control"]), f.task == "switch_on", top)
+        if f.task in ("press", "toggle"):
+            return [f"{f.task}(obj={r['obj']})"]
         if f.task == "push_to_zone":
             o, z = r["obj"], r["target"]
             return self._verified([f"push_to(obj={o}, target={z})"], f"in({o}, {z})", top)
@@ -132,6 +146,21 @@ class _Writer:
         if f.task in RELATIVE_TASKS:
             return self._relative(f, top)
         raise PlannerError(f"offline planner: unsupported frame {f.render()}")
+
+    def _switch(self, target: str, control: SceneObject, on: bool, top: bool) -> list[str]:
+        """Work ``control`` only if ``target`` is not yet in the wanted state, then check it."""
+        c = control.object_id
+        how = lexicon.CONTROL_SHAPES.get(control.shape, "")
+        if how == "turn":
+            degrees = lexicon.KNOB_ON_DEGREES if on else lexicon.KNOB_OFF_DEGREES
+            call = f"turn(obj={c}, degrees={degrees:g})"
+        elif how:
+            call = f"{how}(obj={c})"
+        else:
+            raise ObjectNotResolved(f"{c} ({control.shape}) is not a control", kind="impossible")
+        state = f"on_state({target})"
+        wanted, unwanted = (state, f"not {state}") if on else (f"not {state}", state)
+        return self._verified([f"if {unwanted} {{", f"  {call}", "}"], wanted, top)
 
     def _relative(self, f: Frame, top: bool) -> list[str]:
         """Pick the object and place it relative to others (planner/relative.py)."""
@@ -154,8 +183,14 @@ class _Writer:
             raise ObjectNotResolved(f"{cont.object_id} ({cont.shape}) is not a container")
         o, c = obj.object_id, cont.object_id
         pre: list[str] = []
-        if cont.shape == "drawer" and ctx.opened != c:  # unless the frame before opened it
-            pre = [f"if not drawer_open({c}) {{", f"  open_drawer(drawer={c})", "}"]
+        if cont.shape in lexicon.OPENABLE and ctx.opened != c:  # unless the frame before did
+            opening = lexicon.OPENABLE[cont.shape][0]
+            role = lexicon.OPENABLE[cont.shape][2]
+            for above in _drawers_above(cont, ctx.scene) if cont.shape == "drawer" else []:
+                # an ajar drawer above stands out over the open part: closed first
+                pre += [f"if not closed({above.object_id}) {{",
+                        f"  close_drawer(drawer={above.object_id})", "}"]
+            pre += [f"if not open({c}) {{", f"  {opening}({role}={c})", "}"]
         _monitor_dropped(ctx, o, f"in({o}, {c})", "place_in")
         return pre + self._verified([f"pick(obj={o})", f"place_in(obj={o}, container={c})"],
                                     f"in({o}, {c})", top)
@@ -218,7 +253,8 @@ def synthesise(frames: tuple[Frame, ...], scene: Scene, instruction: str) -> str
     body: list[str] = []
     for f in frames:
         body += writer.frame(f, top=True)
-        ctx.opened = f.role("drawer") if f.task == "open_drawer" else ""
+        ctx.opened = (f.role("drawer") if f.task == "open_drawer"
+                      else f.role("door") if f.task == "open_door" else "")
     lines = [f'task "{_title(instruction)}" {{', "  main {"]
     lines += [f"    {line}" for line in body]
     lines += ["    exit success", "  }"]

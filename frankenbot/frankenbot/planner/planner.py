@@ -17,10 +17,11 @@ impossible; it costs 0 VLM calls.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from frankenbot.errors import ConfigError, PlannerError
+from frankenbot import settings
+from frankenbot.errors import PlannerError
 from frankenbot.planner import language
 from frankenbot.planner.offline import plan_offline
 from frankenbot.planner.prompt import DEFAULT_BUDGET_CHARS, PromptBuilder, repair_message
@@ -28,27 +29,27 @@ from frankenbot.planner.recovery import plan_recovery
 from frankenbot.planner.request import FailureContext, PlannerKind, PlanOutcome, PlanRequest
 from frankenbot.planner.vlm_client import VlmClient, VlmConfig, VlmError, VlmReply
 from frankenbot.program.catalog import Catalog, default_catalog
+from frankenbot.settings import section, setting
 
 MAX_INSTRUCTION_CHARS = 2000
 
 
 @dataclass(frozen=True)
 class PlannerConfig:
-    """``default_planner``: auto (VLM when a client is given, else offline) | offline | vlm.
-    ``max_repairs`` is 1 by design (0 only for ablations)."""
+    """How plans are made. ``max_repairs`` is 1 by design (0 only for ablations)."""
 
-    default_planner: str = "auto"
-    max_repairs: int = 1
-    prompt_budget_chars: int = DEFAULT_BUDGET_CHARS
-    prompt_skill_bodies: bool = False  # list skill bodies, not only signature + description
-    vlm: VlmConfig = field(default_factory=VlmConfig)
+    planner_mode: str = setting("auto", "auto (VLM when an endpoint is configured, else "
+                                "offline) | offline | vlm", choices=("auto", "offline", "vlm"))
+    max_repairs: int = setting(1, "repair calls after an invalid first answer (1 by design; 0 "
+                               "only for ablations)", low=0, high=1)
+    prompt_budget_chars: int = setting(DEFAULT_BUDGET_CHARS, "prompt text budget; exemplars are "
+                                       "trimmed first", unit="characters", low=1000)
+    prompt_skill_bodies: bool = setting(False, "list skill bodies in the prompt, not only "
+                                        "signatures and descriptions")
+    vlm: VlmConfig = section(VlmConfig)
 
     def __post_init__(self) -> None:
-        if self.default_planner not in ("auto", "offline", "vlm"):
-            raise ConfigError(f"default_planner must be auto, offline or vlm, got "
-                              f"{self.default_planner!r}")
-        if self.max_repairs not in (0, 1):
-            raise ConfigError(f"max_repairs must be 0 or 1, got {self.max_repairs}")
+        settings.validate(self, "planner")
 
 
 def make_client(config: PlannerConfig) -> VlmClient | None:
@@ -84,7 +85,7 @@ class Planner:
         self.catalog = catalog or default_catalog()
 
     def kind_for(self, request: PlanRequest) -> PlannerKind:
-        choice = request.planner or self.config.default_planner
+        choice = request.planner or self.config.planner_mode
         if choice == "auto":
             return PlannerKind.VLM if self.client is not None else PlannerKind.OFFLINE
         try:

@@ -15,12 +15,13 @@ primitives, the frame note, the objects and the instruction are never trimmed.
 from __future__ import annotations
 
 import base64
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from frankenbot.planner.request import FailureContext, PlanImage, PlanRequest
 from frankenbot.program.catalog import Catalog, ParamType, Signature
-from frankenbot.state import Scene
+from frankenbot.state import Scene, SceneObject
 
 DEFAULT_BUDGET_CHARS = 16000  # about 4k tokens of text (the image is extra)
 
@@ -75,8 +76,12 @@ Frame and units: positions are object centres in the robot's base frame, origin 
 robot's base on the table top, x pointing away from the robot across the table, y to the
 robot's left (looking along +x), z up; the table top is z = 0. The object table gives
 centimetres; place_at(x=, y=) and near(..., d) take metres (x_cm 42 -> x=0.42).
-The kind column is each object's shape class (block, bowl, bin, plate, drawer, zone, ...):
-primitives list the kinds they accept. A plate is flat: an object resting on a plate is both
+The kind column is each object's shape class (block, bowl, mug, bottle, basket, ..., unknown)
+or, for fixtures, what they are (cabinet, microwave, stove, light_panel, drawer, door, button,
+switch, knob, light, burner, zone): primitives list the kinds they accept. Fixtures stay where
+they are; their parts (a cabinet's top_drawer, a microwave's door, a stove's knob) are operated
+by id, and the note column says what the camera measured (open 12 cm, closed, on, off) and what
+a control switches. A plate is flat: an object resting on a plate is both
 in(obj, plate) and on(obj, plate), and place_in or place_on a plate both put it there. In a
 bowl or bin only in(...) holds."""
 
@@ -156,12 +161,29 @@ def object_table(scene: Scene) -> str:
     for o in sorted(scene.objects, key=lambda o: o.object_id):
         pos = ",".join(f"{v * 100:.0f}" for v in o.position)
         size = "*".join(f"{v * 100:.0f}" for v in o.size)
-        note = "fixture" if o.is_fixture else ""
+        switches = f"switches {' and '.join(o.controls)}" if o.controls else ""
+        note = ", ".join(n for n in ("fixture" if o.is_fixture else "", state_note(o), switches)
+                         if n)
         rows.append(f"{o.object_id} | {o.shape} | {o.label} | {pos} | {size} | {note}"
                     .rstrip(" |"))
     if scene.stale:
         rows.append("(the scene is stale: camera frames stopped; positions may be old)")
     return "\n".join(rows)
+
+
+def state_note(o: SceneObject) -> str:
+    """What the camera measured of a fixture part: ``open 12 cm``, ``open 70 deg``, ``closed``,
+    ``turned 40 deg``, ``on``/``off``; '' when nothing was measured."""
+    if o.on is not None:
+        return "on" if o.on else "off"
+    if o.opening is None:
+        return ""
+    if o.shape == "drawer" or (o.shape == "door" and "sliding" in o.label):
+        return f"open {o.opening * 100:.0f} cm" if o.opening >= 0.015 else "closed"
+    deg = math.degrees(o.opening)
+    if o.shape == "door":
+        return f"open {deg:.0f} deg" if deg >= 5 else "closed"
+    return f"turned {deg:.0f} deg"
 
 
 def render_signature(sig: Signature, doc: bool = True) -> str:

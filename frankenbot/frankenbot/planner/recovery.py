@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from frankenbot.errors import PlannerError
 from frankenbot.planner.offline import plan_offline
@@ -185,7 +186,7 @@ def _reachable(o: SceneObject) -> bool:
 _KIN: list[object] = []
 
 
-def _kinematics(factory: type) -> object:
+def _kinematics(factory: type) -> Any:
     if not _KIN:
         _KIN.append(factory())
     return _KIN[0]

@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import re
 
-from frankenbot.planner import understanding as und
 from frankenbot.planner.frames import Frame, ObjectNotResolved
-from frankenbot.state import Scene, SceneObject
+from frankenbot.planner.understanding.acts import Ref
+from frankenbot.planner.understanding.phrases import parse_np
+from frankenbot.planner.understanding.resolve import Binding, any_object, resolve
+from frankenbot.planner.understanding.roles import strip_wrappers
+from frankenbot.planner.understanding.words import tokenise
+from frankenbot.state import Scene
 
 NEAR_DISTANCE = 0.25  # m: what "next to" is checked against after place_near
 
@@ -35,8 +39,8 @@ TASKS = {"left_of": "place_left_of", "right_of": "place_right_of", "behind": "pl
          "in_front_of": "place_in_front_of", "between": "place_between", "near": "place_near"}
 
 
-def _np(phrase: str) -> und.Ref | None:
-    return und.parse_np([t.w for t in und.tokenise(phrase, [])])
+def _np(phrase: str) -> Ref | None:
+    return parse_np([t.w for t in tokenise(phrase, [])])
 
 
 def relative_frame(text: str, scene: Scene) -> Frame | None:
@@ -45,6 +49,8 @@ def relative_frame(text: str, scene: Scene) -> Frame | None:
     # the relation words as typed: the understanding stage's normaliser folds "in front of"
     # and "next to" into "beside"
     plain = re.sub(r"\s+", " ", re.sub(r"[^a-z0-9_' ]+", " ", text.lower())).strip()
+    # politeness and manner around the request ("carefully", "I want you to", "thanks")
+    plain = " ".join(strip_wrappers(plain.split())[0])
     m = _PATTERN.match(plain)
     if m is None:
         return None
@@ -59,23 +65,15 @@ def relative_frame(text: str, scene: Scene) -> Frame | None:
         refs = [_np(m.group("ref"))]
     if obj_ref is None or any(r is None for r in refs):
         return None
-    ctx = und._Bind(scene)
-    obj = und.resolve(obj_ref, ctx, "item")
-    bound = [_any(r, ctx) for r in refs if r is not None]
+    ctx = Binding(scene)
+    obj = resolve(obj_ref, ctx, "item")
+    bound = [any_object(r, ctx) for r in refs if r is not None]
     ids = [o.object_id for o in bound]
     if obj.object_id in ids or len(set(ids)) != len(ids):
         raise ObjectNotResolved(f"a relative placement needs distinct objects, got "
                                 f"{obj.object_id} and {', '.join(ids)}")
     keys = ("a", "b") if relation == "between" else ("ref",)
     return Frame(TASKS[relation], (("obj", obj.object_id), *zip(keys, ids, strict=True)))
-
-
-def _any(ref: und.Ref, ctx: und._Bind) -> SceneObject:
-    """A reference object of any shape: an item first, else a container or fixture."""
-    try:
-        return und.resolve(ref, ctx, "item")
-    except ObjectNotResolved:
-        return und.resolve(ref, ctx, "container")
 
 
 def placement_call(frame: Frame) -> tuple[str, str]:

@@ -4,7 +4,8 @@ then approve it, edit it, or refuse it with a reason (and optionally ask a VLM t
 The validator checks syntax, catalog and envelope; it cannot see that carrying a block from here
 to there passes a tower at gripper height, that a release happens 30 cm above a bowl, or that
 the target lies in a zone people marked off. This pass walks main's calls in source order (both
-branches of an ``if``, loops once) over a copy of the perceived scene and checks:
+branches of an ``if``, loops once, the program's skills inlined where they are called) over a
+copy of the perceived scene and checks:
 
 * swept volume of each carry: the held object's footprint along the straight line from where it
   was picked to where it is placed, at the height the primitives carry it (their approach
@@ -20,12 +21,13 @@ branches of an ``if``, loops once) over a copy of the perceived scene and checks
 * stack stability: a stack taller than ``max_stack_height`` or on a base narrower than the
   object is refused; pushes along a path through other objects are refused.
 
-Modes (``review: auto|always|never``): auto reviews programs that carry, stack or push within
-``near_distance`` of other objects (or anywhere when zones are configured); always reviews every
-program; never skips. With a VLM client, ``second_opinion`` asks it to argue the safety side
-(one counted VLM call); the arbitration rule: the geometric pass's refusal stands; a VLM
-objection refuses only when it names an object or zone of the scene (a grounded, checkable
-hazard), else it is recorded and the geometric verdict stands.
+Modes (``review: auto|always|never``, the planner node's parameter; default auto): auto
+reviews programs that carry, stack or push within ``near_distance`` of other objects (or
+anywhere when zones are configured); always reviews every program; never skips. With a VLM
+client, ``second_opinion`` asks it to argue the safety side (one counted VLM call); the
+arbitration rule: the geometric pass's refusal stands; a VLM objection refuses only when it
+names an object or zone of the scene (a grounded, checkable hazard), else it is recorded and
+the geometric verdict stands.
 
 Pure: no robot, no sim; the same inputs give the same verdict.
 """
@@ -37,21 +39,34 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 import yaml
 
-from frankenbot import resources, spatial
+from frankenbot import resources, settings, spatial
 from frankenbot.errors import ConfigError
+from frankenbot.primitives.config import PrimitiveConfig
 from frankenbot.program.printer import print_program
-from frankenbot.program.tree import Arg, Call, Ident, If, Program, Repeat, Stmt, While
+from frankenbot.program.tree import (
+    Arg,
+    Call,
+    Ident,
+    Program,
+    SkillInliner,
+    Stmt,
+    Transformer,
+    iter_calls,
+)
+from frankenbot.settings import setting
 from frankenbot.state import Scene, SceneObject
 
 REVIEW_MODES = ("auto", "always", "never")
-APPROACH_HEIGHT = 0.10  # the primitives' approach height (PrimitiveConfig.approach_height)
-GRASP_DEPTH = 0.02  # PrimitiveConfig.grasp_depth
-PLACE_CLEARANCE = 0.008  # PrimitiveConfig.place_clearance
-CONTAINER_FLOOR = 0.008
+DEFAULT_REVIEW_MODE = "auto"  # the planner node's ``review`` parameter, the benchmarks' brain
+_PRIMITIVES = PrimitiveConfig()  # the heights the primitives carry, grasp and release at
+APPROACH_HEIGHT = _PRIMITIVES.approach_height
+GRASP_DEPTH = _PRIMITIVES.grasp_depth
+PLACE_CLEARANCE = _PRIMITIVES.place_clearance
+CONTAINER_FLOOR = _PRIMITIVES.container_floor
 CARRY_SHAPES_FLAT = ("plate", "zone")
 PALM_RADIUS = 0.055  # m: the gripper body (2F-85 palm half length) sweeps at least this wide
 
@@ -87,22 +102,34 @@ class Zone:
 
 @dataclass(frozen=True)
 class ReviewConfig:
-    mode: str = "auto"
-    max_drop: float = 0.05  # m of free fall allowed at a release
-    clearance: float = 0.03  # m between a carried object and anything it passes
-    near_distance: float = 0.15  # m: auto mode reviews carries passing this close to objects
-    max_carry_height: float = 0.45  # m TCP above the table (the lift's range)
-    max_stack_height: float = 0.13  # m: the top of a stack (three 4 cm blocks is 0.12)
+    """Thresholds and zones of the review (``config/review.yaml``). Whether and when to review
+    (the mode) is the caller's: the planner node's ``review`` parameter, ``frankenbot plan
+    --review``, the benchmarks' ``BrainOptions.review``."""
+
+    max_drop: float = setting(0.05, "free fall allowed when the gripper opens while holding",
+                              unit="m", low=0.0)
+    clearance: float = setting(0.03, "gap a carried object keeps from anything it passes",
+                               unit="m", low=0.0)
+    near_distance: float = setting(0.15, "auto mode reviews carries passing this close to other "
+                                   "objects", unit="m", low=0.0)
+    max_carry_height: float = setting(0.45, "TCP height above the table a 'carry high' edit may "
+                                      "ask for (the lift's range)", unit="m", low=0.0)
+    max_stack_height: float = setting(0.13, "top of a stack (three 4 cm blocks: 0.12)",
+                                      unit="m", low=0.0)
     zones: tuple[Zone, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.mode not in REVIEW_MODES:
-            raise ConfigError(f"review mode must be one of {', '.join(REVIEW_MODES)}, got "
-                              f"{self.mode!r}")
+        settings.validate(self, "review")
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> "ReviewConfig":
+        """The ``review:`` section of review.yaml: the settings plus the zones (a list)."""
         data = data.get("review", data) if isinstance(data, Mapping) else {}
+        if not isinstance(data, Mapping):
+            raise ConfigError("the review section must be a mapping")
+        if "mode" in data:
+            raise ConfigError("review mode is not a review.yaml setting: set the planner node's "
+                              "`review` parameter (or `frankenbot plan --review MODE`)")
         zones = []
         for z in data.get("zones", []) or []:
             try:
@@ -113,14 +140,8 @@ class ReviewConfig:
             except (KeyError, TypeError, IndexError, ValueError) as e:
                 raise ConfigError(f"review zone {z!r}: needs name, kind, x [lo, hi], "
                                   f"y [lo, hi] ({e})") from e
-        known = {f for f in cls.__dataclass_fields__ if f != "zones"}
-        unknown = set(data) - known - {"zones"}
-        if unknown:
-            raise ConfigError(f"unknown review setting(s) {sorted(unknown)}; known: "
-                              f"{sorted(known | {'zones'})}")
-        values = {k: (str(v) if k == "mode" else float(v)) for k, v in data.items()
-                  if k in known}
-        return cls(**values, zones=tuple(zones))
+        values = {k: v for k, v in data.items() if k != "zones"}
+        return settings.build(cls, values, where="review", zones=tuple(zones))
 
 
 def load_review_config(path: str | Path | None = None) -> ReviewConfig:
@@ -199,17 +220,6 @@ def _call(name: str, **args: Any) -> Call:
                             for k, v in args.items()))
 
 
-def _calls(stmts: Sequence[Stmt]) -> Iterable[Call]:
-    for s in stmts:
-        if isinstance(s, Call):
-            yield s
-        elif isinstance(s, If):
-            yield from _calls(s.then)
-            yield from _calls(s.orelse)
-        elif isinstance(s, (Repeat, While)):
-            yield from _calls(s.body)
-
-
 class SafetyReview:
     """The geometric pass plus the optional second opinion and arbitration."""
 
@@ -218,15 +228,17 @@ class SafetyReview:
         self.config = config or ReviewConfig()
         self.second_opinion = second_opinion  # prompt -> (answer text, VLM calls)
 
-    def review(self, program: Program, scene: Scene, mode: str | None = None) -> ReviewVerdict:
-        mode = mode or self.config.mode
+    def review(self, program: Program, scene: Scene, mode: str = DEFAULT_REVIEW_MODE
+               ) -> ReviewVerdict:
         if mode not in REVIEW_MODES:
             raise ConfigError(f"review mode must be one of {', '.join(REVIEW_MODES)}")
         text = print_program(program)
         if mode == "never":
             return ReviewVerdict("skipped", text, reviewed=False)
+        # what skill calls will do counts as much as what main spells out
+        expanded = SkillInliner({sk.name: sk for sk in program.skills}).program(program)
         sim = _Sim({o.object_id: o for o in scene.objects})
-        for call in _calls(program.main.body):
+        for call in iter_calls(expanded.main.body):
             self._step(sim, call)
         if mode == "auto" and not (sim.near_others or sim.findings or self.config.zones):
             return ReviewVerdict("skipped", text, (Finding(
@@ -236,7 +248,7 @@ class SafetyReview:
         if refusals:
             decision, out = "refuse", text
         elif sim.edits:
-            decision, out = "edit", print_program(_apply(program, sim.edits))
+            decision, out = "edit", print_program(_Edits(sim.edits).program(expanded))
         else:
             decision, out = "approve", text
         verdict = ReviewVerdict(decision, out, tuple(sim.findings))
@@ -526,25 +538,18 @@ def parse_second_opinion(answer: str) -> tuple[str, str]:
     return verdict, str(data.get("reason", "")).strip()
 
 
-def _apply(program: Program, edits: Mapping[int, tuple[Stmt, ...]]) -> Program:
-    def block(stmts: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
-        out: list[Stmt] = []
-        for s in stmts:
-            if isinstance(s, Call) and id(s) in edits:
-                out += edits[id(s)]
-            elif isinstance(s, If):
-                out.append(replace(s, then=block(s.then), orelse=block(s.orelse)))
-            elif isinstance(s, (Repeat, While)):
-                out.append(replace(s, body=block(s.body)))
-            else:
-                out.append(s)
-        return tuple(out)
+class _Edits(Transformer):
+    """The review's edits: each edited call (by identity) replaced by its statements."""
 
-    return replace(program, main=replace(program.main, body=block(program.main.body)))
+    def __init__(self, edits: Mapping[int, tuple[Stmt, ...]]) -> None:
+        self.edits = edits
+
+    def expand(self, s: Stmt) -> tuple[Stmt, ...]:
+        return self.edits[id(s)] if id(s) in self.edits else (self.stmt(s),)
 
 
 def review_text(text: str, scene: Scene, config: ReviewConfig | None = None,
-                mode: str | None = None,
+                mode: str = DEFAULT_REVIEW_MODE,
                 second_opinion: Callable[[str], tuple[str, int]] | None = None
                 ) -> ReviewVerdict:
     """Parse ``text`` (a validated program) and review it."""
@@ -555,7 +560,7 @@ def review_text(text: str, scene: Scene, config: ReviewConfig | None = None,
 
 
 def apply_review(outcome: Any, scene: Scene, review: SafetyReview,
-                 mode: str | None = None) -> tuple[Any, ReviewVerdict]:
+                 mode: str = DEFAULT_REVIEW_MODE) -> tuple[Any, ReviewVerdict]:
     """A validated ``PlanOutcome`` through the review: refused -> not ok (nothing will move),
     edited -> the edited program (parsed again), else unchanged. Second-opinion calls are
     added to the outcome's VLM calls."""
@@ -574,6 +579,23 @@ def apply_review(outcome: Any, scene: Scene, review: SafetyReview,
         return replace(outcome, program_text=verdict.program_text, program=program,
                        vlm_calls=calls), verdict
     return replace(outcome, vlm_calls=calls), verdict
+
+
+def review_port(mode: str, config: ReviewConfig | None = None,
+                second_opinion: Callable[[str], tuple[str, int]] | None = None
+                ) -> Callable[[Any, Scene], tuple[Any, ReviewVerdict]] | None:
+    """The episode runner's review step for ``mode`` (None for never: nothing is reviewed);
+    ``config`` None reads ``config/review.yaml``."""
+    if mode not in REVIEW_MODES:
+        raise ConfigError(f"review mode must be one of {', '.join(REVIEW_MODES)}, got {mode!r}")
+    if mode == "never":
+        return None
+    review = SafetyReview(config or load_review_config(), second_opinion)
+
+    def port(outcome: Any, scene: Scene) -> tuple[Any, ReviewVerdict]:
+        return apply_review(outcome, scene, review, mode)
+
+    return port
 
 
 def vlm_second_opinion(client: Any) -> Callable[[str], tuple[str, int]]:

@@ -42,7 +42,9 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from frankenbot import settings
 from frankenbot.errors import ConfigError, PlannerError
+from frankenbot.settings import setting
 
 OPENAI_HOST = "api.openai.com"
 # where `frankenbot llm serve` listens by default (llama.cpp's server on the packaged Gemma)
@@ -97,34 +99,36 @@ class VlmConfig:
     """Endpoint and call settings. Empty ``api_key``/``base_url`` fall back to the environment
     (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``)."""
 
-    model: str = "gpt-5-mini"
-    api_key: str = ""
-    base_url: str = ""
-    mode: str = VlmMode.AUTO.value
-    timeout: float = 60.0  # seconds for one HTTP request
-    connect_timeout: float = 10.0
-    transport_retries: int = 2  # extra HTTP attempts per planning call
-    retry_backoff: float = 1.0  # seconds, doubled per attempt
-    max_output_tokens: int = 4096  # reasoning models spend part of it thinking
-    temperature: float | None = None  # None: not sent (reasoning models reject it)
-    reasoning_effort: str = ""  # "" = not sent; minimal | low | medium | high (reasoning models)
-    image_detail: str = "auto"
-    tool_name: str = "frankenbot_program"
-    server: str = ServerFamily.AUTO.value  # auto | openai | vllm | sglang | llamacpp | ollama
-    probe_timeout: float = 5.0  # seconds for the one GET /models of server=auto
+    model: str = setting("gpt-5-mini", "model name at the OpenAI-compatible endpoint")
+    api_key: str = setting("", "API key; empty = OPENAI_API_KEY from the environment")
+    base_url: str = setting("", "endpoint base URL; empty = OPENAI_BASE_URL or api.openai.com")
+    mode: str = setting(VlmMode.AUTO.value, "auto (the server's constraint, text if refused) | "
+                        "grammar (OpenAI custom tool with our Lark grammar) | guided (vLLM "
+                        "guided grammar) | text", choices=tuple(m.value for m in VlmMode))
+    timeout: float = setting(60.0, "one HTTP request", unit="s", low=0.1)
+    connect_timeout: float = setting(10.0, "connecting to the endpoint", unit="s", low=0.1)
+    transport_retries: int = setting(2, "extra HTTP attempts per planning call (5xx, timeouts); "
+                                     "never counted as planning calls", low=0)
+    retry_backoff: float = setting(1.0, "wait before a retry, doubled per attempt", unit="s",
+                                   low=0.0)
+    max_output_tokens: int = setting(4096, "completion token limit per call (reasoning models "
+                                     "spend part of it thinking)", low=1)
+    temperature: float = setting(-1.0, "sampling temperature; < 0 = not sent (reasoning models "
+                                 "reject it)", high=2.0)
+    reasoning_effort: str = setting("", "'' = not sent; minimal | low | medium | high "
+                                    "(reasoning models)",
+                                    choices=("", "minimal", "low", "medium", "high"))
+    image_detail: str = setting("auto", "image detail for the VLM", choices=("low", "high",
+                                                                             "auto"))
+    tool_name: str = setting("frankenbot_program", "name of the grammar tool (grammar mode)")
+    server: str = setting(ServerFamily.AUTO.value, "auto (probe) | openai | vllm | sglang | "
+                          "llamacpp | ollama: which constraint field and grammar dialect to "
+                          "send", choices=SERVER_FAMILIES)
+    probe_timeout: float = setting(5.0, "the one GET /models of server=auto", unit="s",
+                                   low=0.1)
 
     def __post_init__(self) -> None:
-        if self.mode not in {m.value for m in VlmMode}:
-            raise ConfigError(f"vlm mode must be one of auto, grammar, guided, text; "
-                              f"got {self.mode!r}")
-        if self.server not in SERVER_FAMILIES:
-            raise ConfigError(f"vlm server must be one of {', '.join(SERVER_FAMILIES)}; "
-                              f"got {self.server!r}")
-        if self.timeout <= 0 or self.connect_timeout <= 0:
-            raise ConfigError(f"vlm timeouts must be > 0, got {self.timeout}, "
-                              f"{self.connect_timeout}")
-        if self.transport_retries < 0 or self.retry_backoff < 0:
-            raise ConfigError("vlm transport_retries and retry_backoff must be >= 0")
+        settings.validate(self, "vlm")
         if not self.model:
             raise ConfigError("vlm model name is empty")
 
@@ -245,7 +249,7 @@ class VlmClient:
         if not key and not url:
             raise ConfigError("no VLM endpoint: set OPENAI_API_KEY (and optionally "
                               "OPENAI_BASE_URL) or the planner's api_key/base_url parameters")
-        self._client = openai.OpenAI(
+        self._client: Any = openai.OpenAI(
             api_key=key or "not-needed", base_url=url, max_retries=0,
             timeout=openai.Timeout(config.timeout, connect=config.connect_timeout))
         self._lock = threading.Lock()  # guards family/mode (a node may plan from two threads)
@@ -342,7 +346,7 @@ class VlmClient:
         if family == ServerFamily.LLAMACPP:
             messages = flatten_for_text_model(messages)
         kwargs: dict[str, Any] = {"model": cfg.model, "messages": messages}
-        if cfg.temperature is not None:
+        if cfg.temperature >= 0:
             kwargs["temperature"] = cfg.temperature
         if cfg.reasoning_effort:
             kwargs["reasoning_effort"] = cfg.reasoning_effort
@@ -510,7 +514,9 @@ def _decode(body: str, tool_name: str) -> tuple[str, int, int, str]:
                 break
     if not text and isinstance(message.get("content"), str):
         text = message["content"]
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
     tin = usage.get("prompt_tokens", 0)
     tout = usage.get("completion_tokens", 0)
     finish = choices[0].get("finish_reason") or ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from frankenbot.common import FailureCode
+from frankenbot.errors import FrankenbotError
 from frankenbot.ports import CancelToken, PrimitiveResult, RobotInterface
 
 POLL_PERIOD = 0.02  # s of robot time between gripper width reads
@@ -18,7 +19,7 @@ REACHED = 0.001  # m: within this of the command counts as reached
 STILL = 0.0005  # m: moving less than this between polls counts as still
 
 
-class StepFailed(Exception):
+class StepFailed(FrankenbotError):
     """A step of a primitive failed; carries the typed result the primitive returns."""
 
     def __init__(self, result: PrimitiveResult) -> None:

@@ -1,20 +1,32 @@
-"""Where to release an object inside an open container that may already hold others.
+"""Where to release an object inside an open container, in an open drawer or on a flat top that
+may already hold others.
 
 Releasing every block at a bin's centre lowered the second one onto the first: the arm stopped
 short of its goal ("lower: arm did not reach the goal") and the place failed with the block
 still held; a spot near the rim instead hit the rim with the gripper's palm. So the release spot
 is the one with the most room from what the camera sees inside, among spots where the palm
-stays within the rim, with the fingers closing across the container's short side (the palm is
-longest along the finger axis). Where nothing fits beside the others (a bowl), the object is
-released on top of what lies under the spot rather than pushed into it.
+stays within the rim (a deep basket or bin: the palm reaches below it), with the fingers
+closing across the container's short side (the palm is longest along the finger axis). Where
+nothing fits beside the others (a bowl), the object is released on top of what lies under the
+spot rather than pushed into it. Any footprint works: round ones (bowls, plates) keep the spot
+within their inscribed circle, boxes (bins, baskets, trays) within their rectangle.
+
+An open drawer is reached only where it stands out of its cabinet: the spot keeps the palm in
+front of the cabinet's face and the held object inside the drawer's box, preferring the fingers
+across the drawer (the palm's narrow side towards the cabinet) and turning them along it when
+the object is too long for the exposed part.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Sequence
 
+import numpy as np
+
+from frankenbot import shapes
+from frankenbot.fixture_map import FixturePart
 from frankenbot.state import SceneObject
 
 GRID = 5  # candidate spots per axis of the container's usable floor
@@ -26,6 +38,10 @@ class Spot:
     y: float
     support_z: float  # where the released object's bottom will rest
     finger_axis: float  # rad: direction (in the base frame) the fingers should close along
+
+
+class NoSpot(ValueError):
+    """No release spot fits (an open drawer's exposed part too short for the object)."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +79,7 @@ def spot_in_container(box: SceneObject, floor_z: float, held_size: tuple[float, 
     # fingers close along the short side: the palm's long extent lies across the long side
     room_long = max(0.0, long_half - palm.rim_clearance - max(palm.across, held_half))
     room_short = max(0.0, short_half - palm.rim_clearance - max(palm.along, held_half))
-    if box.shape == "bowl":  # round: keep the spot within the inscribed circle
+    if box.shape in shapes.ROUND:  # round: keep the spot within the inscribed circle
         room_long = room_short = min(room_long, room_short) / math.sqrt(2.0)
     hx, hy = (room_long, room_short) if long_x else (room_short, room_long)
     c, s = math.cos(box.yaw), math.sin(box.yaw)
@@ -85,3 +101,83 @@ def spot_in_container(box: SceneObject, floor_z: float, held_size: tuple[float, 
             support = max(support, o.top_z)  # no room beside it: rest on top of it
     short_axis = box.yaw + (math.pi / 2 if long_x else 0.0)
     return Spot(bx, by, support, short_axis)
+
+
+ON_TOP_GAP = 0.02  # m: an object whose bottom is this close to a top stands on it
+
+
+def on_top_of(o: SceneObject, support: SceneObject) -> bool:
+    """``o`` stands on ``support``'s top (its centre over the top, its bottom at the top)."""
+    lx, ly = support.local_xy(o.position[0], o.position[1])
+    return (abs(lx) <= support.size[0] / 2 and abs(ly) <= support.size[1] / 2
+            and abs(o.position[2] - o.size[2] / 2 - support.top_z) <= ON_TOP_GAP)
+
+
+def in_cavity(o: SceneObject, part: FixturePart, opening: float) -> bool:
+    """``o``'s centre is inside ``part``'s cavity (a drawer's box) open by ``opening``."""
+    return part.cavity_contains(o.position, opening)
+
+
+def spot_on_support(support: SceneObject, held_size: tuple[float, float, float],
+                    on_it: list[SceneObject]) -> Spot:
+    """A spot on ``support``'s flat top (a plate, a box, the cabinet's top, the stove) with the
+    most room from what already stands on it; the held footprint stays on the top."""
+    return spot_in_container(support, support.top_z, held_size, on_it, Palm(0.0, 0.0, 0.0))
+
+
+def spot_in_drawer(part: FixturePart, opening: float, face: Sequence[float] | None,
+                   held_extents: tuple[float, float],
+                   inside: Iterable[SceneObject], palm: Palm, *, prefer: float = 0.03,
+                   palm_gap: float = 0.003, margin: float = 0.003,
+                   palm_below_rim: bool = False) -> Spot:
+    """The release spot in ``part`` (a drawer with a cavity in the fixture map) open by
+    ``opening``: in the part of its cavity outside the fixture's front face (the point
+    ``face``), ``prefer`` m out from the cavity's centre where that fits. ``held_extents``:
+    the held object's extent along the gripper's x axis and along its fingers;
+    ``palm_below_rim``: at the release height the palm is lower than the drawer's walls, so it
+    must stay inside them too (its front wall, nearest the robot, is what it would hit)."""
+    assert part.cavity_size is not None
+    centre = np.asarray(part.cavity_at(opening), dtype=float)
+    length, width, height = part.cavity_size
+    out = np.array([part.axis[0], part.axis[1]], dtype=float)
+    out /= float(np.linalg.norm(out))
+    side = np.array([-out[1], out[0]])
+    floor = float(centre[2]) - height / 2
+    t_face = (float((np.asarray(face[:2]) - centre[:2]) @ out) if face is not None
+              else -length / 2)
+    along_x, along_y = held_extents  # the held object along tool x, along the fingers
+    others = [np.asarray(o.position[:2]) for o in inside]
+    # tool x along the drawer (fingers across it: the palm's narrow side to the cabinet) first
+    for finger_axis, ext_out, ext_side, reach in (
+            (math.atan2(side[1], side[0]), along_x, along_y, palm.across),
+            (math.atan2(out[1], out[0]), along_y, along_x, palm.along)):
+        lo = max(t_face + reach + palm_gap, -length / 2 + margin + ext_out / 2)
+        hi = length / 2 - margin - ext_out / 2
+        room = width / 2 - margin - ext_side / 2
+        if palm_below_rim:
+            side_reach = palm.along if reach == palm.across else palm.across
+            hi = min(hi, length / 2 - reach)
+            room = min(room, width / 2 - side_reach)
+        if lo > hi or room < 0:
+            continue
+        t0 = min(max(prefer, lo), hi)
+        best: tuple[tuple[float, float], float, float] | None = None
+        for t in sorted({t0, *np.linspace(lo, hi, 5).tolist()}):
+            for u in np.linspace(-room, room, 5).tolist():
+                xy = centre[:2] + out * t + side * u
+                gap = min((float(np.linalg.norm(xy - o)) for o in others), default=math.inf)
+                key = (min(gap, 1.0), -round(math.hypot(t - t0, u), 6))
+                if best is None or key > best[0]:
+                    best = (key, float(xy[0]), float(xy[1]))
+        assert best is not None
+        _, x, y = best
+        support = floor
+        for o in inside:
+            if math.hypot(x - o.position[0], y - o.position[1]) < (
+                    max(along_x, along_y) + max(o.size[:2])) / 2:
+                support = max(support, o.top_z)
+        return Spot(x, y, support, finger_axis)
+    raise NoSpot(f"{part.part_id} is not open far enough for an object {along_x * 100:.0f} x "
+                 f"{along_y * 100:.0f} cm in the gripper (its open part is "
+                 f"{max(0.0, length / 2 - t_face) * 100:.0f} cm long)")
+

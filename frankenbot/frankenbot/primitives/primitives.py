@@ -1,15 +1,18 @@
 """The primitives: the whitelisted robot operations a program may call (see program/catalog.py).
 
 ``Primitives`` implements the interpreter's ``PrimitiveExecutor`` port. Each primitive reads the
-current scene from the robot interface, turns the object into TCP poses (top-down grasps whose yaw
-follows the object's, using a block's 90-degree symmetry to turn the wrist as little as possible),
-and runs them through a motion backend that checks every trajectory against the safety envelope.
+current scene from the robot interface, turns the object into TCP poses and runs them through a
+motion backend that checks every trajectory against the safety envelope. Blocks are grasped from
+above with a yaw that follows theirs (their 90-degree symmetry turns the wrist as little as
+possible); everything else through grasp synthesis from its points (``grasps.py``). Fixtures
+(drawers, doors, controls) are worked by ``fixture_primitives.py`` from the current fixture map.
 Every outcome is a typed ``PrimitiveResult``; robot failures never raise.
 
 Beliefs the primitives keep (read by monitors and predicates through ``snapshot()`` and
 ``facts()``): which object is held (set by a successful pick, cleared by a place or an opened
-gripper) and whether each drawer is open. A cancel token set from another thread (the monitor
-loop) stops the arm within one poll period and the primitive returns PREEMPTED.
+gripper) and how each drawer or door was left (``open:<part>``). A cancel token set from another
+thread (the monitor loop) stops the arm within one poll period and the primitive returns
+PREEMPTED.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from frankenbot import shapes
 from frankenbot.common import FailureCode
 from frankenbot.errors import MotionError
+from frankenbot.fixture_map import FixtureMap, FixtureMapProvider, FixturePart
 from frankenbot.motion.backend import MotionBackend, MotionOutcome
 from frankenbot.motion.kinematics import (
     UnreachableError,
     UR5eKinematics,
-    front_pose,
     symmetric_yaws,
     top_down_pose,
     wrap_angle,
@@ -41,14 +45,20 @@ from frankenbot.ports import (
     Value,
 )
 from frankenbot.primitives.config import PrimitiveConfig
+from frankenbot.primitives.control_primitives import ControlPrimitives
+from frankenbot.primitives.fixture_primitives import FixturePrimitives
+from frankenbot.primitives.grasps import Grasp, GripperModel, NoGrasp, synthesize
 from frankenbot.primitives.gripper import GripperTiming, StepFailed, move_gripper
-from frankenbot.primitives.placement import Palm, occupants, spot_in_container
+from frankenbot.primitives.place_primitives import PlacePrimitives
 from frankenbot.primitives.targets import TargetPrimitives
 from frankenbot.state import RobotSnapshot, SceneObject
 
 WAIT_POLL = 0.01  # s of robot time between cancel checks in wait()
 SLIP_WIDTH_CHANGE = 0.008  # m: a held object keeps the finger gap it was grasped at
 STACKED_BOTTOM_Z = 0.02  # m: an object whose bottom is this high stands on another one
+ROUND_FOOTPRINT = frozenset(shapes.ROUND - {"mug"})  # a disc seen from above (stood upright)
+MAX_IK_CHECKS = 60  # grasp candidates tried against the reach, best first
+GRASP_COST_SLACK = 0.05  # of candidates this close to the best reachable, least motion wins
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,16 @@ class _Held:
     size: tuple[float, float, float]
     grasp_offset: float  # TCP z minus the object's bottom z at the grasp
     yaw_in_gripper: float  # object yaw minus gripper yaw at the grasp
+    shape: str = "block"
+    grip: float = 0.0  # finger gap the fingers closed to on it (m)
+
+    def extents(self) -> tuple[float, float]:
+        """The object's horizontal extent along the gripper's x axis and along its fingers."""
+        if self.shape in ROUND_FOOTPRINT and self.size[2] >= 0.8 * max(self.size[:2]) or (
+                self.shape in ("apple", "ball", "plate", "bowl")):
+            return max(self.size[:2]), max(self.size[:2])  # a disc turns into itself
+        c, s = abs(math.cos(self.yaw_in_gripper)), abs(math.sin(self.yaw_in_gripper))
+        return c * self.size[0] + s * self.size[1], s * self.size[0] + c * self.size[1]
 
 
 class Primitives:
@@ -66,28 +86,40 @@ class Primitives:
                  backend: MotionBackend, config: PrimitiveConfig | None = None,
                  home: tuple[float, ...] = (0.0, -math.pi / 2, math.pi / 2, -math.pi / 2,
                                             -math.pi / 2, 0.0),
-                 pixels: PixelResolver | None = None) -> None:
+                 pixels: PixelResolver | None = None,
+                 fixture_map: FixtureMap | FixtureMapProvider | None = None,
+                 gripper: GripperModel | None = None) -> None:
         self.robot = robot
         self.pixels = pixels  # back-projects set-of-mark pixels (None: no depth camera)
         self.kin = kinematics
         self.backend = backend
         self.config = config or PrimitiveConfig()
+        self.gripper = gripper or GripperModel()
         self.home_joints = tuple(float(v) for v in home)
-        self._beliefs_lock = threading.Lock()  # guards _held, _drawer_open, _closed_cmd
+        # the current fixture map (a scene change, e.g. a sim reset, replaces it)
+        if fixture_map is None or isinstance(fixture_map, FixtureMap):
+            fixed = fixture_map or FixtureMap()
+            self.fixture_map: FixtureMapProvider = lambda: fixed
+        else:
+            self.fixture_map = fixture_map
+        self._beliefs_lock = threading.Lock()  # guards _held, _open, _angle, _closed_cmd
         self._held: _Held | None = None
-        self._drawer_open: dict[str, bool] = {self.config.drawer.name: False}
+        self._open: dict[str, tuple[bool, float | None]] = {}  # part -> (open, opening)
+        self._angle: dict[str, float] = {}  # switch / knob -> angle left at (rad)
         self._closed_cmd = False
         self._gripper_timing = GripperTiming(self.config.gripper_timeout,
                                              self.config.gripper_settle)
         self._handlers: dict[str, Callable[[Mapping[str, Value], CancelToken],
                                            PrimitiveResult]] = {
             "home": self._home, "detect": self._detect, "move_above": self._move_above,
-            "pick": self._pick, "place_on": self._place_on, "place_in": self._place_in,
-            "place_at": self._place_at, "push_to": self._push_to,
-            "open_drawer": self._open_drawer, "close_drawer": self._close_drawer,
+            "pick": self._pick, "push_to": self._push_to,
             "open_gripper": self._open_gripper, "close_gripper": self._close_gripper,
             "wait": self._wait,
         }
+        self._fixture_ops = FixturePrimitives(self)
+        self._handlers.update(self._fixture_ops.handlers())
+        self._handlers.update(ControlPrimitives(self._fixture_ops).handlers())
+        self._handlers.update(PlacePrimitives(self).handlers())
         self._handlers.update(TargetPrimitives(self).handlers())
 
     # --- PrimitiveExecutor ----------------------------------------------------------------
@@ -120,13 +152,36 @@ class Primitives:
             return self._held.object_id if self._held else None
 
     def facts(self) -> dict[str, bool]:
-        """Boolean facts for predicates, e.g. ``{"drawer_open:drawer": False}``."""
+        """Boolean facts for predicates: how this robot left each drawer or door,
+        ``{"open:top_drawer": True}`` (nothing for parts it has not worked: the camera says)."""
         with self._beliefs_lock:
-            return {f"drawer_open:{k}": v for k, v in self._drawer_open.items()}
+            return {f"open:{k}": v for k, (v, _) in self._open.items()}
 
-    def drawer_is_open(self, drawer: str) -> bool:
+    def believed_opening(self, part: FixturePart) -> float | None:
+        """How far ``part`` was left open by these primitives (None: not worked by them); a
+        switch or knob: the angle it was left at."""
         with self._beliefs_lock:
-            return self._drawer_open.get(drawer, False)
+            if part.part_id in self._angle:
+                return self._angle[part.part_id]
+            belief = self._open.get(part.part_id)
+        if belief is None:
+            return None
+        is_open, opening = belief
+        if opening is not None:
+            return opening
+        return part.travel if is_open else 0.0
+
+    def set_open(self, part_id: str, is_open: bool | None, opening: float | None) -> None:
+        """Record how a drawer or door was left (None: unknown, the camera will say)."""
+        with self._beliefs_lock:
+            if is_open is None:
+                self._open.pop(part_id, None)
+            else:
+                self._open[part_id] = (is_open, opening)
+
+    def set_angle(self, part_id: str, angle: float) -> None:
+        with self._beliefs_lock:
+            self._angle[part_id] = angle
 
     def forget_held(self) -> None:
         """Drop the belief that something is held (a monitor saw the grasp lost)."""
@@ -134,11 +189,12 @@ class Primitives:
             self._held = None
 
     def reset_beliefs(self) -> None:
-        """Forget what is held and which drawers are open (the world was replaced: a sim
-        reset, or the table rearranged by hand)."""
+        """Forget what is held and how drawers, doors and controls were left (the world was
+        replaced: a sim reset, or the table rearranged by hand)."""
         with self._beliefs_lock:
             self._held = None
-            self._drawer_open = {self.config.drawer.name: False}
+            self._open = {}
+            self._angle = {}
 
     def _held_per_fingers(self) -> str | None:
         """The held object, unless the fingers contradict the belief: closed on nothing, or open
@@ -176,7 +232,7 @@ class Primitives:
             tcp_position=self.kin.tcp_position(state.positions),
             gripper_width=grip.width if grip else 0.0, gripper_closed_cmd=closed,
             held_object=held, moving=speed > 0.02, estop=self.robot.estop_engaged(),
-            stamp=state.stamp)
+            stamp=state.stamp, speed_scaling=self.robot.speed_scaling())
 
     # --- argument and scene helpers -------------------------------------------------------
     @staticmethod
@@ -327,34 +383,37 @@ class Primitives:
         if obj.is_fixture:
             return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
                                            f"{object_id} is a fixture and cannot be picked")
-        width = min(obj.size[0], obj.size[1])
-        if width + 0.005 > 0.085:
+        if obj.shape not in shapes.GRASPABLE:
             return PrimitiveResult.failure(
-                FailureCode.GRASP_FAILED, f"{object_id} is {width * 1000:.0f} mm wide: too wide "
-                "for the gripper")
-        # The gripper's own 180-degree symmetry plus the block's 90: choose the least wrist turn.
-        sym = cfg.block_symmetry if obj.shape == "block" else math.pi
-        x, y, bottom, grasp_z, above_z, yaw = self._grasp_aim(obj, sym)
-        self._gripper(min(0.085, width + cfg.open_margin), cancel)
+                FailureCode.INVALID_ARGUMENT, f"{object_id} is a {obj.shape}: things are put in "
+                "or on it, it is not picked up")
+        aim = self._grasp_aim(obj)  # checked (size, collisions, reach) before anything moves
+        x, y, bottom, grasp_z, above_z, yaw, open_width = aim
+        self._gripper(open_width, cancel)
         self._to_pose(top_down_pose(x, y, above_z, yaw), cancel, "pre-grasp")
         # Look before descending: the pose the pick started from may be a frame or two old (an
         # object that just fell or was nudged). Re-aim when a newer view has it elsewhere.
         seen = self._newer_view(object_id, cancel)
-        if seen is not None and math.hypot(seen.position[0] - x,
-                                           seen.position[1] - y) > cfg.realign_distance:
+        if seen is not None and math.hypot(seen.position[0] - obj.position[0],
+                                           seen.position[1] - obj.position[1]
+                                           ) > cfg.realign_distance:
             obj = seen
-            x, y, bottom, grasp_z, above_z, yaw = self._grasp_aim(obj, sym)
+            x, y, bottom, grasp_z, above_z, yaw, wider = self._grasp_aim(obj)
+            if abs(wider - open_width) > 1e-4:
+                open_width = wider
+                self._gripper(open_width, cancel)
             self._to_pose(top_down_pose(x, y, above_z, yaw), cancel, "re-aimed pre-grasp")
         self._line(top_down_pose(x, y, grasp_z, yaw), cancel, "approach")
         closed = self._gripper(0.0, cancel)
         if closed < cfg.min_grasp_width:
-            self._gripper(min(0.085, width + cfg.open_margin), cancel)
+            self._gripper(open_width, cancel)
             self._line(top_down_pose(x, y, above_z, yaw), cancel, "retreat after a miss")
             return PrimitiveResult.failure(
                 FailureCode.GRASP_FAILED, f"fingers closed on nothing ({closed * 1000:.1f} mm)",
                 grasp_width=closed)
         with self._beliefs_lock:
-            self._held = _Held(object_id, obj.size, grasp_z - bottom, wrap_angle(obj.yaw - yaw))
+            self._held = _Held(object_id, obj.size, grasp_z - bottom, wrap_angle(obj.yaw - yaw),
+                               obj.shape, closed)
         self._line(top_down_pose(x, y, above_z, yaw), cancel, "lift")
         grip = self.robot.gripper_state()
         # fingers closed on nothing, or no longer at the width they closed to on the object
@@ -382,21 +441,63 @@ class Primitives:
             self._line(top_down_pose(x, y, lift_z, self._current_yaw()), cancel, "lift")
         return PrimitiveResult.success(f"holding {object_id}")
 
-    def _grasp_aim(self, obj: SceneObject, sym: float
-                   ) -> tuple[float, float, float, float, float, float]:
-        """(x, y, the object's bottom z, grasp TCP z, pre-grasp TCP z, yaw) of a top-down grasp
-        of ``obj`` whose yaw repeats every ``sym`` radians."""
+    def _grasp_aim(self, obj: SceneObject
+                   ) -> tuple[float, float, float, float, float, float, float]:
+        """(x, y, the object's bottom z, grasp TCP z, pre-grasp TCP z, yaw, open width) of a
+        top-down grasp of ``obj``: a block's from its pose (its 90-degree symmetry and the
+        gripper's 180 give the least wrist turn), anything else's from grasp synthesis, the
+        first candidate the arm reaches. StepFailed (nothing moved) when there is none."""
         cfg = self.config
-        x, y = obj.position[0], obj.position[1]
         bottom = obj.position[2] - obj.size[2] / 2
-        # the pads keep the same clearance above whatever the object stands on as above the
-        # table: a block lifted off a stack must not squeeze (and drag) the block below it
-        grasp_z = max(obj.top_z - min(cfg.grasp_depth, obj.size[2] / 2), cfg.min_tcp_z)
-        if bottom > STACKED_BOTTOM_Z:
-            grasp_z = max(grasp_z, bottom + cfg.min_tcp_z)
         above_z = obj.top_z + cfg.approach_height
-        yaw = self._best_yaw(x, y, above_z, symmetric_yaws(obj.yaw, sym))
-        return x, y, bottom, grasp_z, above_z, yaw
+        if obj.shape == "block":
+            width = min(obj.size[0], obj.size[1])
+            if width + 0.005 > 0.085:
+                raise StepFailed(PrimitiveResult.failure(
+                    FailureCode.GRASP_FAILED, f"{obj.object_id} is {width * 1000:.0f} mm wide: "
+                    "too wide for the gripper"))
+            x, y = obj.position[0], obj.position[1]
+            # the pads keep the same clearance above whatever the object stands on as above the
+            # table: a block lifted off a stack must not squeeze (and drag) the block below it
+            grasp_z = max(obj.top_z - min(cfg.grasp_depth, obj.size[2] / 2), cfg.min_tcp_z)
+            if bottom > STACKED_BOTTOM_Z:
+                grasp_z = max(grasp_z, bottom + cfg.min_tcp_z)
+            yaw = self._best_yaw(x, y, above_z, symmetric_yaws(obj.yaw, cfg.block_symmetry))
+            return x, y, bottom, grasp_z, above_z, yaw, min(0.085, width + cfg.open_margin)
+        try:
+            grasps = synthesize(obj, self.robot.scene().objects, gripper=self.gripper,
+                                min_tcp_z=cfg.min_tcp_z, table_z=cfg.table_z)
+        except NoGrasp as e:
+            raise StepFailed(PrimitiveResult.failure(e.code, e.detail)) from e
+        g, yaw = self._reachable_grasp(grasps, above_z)
+        return g.x, g.y, bottom, g.z, above_z, yaw, g.open_width
+
+    def _reachable_grasp(self, grasps: list[Grasp], above_z: float) -> tuple[Grasp, float]:
+        """Of grasps ranked by quality, the reachable one (pre-grasp and grasp pose) needing the
+        least joint motion among those nearly as good as the best reachable."""
+        q = self._q()
+        best: tuple[float, Grasp, float] | None = None
+        first_cost = None
+        for g in grasps[:MAX_IK_CHECKS]:
+            if first_cost is not None and g.cost > first_cost + GRASP_COST_SLACK:
+                break
+            for yaw in (g.yaw, wrap_angle(g.yaw + math.pi)):
+                try:
+                    q_above = self.kin.ik(top_down_pose(g.x, g.y, above_z, yaw), q)
+                    self.kin.ik(top_down_pose(g.x, g.y, g.z, yaw), q_above)
+                except UnreachableError:
+                    continue
+                motion = float(np.sum((q_above - q) ** 2))
+                if first_cost is None:
+                    first_cost = g.cost
+                if best is None or motion < best[0]:
+                    best = (motion, g, yaw)
+        if best is None:
+            g = grasps[0]
+            raise StepFailed(PrimitiveResult.failure(
+                FailureCode.UNREACHABLE, f"no grasp of the object is within the arm's reach "
+                f"(best at ({g.x:.3f}, {g.y:.3f}, {g.z:.3f}) m)"))
+        return best[1], best[2]
 
     def _held_or_stop(self, object_id: str) -> _Held:
         with self._beliefs_lock:
@@ -413,15 +514,19 @@ class Primitives:
         return held
 
     def _release_at(self, held: _Held, x: float, y: float, support_z: float, yaw: float,
-                    clear_z: float, cancel: CancelToken) -> PrimitiveResult:
-        """Lower the held object to rest its bottom on ``support_z``, open, retreat upwards."""
+                    clear_z: float, cancel: CancelToken,
+                    approach: float | None = None) -> PrimitiveResult:
+        """Lower the held object to rest its bottom on ``support_z``, open, retreat upwards
+        (``approach`` m over ``clear_z``; default the config's)."""
         cfg = self.config
         release_z = max(support_z + cfg.place_clearance + held.grasp_offset, cfg.min_tcp_z)
-        above_z = max(clear_z, release_z) + cfg.approach_height
+        above_z = max(clear_z, release_z) + (cfg.approach_height if approach is None
+                                             else approach)
         self._to_pose(top_down_pose(x, y, above_z, yaw), cancel, "pre-place")
         self._line(top_down_pose(x, y, release_z, yaw), cancel, "lower")
-        width = min(0.085, min(held.size[0], held.size[1]) + cfg.release_margin)
-        self._gripper(width, cancel)
+        section = (min(held.size[0], held.size[1]) if held.shape == "block" or held.grip <= 0.0
+                   else held.grip)
+        self._gripper(min(0.085, section + cfg.release_margin), cancel)
         # The object counts as held until the gripper has retreated: until the camera shows it
         # at its new place, a drop monitor (`not holding(x) and not in(x, c) during place_in`)
         # would otherwise take the intended release for a drop.
@@ -440,75 +545,6 @@ class Primitives:
             return self._best_yaw(x, y, z, symmetric_yaws(self._current_yaw(), math.pi))
         base = wrap_angle(target_yaw - held.yaw_in_gripper)
         return self._best_yaw(x, y, z, symmetric_yaws(base, self.config.block_symmetry))
-
-    def _place_on(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
-        object_id = self._obj_arg(args, "obj")
-        target_id = self._obj_arg(args, "target")
-        if target_id == object_id:
-            return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
-                                           f"cannot place {object_id} on itself")
-        held = self._held_or_stop(object_id)
-        target = self._find(target_id)
-        x, y = target.position[0], target.position[1]
-        above = target.top_z + held.size[2] + self.config.approach_height
-        yaw = self._place_yaw(held, x, y, above,
-                              target.yaw if target.shape == "block" else None)
-        return self._release_at(held, x, y, target.top_z, yaw, target.top_z + held.size[2],
-                                cancel)
-
-    def _place_in(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
-        cfg = self.config
-        object_id = self._obj_arg(args, "obj")
-        container_id = self._obj_arg(args, "container")
-        held = self._held_or_stop(object_id)
-        drawer = cfg.drawer
-        if container_id == drawer.name:
-            if not self.drawer_is_open(container_id):
-                return PrimitiveResult.failure(FailureCode.BLOCKED,
-                                               f"{container_id} is closed: open it first")
-            cx, cy, cz = drawer.cavity_at(drawer.stroke)
-            floor = cz - drawer.cavity_size[2] / 2
-            top = cz + drawer.cavity_size[2] / 2
-            # Into the exposed part of the open drawer, palm's narrow side towards the cabinet.
-            ax, ay = drawer.pull_axis[0], drawer.pull_axis[1]
-            x, y = cx + ax * cfg.drawer_place_offset, cy + ay * cfg.drawer_place_offset
-            yaw = self._best_yaw(x, y, top + held.size[2] + cfg.approach_height,
-                                 symmetric_yaws(math.atan2(ay, ax), math.pi))
-            return self._release_at(held, x, y, floor, yaw, top, cancel)
-        else:
-            box = self._find(container_id)
-            if box.object_id == object_id:
-                return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
-                                               f"cannot place {object_id} in itself")
-            x, y = box.position[0], box.position[1]
-            bottom = box.position[2] - box.size[2] / 2
-            top = box.top_z
-            if box.shape in ("plate", "zone"):
-                floor = top  # flat: rest on its surface
-            elif box.shape in ("bowl", "bin", "drawer", "unknown"):
-                floor = bottom + cfg.container_floor
-                inside = occupants(box, self.robot.scene().objects, exclude=(object_id,))
-                spot = spot_in_container(box, floor, held.size, inside, Palm(
-                    cfg.palm_half_along, cfg.palm_half_across, cfg.rim_clearance))
-                # tool y (the finger axis) is (sin yaw, -cos yaw): yaw = axis + 90 degrees
-                yaw = self._best_yaw(spot.x, spot.y, top + held.size[2] + cfg.approach_height,
-                                     symmetric_yaws(spot.finger_axis + math.pi / 2, math.pi))
-                return self._release_at(held, spot.x, spot.y, spot.support_z, yaw, top, cancel)
-            else:
-                return PrimitiveResult.failure(
-                    FailureCode.INVALID_ARGUMENT,
-                    f"{container_id} is a {box.shape}, not a container")
-        yaw = self._place_yaw(held, x, y, top + held.size[2] + cfg.approach_height, None)
-        return self._release_at(held, x, y, floor, yaw, top, cancel)
-
-    def _place_at(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
-        object_id = self._obj_arg(args, "obj")
-        x = self._num_arg(args, "x")
-        y = self._num_arg(args, "y")
-        held = self._held_or_stop(object_id)
-        z = self.config.table_z
-        yaw = self._place_yaw(held, x, y, z + held.size[2] + self.config.approach_height, None)
-        return self._release_at(held, x, y, z, yaw, z, cancel)
 
     def _push_to(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
         obj = self._find(self._obj_arg(args, "obj"))
@@ -547,61 +583,6 @@ class Primitives:
         self._line(top_down_pose(end[0], end[1], above, yaw), cancel, "retreat")
         return PrimitiveResult.success(f"pushed {obj.object_id} to {what}", distance=dist)
 
-    def _drawer_motion(self, args: Mapping[str, Value], cancel: CancelToken,
-                       opening: bool) -> PrimitiveResult:
-        cfg = self.config
-        name = self._obj_arg(args, "drawer")
-        drawer = cfg.drawer
-        if name != drawer.name:
-            return PrimitiveResult.failure(FailureCode.NOT_FOUND,
-                                           f"no drawer named {name!r} (known: {drawer.name})")
-        held = self._held_per_fingers()
-        if held is not None:
-            return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
-                                           f"holding {held}; place it first")
-        if self.drawer_is_open(name) == opening:
-            return PrimitiveResult.success(f"{name} is already {'open' if opening else 'closed'}")
-        start = np.array(drawer.handle_at(0.0 if opening else drawer.stroke))
-        end = np.array(drawer.handle_at(drawer.stroke if opening else 0.0))
-        axis = np.array(drawer.pull_axis)
-        into = -axis
-        pre = start + axis * cfg.handle_approach
-        self._gripper(cfg.handle_open_width, cancel)
-        self._to_pose(front_pose(pre, into), cancel, "in front of the handle")
-        self._line(front_pose(start, into), cancel, "onto handle")
-        closed = self._gripper(cfg.drawer_hold_width, cancel)
-        if closed < cfg.handle_min_width:
-            self._gripper(cfg.handle_open_width, cancel)
-            self._line(front_pose(pre, into), cancel, "back off")
-            return PrimitiveResult.failure(FailureCode.GRASP_FAILED,
-                                           f"missed the {name} handle ({closed * 1000:.1f} mm)")
-        verb = "pull" if opening else "push"
-        outcome = self.backend.move_linear(front_pose(end, into), cancel, cfg.push_speed)
-        grip = self.robot.gripper_state()
-        slipped = grip is not None and grip.width < cfg.handle_min_width
-        self._gripper(cfg.handle_open_width, cancel)
-        here = np.array(self.kin.tcp_position(self._q()))
-        self._line(front_pose(here + axis * cfg.handle_approach, into), cancel, "back off")
-        if not outcome.ok:
-            code = FailureCode.BLOCKED if outcome.code == FailureCode.ABORTED else outcome.code
-            return PrimitiveResult.failure(code, f"{verb} {name}: {outcome.detail}")
-        if slipped:  # the arm moved but the handle left the fingers: the drawer did not follow
-            return PrimitiveResult.failure(
-                FailureCode.BLOCKED, f"{verb} {name}: the handle slipped out of the fingers "
-                f"(drawer stuck?)", grip_width=grip.width if grip else 0.0)
-        with self._beliefs_lock:
-            self._drawer_open[name] = opening
-        here = np.array(self.kin.tcp_position(self._q()))
-        self._line(front_pose(here + np.array([0.0, 0.0, cfg.approach_height]), into),
-                   cancel, "rise")
-        return PrimitiveResult.success(f"{name} {'opened' if opening else 'closed'}")
-
-    def _open_drawer(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
-        return self._drawer_motion(args, cancel, opening=True)
-
-    def _close_drawer(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
-        return self._drawer_motion(args, cancel, opening=False)
-
     def _open_gripper(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
         width = self._gripper(0.085, cancel)
         with self._beliefs_lock:
@@ -617,6 +598,10 @@ class Primitives:
         if seconds < 0:
             return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
                                            f"seconds must be >= 0, got {seconds}")
+        return self.wait_for(seconds, cancel)
+
+    def wait_for(self, seconds: float, cancel: CancelToken) -> PrimitiveResult:
+        """Robot time passes (cancel and e-stop polled every WAIT_POLL)."""
         end = self.robot.now() + seconds
         while True:
             remaining = end - self.robot.now()

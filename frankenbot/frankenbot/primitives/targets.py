@@ -17,7 +17,7 @@ import logging
 import math
 from typing import TYPE_CHECKING, Callable, Mapping
 
-from frankenbot import spatial
+from frankenbot import shapes, spatial
 from frankenbot.common import FailureCode
 from frankenbot.errors import MotionError, PerceptionError
 from frankenbot.motion.kinematics import symmetric_yaws, top_down_pose
@@ -32,7 +32,7 @@ _log = logging.getLogger(__name__)
 
 TABLE_TOLERANCE = 0.015  # m: a surface point within this of the table height is the table
 STACK_TOLERANCE = 0.025  # m: with stack=1, the surface must be this close to the object's top
-STACKABLE = ("block", "plate", "unknown")
+STACK_ON = frozenset(shapes.SUPPORTS | {shapes.UNKNOWN})  # flat tops (shapes.py)
 
 Handler = Callable[[Mapping[str, Value], CancelToken], PrimitiveResult]
 
@@ -117,7 +117,7 @@ class TargetPrimitives:
             if under is None or not raised:
                 raise _fail(FailureCode.INVALID_ARGUMENT, f"{where}: stack=1 but no object is "
                             f"there to stack on (the surface is the table)", target=t.position)
-            if under.shape not in STACKABLE or abs(z - under.top_z) > STACK_TOLERANCE:
+            if under.shape not in STACK_ON or abs(z - under.top_z) > STACK_TOLERANCE:
                 raise _fail(FailureCode.BLOCKED, f"{where} is on {under.object_id} "
                             f"({under.shape}), whose top is not a flat support there",
                             target=t.position)

@@ -12,6 +12,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
+from frankenbot import shapes
+
 
 class ParamType(str, enum.Enum):
     OBJECT = "object"  # a scene object id such as red_block (or a skill parameter of type object)
@@ -116,9 +118,22 @@ def _num(name: str, doc: str, default: float | None, lo: float, hi: float) -> Pa
     return Param(name, ParamType.NUMBER, doc, default=default, minimum=lo, maximum=hi)
 
 
+def _sorted(names: Iterable[str]) -> tuple[str, ...]:
+    """A role set of shapes.py in the vocabulary's own order (how the prompt lists them)."""
+    wanted = set(names)
+    return tuple(s for s in shapes.SHAPES if s in wanted)
+
+
 _P = SignatureKind.PRIMITIVE
 _Q = SignatureKind.PREDICATE
-CONTAINERS = ("bowl", "bin", "plate", "drawer", "zone")
+# loaded from above: open containers, plates, the zone, and of the enclosures only drawers (a
+# microwave's or a cupboard's inside is behind a door on its front)
+CONTAINERS = _sorted((shapes.CONTAINERS - shapes.ENCLOSURES) | {"drawer"})
+SUPPORTS = _sorted(shapes.SUPPORTS)
+GRASPABLE = _sorted(shapes.GRASPABLE)
+DOORS = ("door", "microwave", "cupboard")
+OPENABLE = _sorted(shapes.OPENABLE)
+SWITCHABLE = _sorted(shapes.SWITCHABLE)
 
 BUILTIN_SIGNATURES: tuple[Signature, ...] = (
     # --- primitives (executed by frankenbot.primitives against a RobotInterface) ---
@@ -127,19 +142,34 @@ BUILTIN_SIGNATURES: tuple[Signature, ...] = (
     Signature("move_above", _P, (_obj("obj"), _num("height", "metres above the object's top",
                                                    0.10, 0.02, 0.40)),
               "move the gripper above an object"),
-    Signature("pick", _P, (_obj("obj", shapes=("block", "unknown")),),
-              "grasp an object from above and lift it"),
-    Signature("place_on", _P, (_obj("obj"), _obj("target")),
-              "put the held object on top of another object"),
+    Signature("pick", _P, (_obj("obj", shapes=GRASPABLE),),
+              "grasp an object from above and lift it (not containers, plates or fixtures)"),
+    Signature("place_on", _P, (_obj("obj"), _obj("target", shapes=SUPPORTS)),
+              "put the held object on a flat top (a block, box, plate, tray, cabinet, stove)"),
     Signature("place_in", _P, (_obj("obj"), _obj("container", shapes=CONTAINERS)),
-              "put the held object into a container (bowl, bin, plate, open drawer)"),
+              "put the held object into a container (bowl, bin, basket, tray, plate, an open "
+              "drawer)"),
     Signature("place_at", _P, (_obj("obj"), _num("x", "metres, base frame", None, -1.0, 1.0),
                                _num("y", "metres, base frame", None, -1.0, 1.0)),
               "put the held object on the table at (x, y)"),
     Signature("push_to", _P, (_obj("obj"), _obj("target", shapes=("zone", "unknown"))),
               "push an object along the table into a zone"),
-    Signature("open_drawer", _P, (_obj("drawer", shapes=("drawer",)),), "pull the drawer open"),
-    Signature("close_drawer", _P, (_obj("drawer", shapes=("drawer",)),), "push the drawer shut"),
+    Signature("open_drawer", _P, (_obj("drawer", shapes=("drawer",)),),
+              "pull a drawer open (the drawer, or a cabinet's top/middle/bottom_drawer)"),
+    Signature("close_drawer", _P, (_obj("drawer", shapes=("drawer",)),), "push a drawer shut"),
+    Signature("open_door", _P, (_obj("door", shapes=DOORS),),
+              "open a door by its handle (hinged: swung open; sliding: slid open)"),
+    Signature("close_door", _P, (_obj("door", shapes=DOORS),), "close a door by its handle"),
+    Signature("press", _P, (_obj("obj", shapes=_sorted(shapes.PRESSABLE)),),
+              "press a push button once (each press switches what it controls)"),
+    Signature("toggle", _P, (_obj("obj", shapes=_sorted(shapes.TOGGLEABLE)),),
+              "flip a rocker switch to its other side"),
+    Signature("turn", _P, (_obj("obj", shapes=_sorted(shapes.TURNABLE)),
+                           _num("degrees", "positive: counter-clockwise seen from above (a "
+                                "stove knob's on direction); stops at the knob's ends", None,
+                                -360.0, 360.0)),
+              "turn a knob by degrees (positive: counter-clockwise seen from above, a stove "
+              "knob's on direction)"),
     Signature("open_gripper", _P, (), "open the gripper fully"),
     Signature("close_gripper", _P, (), "close the gripper"),
     Signature("wait", _P, (_num("seconds", "how long to wait", None, 0.0, 30.0),),
@@ -152,7 +182,14 @@ BUILTIN_SIGNATURES: tuple[Signature, ...] = (
               "the two objects' centres are within d metres (horizontally)"),
     Signature("visible", _Q, (_obj("obj"),), "the object is in the current scene"),
     Signature("gripper_open", _Q, (), "the gripper is open"),
-    Signature("drawer_open", _Q, (_obj("drawer", shapes=("drawer",)),), "the drawer is open"),
+    Signature("drawer_open", _Q, (_obj("drawer", shapes=("drawer",)),),
+              "the drawer is open (as open(drawer))"),
+    Signature("open", _Q, (_obj("x", shapes=OPENABLE),),
+              "the drawer or door (or a fixture's only door) is open"),
+    Signature("closed", _Q, (_obj("x", shapes=OPENABLE),),
+              "the drawer or door (or a fixture's only door) is closed"),
+    Signature("on_state", _Q, (_obj("x", shapes=SWITCHABLE),),
+              "the light or burner (or a stove's, a light panel's) is on"),
     Signature("empty", _Q, (_obj("container"),), "nothing is inside the container"),
 )
 

@@ -102,10 +102,10 @@ def check_limits(text: str) -> None:
                     "flatten the program: use labels, skills or fewer nested blocks")
         elif depth:
             depth -= 1
-    m = _NOT_RUN.search(code)
-    if m:
+    nots = _NOT_RUN.search(code)
+    if nots:
         raise ProgramSyntaxError(f"more than {MAX_NOT_RUN} `not` in a row",
-                                 *_position(text, m.start()), "simplify the condition")
+                                 *_position(text, nots.start()), "simplify the condition")
 
 
 def balanced_end(text: str, start: int) -> int:
@@ -140,7 +140,7 @@ def balanced_end(text: str, start: int) -> int:
 
 def fenced_blocks(text: str) -> list[tuple[int, int, int, int]]:
     """(open_start, body_start, body_end, close_end) for each markdown fence; unclosed -> EOF."""
-    out = []
+    out: list[tuple[int, int, int, int]] = []
     pos = 0
     while True:
         m = _FENCE.search(text, pos)

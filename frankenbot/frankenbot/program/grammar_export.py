@@ -28,24 +28,26 @@ import re
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 try:  # Python 3.11+: the regex parser is private but stable in what it returns
     import re._constants as sre_constants
     import re._parser as sre_parse
 except ImportError:  # pragma: no cover
-    import sre_constants  # type: ignore[no-redef]
-    import sre_parse  # type: ignore[no-redef]
+    import sre_constants
+    import sre_parse
 
 from lark import Lark
 from lark.lexer import PatternRE, PatternStr
 
+from frankenbot.errors import ProgramError
 from frankenbot.program.parser import KEYWORDS, grammar_text
 
 WORD_CHARS = frozenset(string.ascii_letters + string.digits + "_")
 ALL_CHARS = frozenset(chr(i) for i in range(128))
 
 
-class GrammarExportError(ValueError):
+class GrammarExportError(ProgramError, ValueError):
     """The Lark grammar uses something the exporter cannot translate exactly."""
 
 
@@ -110,24 +112,25 @@ def _regex_seq(items: list) -> str:
     return " ".join(x for x in out if x)
 
 
-def _regex_item(op: object, av: object) -> str:
+def _regex_item(op: object, av: Any) -> str:
+    """``av``: the private regex parser's argument of ``op`` (an int, a tuple, a list)."""
     if op == sre_constants.LITERAL:
-        return _literal(chr(av))  # type: ignore[arg-type]
+        return _literal(chr(av))
     if op == sre_constants.NOT_LITERAL:
-        return f"[^{_char(chr(av))}]"  # type: ignore[arg-type]
+        return f"[^{_char(chr(av))}]"
     if op == sre_constants.ANY:
         return f"[^{_char(chr(10))}]"
     if op == sre_constants.IN:
-        negate, body = _class_items(av)  # type: ignore[arg-type]
+        negate, body = _class_items(av)
         return f"[{'^' if negate else ''}{body}]"
     if op == sre_constants.SUBPATTERN:
-        _group, _add, _del, sub = av  # type: ignore[misc]
+        _group, _add, _del, sub = av
         return f"({_regex_seq(list(sub))})"
     if op == sre_constants.BRANCH:
-        _none, branches = av  # type: ignore[misc]
+        _none, branches = av
         return "(" + " | ".join(_regex_seq(list(b)) for b in branches) + ")"
     if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
-        lo, hi, sub = av  # type: ignore[misc]
+        lo, hi, sub = av
         inner = _regex_seq(list(sub))
         if " " in inner and not (inner.startswith("(") and inner.endswith(")")):
             inner = f"({inner})"
@@ -154,18 +157,18 @@ def _regex_edges(pattern: str) -> tuple[frozenset[str], frozenset[str]]:
                                                           reverse=True)
 
 
-def _item_chars(op: object, av: object, reverse: bool) -> tuple[frozenset[str], bool]:
+def _item_chars(op: object, av: Any, reverse: bool) -> tuple[frozenset[str], bool]:
     """(characters the item can start with, whether it can match empty)."""
     if op == sre_constants.LITERAL:
-        return frozenset(chr(av)), False  # type: ignore[arg-type]
+        return frozenset(chr(av)), False
     if op == sre_constants.NOT_LITERAL:
-        return ALL_CHARS - {chr(av)}, False  # type: ignore[arg-type]
+        return ALL_CHARS - {chr(av)}, False
     if op == sre_constants.ANY:
         return ALL_CHARS - {"\n"}, False
     if op == sre_constants.IN:
         chars: set[str] = set()
         negate = False
-        for iop, iav in av:  # type: ignore[union-attr]
+        for iop, iav in av:
             if iop == sre_constants.NEGATE:
                 negate = True
             elif iop == sre_constants.LITERAL:
@@ -176,18 +179,18 @@ def _item_chars(op: object, av: object, reverse: bool) -> tuple[frozenset[str], 
                 chars.update(ALL_CHARS)
         return (ALL_CHARS - chars if negate else frozenset(chars)), False
     if op == sre_constants.SUBPATTERN:
-        sub = list(av[3])  # type: ignore[index]
+        sub = list(av[3])
         return _first_empty(sub[::-1] if reverse else sub, reverse)
     if op == sre_constants.BRANCH:
         out: set[str] = set()
         empty = False
-        for b in av[1]:  # type: ignore[index]
+        for b in av[1]:
             c, e = _first_empty(list(b)[::-1] if reverse else list(b), reverse)
             out |= c
             empty = empty or e
         return frozenset(out), empty
     if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
-        lo, _hi, sub = av  # type: ignore[misc]
+        lo, _hi, sub = av
         c, e = _first_empty(list(sub)[::-1] if reverse else list(sub), reverse)
         return c, e or lo == 0
     raise GrammarExportError(f"unsupported regex construct {op}")
@@ -234,8 +237,10 @@ def export_grammar(dialect: str = "gbnf", start: str = "task", lark_text: str = 
     if start not in ("task", "library"):
         raise ValueError(f"start must be 'task' or 'library', got {start!r}")
     text = lark_text or grammar_text("lark")
-    lark = Lark(text, parser="lalr", start=["start", "library"], maybe_placeholders=False,
-                keep_all_tokens=True)
+    # the compiled rules and the %ignore terminals: Lark sets them at run time without
+    # declaring them in its type hints
+    lark: Any = Lark(text, parser="lalr", start=["start", "library"], maybe_placeholders=False,
+                     keep_all_tokens=True)
     if len(lark.ignore_tokens) != 1:
         raise GrammarExportError("expected exactly one %ignore terminal (the whitespace)")
     skip_name = lark.ignore_tokens[0]
@@ -372,12 +377,12 @@ def _emit(rules: dict[str, list[list[str]]], bodies: dict[str, str],
     order = _reachable(rules, start)
     for name in order:
         for s, e in sorted(kinds[name]):
-            alts = []
+            choices: list[str] = []
             for k, alt in enumerate(rules[name]):
                 body = chain(name, k, alt, 0, s, e)
                 if body:
-                    alts.append(body if len(alt) == 1 or " | " not in body else body)
-            out[rn(f"{name}_{s}{e}")] = [" | ".join(alts)]
+                    choices.append(body)
+            out[rn(f"{name}_{s}{e}")] = [" | ".join(choices)]
     used_terms = sorted({sym for alts in rules.values() for alt in alts for sym in alt
                          if sym in term_edges and any(n in rules for n in order)})
     roots = " | ".join(var(start, s, e) for s, e in sorted(kinds[start]))

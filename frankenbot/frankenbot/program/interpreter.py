@@ -40,6 +40,7 @@ from frankenbot.program.predicates import compile_condition
 from frankenbot.program.printer import print_stmt_head
 from frankenbot.program.trace import TraceEntry
 from frankenbot.program.tree import (
+    MAIN,
     Call,
     Cond,
     Exit,
@@ -52,6 +53,11 @@ from frankenbot.program.tree import (
     Stmt,
     ThenKind,
     While,
+    block_path,
+    call_frame_path,
+    insert_path,
+    monitor_path,
+    stmt_path,
 )
 from frankenbot.program.validator import MAX_LOOP_BOUND
 from frankenbot.state import WorldSnapshot
@@ -228,7 +234,7 @@ class Interpreter:
         status, reason = ExitStatus.SUCCESS, "main finished"
         while True:
             program = self._program
-            self._main = _Frame(program.main.body, "main", _labels(program.main.body))
+            self._main = _Frame(program.main.body, MAIN, _labels(program.main.body))
             try:
                 self._run_frame(self._main)
                 status, reason = ExitStatus.SUCCESS, "main finished"
@@ -239,7 +245,7 @@ class Interpreter:
                 self._program = r.program
                 self._resolver = CallResolver(r.program, self._catalog)
                 self._budgets = {}
-                self._emit("main", "main", 0, "jump", NodeStatus.RUNNING,
+                self._emit(MAIN, "main", 0, "jump", NodeStatus.RUNNING,
                            "program replaced; running the new main from the start")
                 continue
             except _Jump as j:  # only a bug could get here: a jump no frame owns
@@ -251,14 +257,14 @@ class Interpreter:
             self._done = True
             self._token = None
             self._call_names = ()
-        self._emit("main", "main", 0, "leave",
+        self._emit(MAIN, "main", 0, "leave",
                    NodeStatus.SUCCESS if status == ExitStatus.SUCCESS else NodeStatus.FAILURE,
                    f"{status.value}: {reason}")
         return RunResult(status, reason, tuple(self._trace), self._steps, self._escalations,
                          self._replaced, self._program)
 
     # ---------------------------------------------------------------------------- trace
-    def _text(self, node: object) -> str:
+    def _text(self, node: Stmt | str) -> str:
         key = id(node)
         text = self._text_cache.get(key)
         if text is None:
@@ -266,7 +272,7 @@ class Interpreter:
             self._text_cache[key] = text
         return text
 
-    def _emit(self, path: str, node: object, line: int, event: str, status: NodeStatus,
+    def _emit(self, path: str, node: Stmt | str, line: int, event: str, status: NodeStatus,
               detail: str = "") -> None:
         text = node if isinstance(node, str) else self._text(node)
         entry = TraceEntry(self._clock(), path, text, line, event, status, detail)
@@ -288,7 +294,7 @@ class Interpreter:
 
     def _run_block(self, stmts: tuple[Stmt, ...], prefix: str, frame: _Frame) -> None:
         for i, s in enumerate(stmts):
-            self._exec(s, f"{prefix}/{i}", frame)
+            self._exec(s, stmt_path(prefix, i), frame)
 
     def _step(self, path: str) -> None:
         """Between nodes: count the step, honour cancel, take a pending event."""
@@ -314,14 +320,14 @@ class Interpreter:
             taken = self._cond(s.cond, frame)
             self._emit(path, s, line, "enter", NodeStatus.RUNNING, f"condition {taken}")
             if taken:
-                self._run_block(s.then, f"{path}/then", frame)
+                self._run_block(s.then, block_path(path, "then"), frame)
             else:
-                self._run_block(s.orelse, f"{path}/else", frame)
+                self._run_block(s.orelse, block_path(path, "else"), frame)
             self._emit(path, s, line, "leave", NodeStatus.SUCCESS)
         elif isinstance(s, Repeat):
             self._emit(path, s, line, "enter", NodeStatus.RUNNING)
             for _ in range(s.count):
-                self._run_block(s.body, f"{path}/body", frame)
+                self._run_block(s.body, block_path(path, "body"), frame)
             self._emit(path, s, line, "leave", NodeStatus.SUCCESS)
         elif isinstance(s, While):
             bound = s.bound if s.bound is not None else MAX_LOOP_BOUND
@@ -330,7 +336,7 @@ class Interpreter:
             while self._cond(s.cond, frame):
                 if n >= bound:
                     break
-                self._run_block(s.body, f"{path}/body", frame)
+                self._run_block(s.body, block_path(path, "body"), frame)
                 n += 1
             self._emit(path, s, line, "leave", NodeStatus.SUCCESS, f"{n} iteration(s)")
         elif isinstance(s, Label):
@@ -495,7 +501,7 @@ class Interpreter:
             if depth >= MAX_SKILL_DEPTH:
                 raise _Exit(ExitStatus.ERROR, f"skills nested deeper than {MAX_SKILL_DEPTH}")
             self._emit(path, call, call.span.line, "enter", NodeStatus.RUNNING, "skill")
-            frame = _Frame(skill.body, f"{path}/{skill.name}", _labels(skill.body),
+            frame = _Frame(skill.body, call_frame_path(path, skill.name), _labels(skill.body),
                            dict(values), skill.name)
             self._run_frame(frame)
             self._emit(path, call, call.span.line, "leave", NodeStatus.SUCCESS, "skill")
@@ -517,7 +523,7 @@ class Interpreter:
             return self._escalate(event, path, call, handler_ran=True, interrupted=interrupted,
                                   note=f"handler of {monitor.name} ran {runs} times")
         self._budgets[key] = runs + 1
-        hpath = f"monitor:{monitor.name}"
+        hpath = monitor_path(monitor.name)
         self._emit(hpath, f"monitor {monitor.name}", monitor.span.line, "handler",
                    NodeStatus.RUNNING, f"{event.kind.value}: {event.detail}")
         with self._lock:
@@ -525,7 +531,7 @@ class Interpreter:
             self._pending = [e for e in self._pending if e.builtin]
         failed = ""
         try:
-            self._run_block(monitor.handler, hpath, self._main or _Frame((), "main", {}))
+            self._run_block(monitor.handler, hpath, self._main or _Frame((), MAIN, {}))
         except _HandlerFailed as e:
             failed = e.detail
         finally:
@@ -594,7 +600,7 @@ class Interpreter:
         if isinstance(decision, GotoLabel):
             self._jump_main(decision.label, path)
         if isinstance(decision, InsertCall):
-            self._call(decision.call, f"{path}/insert", self._main or _Frame((), "main", {}))
+            self._call(decision.call, insert_path(path), self._main or _Frame((), MAIN, {}))
             return _RETRY if (call is not None and interrupted) else _CONTINUE
         if isinstance(decision, Abort):
             raise _Exit(ExitStatus.ESCALATED, decision.reason or what)

@@ -11,7 +11,7 @@ It roughly halves parse time, which matters for the planner's parse+validate bud
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import Any, Iterator
 
 from lark.exceptions import UnexpectedCharacters
 from lark.lexer import Lexer, LexerState, Token
@@ -36,14 +36,14 @@ class FastLexer(Lexer):
 
     __future_interface__ = 1
 
-    def __init__(self, lexer_conf) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, lexer_conf: Any) -> None:
         self.literals: dict[str, str] = {}
         for t in lexer_conf.terminals:
             if t.pattern.type == "str":
                 self.literals[t.pattern.value] = t.name
         self.terminals_by_name = {t.name: t for t in lexer_conf.terminals}
 
-    def lex(self, lexer_state: LexerState, parser_state) -> Iterator[Token]:  # type: ignore[no-untyped-def, override]
+    def lex(self, lexer_state: LexerState, parser_state: Any) -> Iterator[Token]:
         text_slice = lexer_state.text
         text: str = getattr(text_slice, "text", text_slice)
         states = parser_state.parse_conf.states

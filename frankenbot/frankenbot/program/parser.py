@@ -318,8 +318,9 @@ def _hint(text: str, pos: int, got: str, expected: set[str]) -> str:
     if got in ("'", "`"):
         return 'strings use double quotes: "like this"'
     if got in ("=", "==", "!=", "&", "|", "!", "&&", "||"):
-        if "EQUAL" not in expected and re.search(r"(holding|in|on|near|visible|empty|drawer_open)"
-                                                 r"\s*\([^()]*$", before):
+        if "EQUAL" not in expected and re.search(
+                r"(holding|in|on|near|visible|empty|drawer_open|open|closed|on_state)"
+                r"\s*\([^()]*$", before):
             return "predicates take positional arguments: holding(red_block)"
         return "combine conditions with `and`, `or`, `not`; compare nothing with = or =="
     in_call = re.search(r"[A-Za-z_][A-Za-z0-9_]*\s*\([^()]*$", before)
@@ -412,9 +413,9 @@ def _try(text: str, start: str, library: bool
         best = (result, cand)
     if best is not None:
         return best
-    err = block_error or first_error
-    assert err is not None
-    return err
+    failure = block_error or first_error
+    assert failure is not None
+    return failure
 
 
 def _choose(text: str, start: str, library: bool

@@ -9,11 +9,19 @@ Tolerances are the named constants below (metres unless noted).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from frankenbot import spatial
+from frankenbot import shapes, spatial
 from frankenbot.errors import ProgramError
+from frankenbot.fixture_map import (
+    LIT_KINDS,
+    FixtureMap,
+    FixturePart,
+    measured_on,
+    measured_opening,
+)
 from frankenbot.program.tree import And, Cond, Ident, Monitor, Not, Or, Pred
 from frankenbot.state import SceneObject, WorldSnapshot
 
@@ -30,8 +38,12 @@ ON_Z_TOL = 0.02  # |x bottom - y top| at most this
 ON_XY_MARGIN = 0.01  # x's centre within y's footprint grown by this
 # --- visible(x) ---------------------------------------------------------------------------
 VISIBLE_MAX_AGE = 1.0  # s: an object not seen for longer (scene clock) is not visible
-# --- drawer_open(d) -----------------------------------------------------------------------
+# --- drawer_open(d), open(x), closed(x) ----------------------------------------------------
 DRAWER_OPEN_MIN_PULL = 0.05  # handle this much further out than the closed front face
+DRAWER_CLOSED_MAX_PULL = 0.065  # ... at most this far out: closed (no fixture map to ask)
+# open / closed with a fixture map: its part's share of travel (fixture_map.OPEN_SHARE, ...)
+# --- in(x, drawer) ------------------------------------------------------------------------
+CAVITY_MARGIN = 0.01  # m: x's centre this far outside a drawer's cavity still counts as in it
 
 
 class PredicateError(ProgramError):
@@ -77,9 +89,18 @@ def _open_drawer_span(snap: WorldSnapshot, objs: Mapping[str, SceneObject],
 
 def inside(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str, c: str) -> bool:
     o, box = objs.get(x), objs.get(c)
-    if o is None or box is None or x == c:
+    if o is None or x == c:
+        return False
+    in_fixture = _in_fixture(snap, objs, o, c)
+    if in_fixture is not None:
+        return in_fixture
+    if box is None:
         return False
     lx, ly = _local_xy(o, box)
+    if box.shape in shapes.ROUND and box.shape in shapes.CONTAINERS:  # a bowl, a plate
+        r = max(0.0, min(box.size[0], box.size[1]) / 2.0 - IN_FOOTPRINT_SHRINK)
+        if math.hypot(lx, ly) > r:
+            return False
     hx = max(0.0, box.size[0] / 2.0 - IN_FOOTPRINT_SHRINK)
     hy = max(0.0, box.size[1] / 2.0 - IN_FOOTPRINT_SHRINK)
     span = _open_drawer_span(snap, objs, box)
@@ -120,18 +141,126 @@ def gripper_open(snap: WorldSnapshot, objs: Mapping[str, SceneObject]) -> bool:
     return snap.robot.gripper_width >= GRIPPER_OPEN_MIN_WIDTH
 
 
-def drawer_open(snap: WorldSnapshot, objs: Mapping[str, SceneObject], d: str) -> bool:
-    """The executor's fact ``drawer_open:<d>`` when it has one; otherwise geometry: the
-    drawer's handle object ``<d>_handle`` stands out of the drawer's front by more than
-    DRAWER_OPEN_MIN_PULL (the handle's distance from the drawer centre minus half its depth)."""
-    fact = snap.facts.get(f"drawer_open:{d}")
-    if fact is not None:
-        return bool(fact)
+def _map(snap: WorldSnapshot) -> FixtureMap | None:
+    fmap = snap.fixture_map
+    return fmap if isinstance(fmap, FixtureMap) else None
+
+
+def _fact(snap: WorldSnapshot, *ids: str) -> bool | None:
+    """The executor's belief ``open:<id>`` (or the first waves' ``drawer_open:<id>``)."""
+    for i in ids:
+        for key in (f"open:{i}", f"drawer_open:{i}"):
+            value = snap.facts.get(key)
+            if value is not None:
+                return bool(value)
+    return None
+
+
+def _openable(snap: WorldSnapshot, x: str) -> FixturePart | None:
+    fmap = _map(snap)
+    part = fmap.stateful_part(x) if fmap is not None else None
+    return part if part is not None and part.kind not in LIT_KINDS and part.travel > 0 else None
+
+
+def _handle_pull(objs: Mapping[str, SceneObject], d: str) -> float | None:
+    """How far ``<d>_handle`` stands out of the fixture ``d``'s front (no map to ask)."""
     drawer, handle = objs.get(d), objs.get(f"{d}_handle")
     if drawer is None or handle is None:
-        return False
+        return None
     lx, _ly = _local_xy(handle, drawer)
-    return abs(lx) - drawer.size[0] / 2.0 > DRAWER_OPEN_MIN_PULL
+    return abs(lx) - drawer.size[0] / 2.0
+
+
+def _open_state(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str
+                ) -> tuple[bool, bool] | None:
+    """(open, closed) of the drawer or door ``x`` (or a fixture's only one): the executor's
+    belief when it has one (how the primitives left it), else the camera's measured opening
+    against the part's travel in the fixture map, else where its handle is seen."""
+    part = _openable(snap, x)
+    fact = _fact(snap, x, *((part.part_id,) if part is not None else ()))
+    if fact is not None:
+        return fact, not fact
+    if part is not None:
+        value = measured_opening(part, objs)
+        if value is not None:
+            return part.is_open(value), part.is_closed(value)
+    pull = _handle_pull(objs, x)
+    if pull is None:
+        return None
+    return pull > DRAWER_OPEN_MIN_PULL, pull <= DRAWER_CLOSED_MAX_PULL
+
+
+def is_open(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str) -> bool:
+    """``open(x)``: see ``_open_state`` (unknown: false)."""
+    state = _open_state(snap, objs, x)
+    return state is not None and state[0]
+
+
+def is_closed(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str) -> bool:
+    """``closed(x)``: see ``_open_state`` (unknown: false). A drawer ajar is neither."""
+    state = _open_state(snap, objs, x)
+    return state is not None and state[1]
+
+
+def drawer_open(snap: WorldSnapshot, objs: Mapping[str, SceneObject], d: str) -> bool:
+    """The first waves' name of ``open(d)``: the executor's fact ``drawer_open:<d>`` (or
+    ``open:<d>``) when it has one; otherwise the measured opening, or geometry: the drawer's
+    handle object ``<d>_handle`` stands out of the drawer's front by more than
+    DRAWER_OPEN_MIN_PULL (the handle's distance from the drawer centre minus half its depth)."""
+    return is_open(snap, objs, d)
+
+
+def on_state(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str) -> bool:
+    """``on_state(x)``: the lamp or burner ``x`` (or a stove's burner, a light panel's lamp) is
+    lit as the camera sees it."""
+    fmap = _map(snap)
+    part = fmap.stateful_part(x) if fmap is not None else None
+    if part is not None and part.kind in LIT_KINDS:
+        lit = measured_on(part, objs)
+        if lit is not None:
+            return lit
+    o = objs.get(x)
+    return bool(o is not None and o.on)
+
+
+def _opening_for_cavity(snap: WorldSnapshot, objs: Mapping[str, SceneObject],
+                        part: FixturePart) -> float:
+    value = measured_opening(part, objs)
+    if value is not None:
+        return value
+    fact = _fact(snap, part.part_id)
+    return part.travel if fact else 0.0
+
+
+def _in_fixture(snap: WorldSnapshot, objs: Mapping[str, SceneObject], o: SceneObject,
+                c: str) -> bool | None:
+    """``in(x, c)`` for a fixture ``c`` with a cavity in the map: a drawer (its box where it
+    stands now, or anywhere between closed and there), a cabinet (any of its drawers), a
+    microwave or cupboard (behind its door); None when ``c`` is no such fixture."""
+    fmap = _map(snap)
+    if fmap is None:
+        return None
+    parts: list[FixturePart] = []
+    part = fmap.part(c)
+    fixture = fmap.fixture(c)
+    if part is not None and part.cavity_size is not None:
+        parts = [part]
+    elif fixture is not None and fixture.self_part is None:
+        parts = [p for p in fixture.parts if p.cavity_size is not None]
+        if not parts and fixture.cavity_centre is not None and fixture.cavity_size is not None:
+            box = SceneObject(c, "", fixture.kind, "", fixture.cavity_centre,
+                              fixture.cavity_size, fixture.yaw)
+            lx, ly = _local_xy(o, box)
+            return (abs(lx) <= box.size[0] / 2 and abs(ly) <= box.size[1] / 2
+                    and abs(o.position[2] - box.position[2]) <= box.size[2] / 2)
+    if not parts:
+        return None
+    for p in parts:
+        opening = _opening_for_cavity(snap, objs, p)
+        for share in (1.0, 0.66, 0.33, 0.0):  # it slides with the drawer
+            if p.cavity_contains(o.position, opening * share, margin=CAVITY_MARGIN):
+                return True
+    return False
 
 
 def empty(snap: WorldSnapshot, objs: Mapping[str, SceneObject], c: str) -> bool:
@@ -181,6 +310,7 @@ PREDICATES: Mapping[str, tuple[_Fn, int]] = {
     "holding": (holding, 1), "in": (inside, 2), "on": (on, 2), "near": (near, 3),
     "visible": (visible, 1), "gripper_open": (gripper_open, 0),
     "drawer_open": (drawer_open, 1), "empty": (empty, 1),
+    "open": (is_open, 1), "closed": (is_closed, 1), "on_state": (on_state, 1),
     **{rel: (_relation(rel), 2) for rel in spatial.DIRECTIONS},
     "between": (between, 3), "free_spot_near": (free_spot_near, 1),
 }

@@ -3,13 +3,15 @@
 Every node carries a source ``Span`` that is excluded from equality, so a tree parsed from the
 printer's canonical text compares equal to the original (the round-trip property). Paths are not
 stored in nodes; ``iter_nodes`` derives them (``main/2``, ``main/4/then/0``, ``monitor:dropped/0``,
-``skill:put_twice/1``) so hand-built trees and parsed trees behave the same.
+``skill:put_twice/1``) so hand-built trees and parsed trees behave the same. Walking and
+rewriting live here too, once: ``blocks_of`` / ``iter_block`` / ``iter_calls`` to read a tree,
+``Transformer`` (and ``Substitution``, ``SkillInliner``) to rebuild one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Iterator, Mapping, Union
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Iterator, Mapping, Union
 
 Value = Union[str, float, "Ident"]
 
@@ -28,7 +30,7 @@ NO_SPAN = Span()
 
 
 def _span() -> Span:
-    return field(default=NO_SPAN, compare=False, repr=False)  # type: ignore[return-value]
+    return field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -302,25 +304,94 @@ class Program:
 Node = Union[Stmt, Monitor, SkillDef, Main, Program]
 
 
+# ------------------------------------------------------------------------------ node paths
+# The one path scheme: ``main/2``, ``main/4/then/0``, ``monitor:dropped/0``, ``skill:put_twice/1``.
+# The interpreter's trace, the validator, promotion and the anomaly records all build paths here.
+
+MAIN = "main"
+BLOCK_KEYS = ("then", "else", "body")  # the nested blocks of If (then, else), Repeat and While
+
+
+def monitor_path(name: str) -> str:
+    return f"monitor:{name}"
+
+
+def skill_path(name: str) -> str:
+    return f"skill:{name}"
+
+
+def stmt_path(block: str, index: int) -> str:
+    """The path of statement ``index`` of the block at ``block``."""
+    return f"{block}/{index}"
+
+
+def block_path(stmt: str, key: str) -> str:
+    """The path of the nested block ``key`` (then / else / body) of the statement at ``stmt``."""
+    return f"{stmt}/{key}"
+
+
+def call_frame_path(call: str, skill: str) -> str:
+    """At run time: the body of ``skill`` called at ``call`` (``main/2/carry``; its statements
+    are ``main/2/carry/0`` ...), so a trace tells apart two calls of one skill."""
+    return f"{call}/{skill}"
+
+
+def insert_path(at: str) -> str:
+    """At run time: a call a tier-2 repair inserted at the node ``at``."""
+    return f"{at}/insert"
+
+
+def within(path: str, ancestor: str) -> bool:
+    """``path`` is ``ancestor`` or lies inside it (a nested block, a skill it called)."""
+    return path == ancestor or path.startswith(ancestor + "/")
+
+
+# ------------------------------------------------------------------ walking: one traversal
+
+def blocks_of(stmt: Stmt) -> tuple[tuple[str, tuple[Stmt, ...]], ...]:
+    """The blocks nested directly in ``stmt``, with their keys: If -> then, else; Repeat and
+    While -> body; every other statement -> none."""
+    if isinstance(stmt, If):
+        return (("then", stmt.then), ("else", stmt.orelse))
+    if isinstance(stmt, (Repeat, While)):
+        return (("body", stmt.body),)
+    return ()
+
+
 def iter_block(stmts: tuple[Stmt, ...], prefix: str) -> Iterator[tuple[str, Stmt]]:
     """(path, statement) for a block and everything nested in it, depth first, source order."""
     for i, stmt in enumerate(stmts):
-        path = f"{prefix}/{i}"
+        path = stmt_path(prefix, i)
         yield path, stmt
-        if isinstance(stmt, If):
-            yield from iter_block(stmt.then, f"{path}/then")
-            yield from iter_block(stmt.orelse, f"{path}/else")
-        elif isinstance(stmt, (Repeat, While)):
-            yield from iter_block(stmt.body, f"{path}/body")
+        for key, block in blocks_of(stmt):
+            yield from iter_block(block, block_path(path, key))
+
+
+def iter_blocks(stmts: tuple[Stmt, ...], prefix: str = MAIN
+                ) -> Iterator[tuple[str, tuple[Stmt, ...]]]:
+    """(path, block) for a block and every block nested in it, depth first."""
+    yield prefix, stmts
+    for i, stmt in enumerate(stmts):
+        for key, block in blocks_of(stmt):
+            yield from iter_blocks(block, block_path(stmt_path(prefix, i), key))
+
+
+def iter_calls(stmts: Iterable[Stmt]) -> Iterator[Call]:
+    """Every call in ``stmts`` and their nested blocks, in source order."""
+    for stmt in stmts:
+        if isinstance(stmt, Call):
+            yield stmt
+        for _key, block in blocks_of(stmt):
+            yield from iter_calls(block)
 
 
 def iter_nodes(program: Program) -> Iterator[tuple[str, Stmt]]:
     """(path, statement) for every statement of main, the handlers and the skills."""
-    yield from iter_block(program.main.body, "main")
+    yield from iter_block(program.main.body, MAIN)
     for m in program.monitors:
-        yield from iter_block(m.handler, f"monitor:{m.name}")
+        yield from iter_block(m.handler, monitor_path(m.name))
     for s in program.skills:
-        yield from iter_block(s.body, f"skill:{s.name}")
+        yield from iter_block(s.body, skill_path(s.name))
 
 
 def find_node(program: Program, path: str) -> Stmt | None:
@@ -329,6 +400,105 @@ def find_node(program: Program, path: str) -> Stmt | None:
         if p == path:
             return node
     return None
+
+
+def cond_idents(cond: Cond) -> Iterator[Ident]:
+    """The identifiers a condition names, left to right."""
+    for pred in iter_preds(cond):
+        for a in pred.args:
+            if isinstance(a, Ident):
+                yield a
+
+
+# ------------------------------------------------------------- rewriting: one transformer
+
+class Transformer:
+    """Rebuilds statements bottom-up, changing what its hooks change (identity by default).
+
+    Override ``value`` (call and predicate arguments), ``label`` (label names and jump
+    targets), ``call`` (a whole call) or ``expand`` (one statement -> any number, e.g. an
+    inlined skill body or a review's edit). Every consumer that rewrites programs (promotion,
+    compaction, the safety review, skill inlining) uses this, so none walks the tree by hand.
+    """
+
+    def value(self, v: Ident | float | str) -> Ident | float | str:
+        return v
+
+    def label(self, name: str) -> str:
+        return name
+
+    def call(self, call: Call) -> Call:
+        return Call(call.name, tuple(Arg(a.name, self.value(a.value), a.span)
+                                     for a in call.args), call.span)
+
+    def cond(self, cond: Cond) -> Cond:
+        if isinstance(cond, Pred):
+            args: list[Ident | float] = []
+            for a in cond.args:
+                v = self.value(a) if isinstance(a, Ident) else a
+                args.append(Ident(v) if isinstance(v, str) else v)  # predicates take ids
+            return Pred(cond.name, tuple(args), cond.span)
+        if isinstance(cond, Not):
+            return Not(self.cond(cond.operand), cond.span)
+        ops = tuple(self.cond(o) for o in cond.operands)
+        return And(ops, cond.span) if isinstance(cond, And) else Or(ops, cond.span)
+
+    def stmt(self, s: Stmt) -> Stmt:
+        if isinstance(s, Call):
+            return self.call(s)
+        if isinstance(s, Label):
+            return Label(self.label(s.name), s.span)
+        if isinstance(s, Goto):
+            return Goto(self.label(s.label), s.budget, s.span)
+        if isinstance(s, If):
+            return If(self.cond(s.cond), self.block(s.then), self.block(s.orelse), s.span)
+        if isinstance(s, Repeat):
+            return Repeat(s.count, self.block(s.body), s.span)
+        if isinstance(s, While):
+            return While(self.cond(s.cond), s.bound, self.block(s.body), s.span)
+        return s
+
+    def expand(self, s: Stmt) -> tuple[Stmt, ...]:
+        """The statements that replace ``s`` (default: ``s`` rewritten)."""
+        return (self.stmt(s),)
+
+    def block(self, stmts: Iterable[Stmt]) -> tuple[Stmt, ...]:
+        return tuple(out for s in stmts for out in self.expand(s))
+
+    def program(self, program: Program) -> Program:
+        """Main rewritten (handlers and skills are left as they are)."""
+        return replace(program, main=replace(program.main, body=self.block(program.main.body)))
+
+
+class Substitution(Transformer):
+    """Identifiers replaced by values (a skill's parameters by a call's arguments)."""
+
+    def __init__(self, values: Mapping[str, Ident | float | str]) -> None:
+        self.values = values
+
+    def value(self, v: Ident | float | str) -> Ident | float | str:
+        if isinstance(v, Ident) and v.name in self.values:
+            return self.values[v.name]
+        return v
+
+
+class SkillInliner(Transformer):
+    """Calls of ``skills`` replaced by their bodies with the arguments substituted (nested
+    skills too, at most ``depth`` deep), so a pass that judges primitives (the safety review)
+    sees what a skill call will do. Labels inside an inlined body are left as they are: the
+    result is for analysis, not for execution."""
+
+    def __init__(self, skills: Mapping[str, SkillDef], depth: int = 8) -> None:
+        self.skills = skills
+        self.depth = depth
+
+    def expand(self, s: Stmt) -> tuple[Stmt, ...]:
+        skill = self.skills.get(s.name) if isinstance(s, Call) else None
+        if skill is None or self.depth <= 0 or not isinstance(s, Call):
+            return (self.stmt(s),)
+        values = {a.name: a.value for a in s.args}
+        body = Substitution(values).block(skill.body)
+        return SkillInliner(self.skills, self.depth - 1).block(body)
 
 
 def count_lines(program: Program) -> int:
@@ -343,13 +513,5 @@ def count_lines(program: Program) -> int:
 
 def block_depth(stmts: tuple[Stmt, ...]) -> int:
     """Nesting depth of a block (1 for a flat block, 0 for an empty one)."""
-    depth = 0
-    for s in stmts:
-        if isinstance(s, If):
-            d = 1 + max(block_depth(s.then), block_depth(s.orelse))
-        elif isinstance(s, (Repeat, While)):
-            d = 1 + block_depth(s.body)
-        else:
-            d = 1
-        depth = max(depth, d)
-    return depth
+    return max((1 + max((block_depth(b) for _k, b in blocks_of(s)), default=0)
+                for s in stmts), default=0)

@@ -17,6 +17,7 @@ from frankenbot.program.catalog import Param as SigParam
 from frankenbot.program.diagnostics import ERROR, WARNING, Diagnostic, sort_diagnostics
 from frankenbot.program.parser import KEYWORDS
 from frankenbot.program.tree import (
+    MAIN,
     Call,
     Cond,
     Exit,
@@ -36,6 +37,7 @@ from frankenbot.program.tree import (
     While,
     iter_block,
     iter_preds,
+    skill_path,
 )
 
 # Size limits: generous for any real task, small enough to keep runs and prompts bounded.
@@ -172,7 +174,7 @@ class _Validator:
                           f"{where}: `{name}` looks like a {base}; expected "
                           + " or ".join(shapes))
 
-    def check_value(self, value: object, sp: SigParam, span: Span, scope: _Scope,
+    def check_value(self, value: Ident | float | str, sp: SigParam, span: Span, scope: _Scope,
                     where: str) -> None:
         if sp.type == ParamType.OBJECT:
             if not isinstance(value, Ident):
@@ -417,7 +419,7 @@ class _Validator:
                 self.err("duplicate-param", p.span, f"skill {s.name}: `{p.name}` declared twice")
             params[p.name] = p.type
         scope = _Scope("skill", params=params)
-        self.collect_labels(s.body, scope, f"skill:{s.name}")
+        self.collect_labels(s.body, scope, skill_path(s.name))
         self.check_block(s.body, scope, None, 1)
         for p in s.params:
             if p.name not in scope.used_params:
@@ -476,7 +478,7 @@ class _Validator:
                 self.err("duplicate-skill", s.span, f"skill `{s.name}` is defined twice")
             seen_skills.add(s.name)
         main_scope = _Scope("main")
-        self.collect_labels(p.main.body, main_scope, "main")
+        self.collect_labels(p.main.body, main_scope, MAIN)
         self.check_block(p.main.body, main_scope, None, 1)
         main_calls = {c.name for _path, c in iter_block(p.main.body, "main")
                       if isinstance(c, Call)}

@@ -4,8 +4,9 @@ An anomaly is armed for a phase of the manipulation, detected from simulator sta
 the brain): ``moving`` (the arm moves, whatever the task), ``before_pick`` (the open gripper
 hovers just above a block), ``grasp_closing`` (the fingers are closing around a block), ``lift``
 (a just-grasped block rises), ``transport`` (a held block is lifted and carried sideways),
-``before_place`` (a held block descends), ``after_place`` (a block was just released), or
-``now``. When the phase is seen the effect is applied once and
+``before_place`` (a held block descends), ``after_place`` (a block was just released),
+``opening`` (a drawer is being pulled and is a third to a half open), ``after_open`` (a door
+was opened and let go), or ``now``. When the phase is seen the effect is applied once and
 logged with its class (frankenbot.common AnomalyClass), so the benchmark can mix predictable /
 semi-predictable / unpredictable anomalies.
 
@@ -36,7 +37,11 @@ if TYPE_CHECKING:  # pragma: no cover
 _logger = logging.getLogger(__name__)
 
 PHASES: tuple[str, ...] = ("now", "moving", "before_pick", "grasp_closing", "lift", "transport",
-                           "before_place", "after_place")
+                           "before_place", "after_place", "opening", "after_open")
+# containers and plates are not what a pick phase watches (a gripper retreating open above a
+# bowl it just filled is not about to pick the bowl)
+_NOT_PICKED = ("bowl", "plate", "bin", "basket", "tray")
+_FIXTURE_KINDS = ("drawer_sticks_half", "door_swings_back")  # act on a fixture part
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,15 @@ KINDS: dict[str, KindSpec] = {
     "camera_freeze": KindSpec(AnomalyClass.UNPREDICTABLE, "now",
                               "camera frames stop (params: duration s, default until reset)",
                               impossible=True),
+    # the fixtures-and-everyday-objects world
+    "drawer_sticks_half": KindSpec(AnomalyClass.SEMI_PREDICTABLE, "opening",
+                                   "a drawer being pulled sticks a third to half open for a "
+                                   "while (params: duration s, default 3)"),
+    "door_swings_back": KindSpec(AnomalyClass.SEMI_PREDICTABLE, "after_open",
+                                 "an opened door swings most of the way shut once let go"),
+    "object_rolls": KindSpec(AnomalyClass.SEMI_PREDICTABLE, "after_place",
+                             "a round object (ball, apple, lemon) rolls away 10-25 cm once let "
+                             "go, or now (params: object)"),
 }
 
 
@@ -183,14 +197,16 @@ class AnomalyEngine:
                                    f"{value}")
         for key in ("object", "target"):
             if key in params and params[key] not in layout.OBJECT_BY_NAME and params[key] not in (
-                    "drawer", "zone"):
+                    "drawer", "zone") and params[key] not in world.fixture_states():
                 raise SimError(f"anomaly parameter {key}: unknown object {params[key]!r}")
         self._rng = np.random.default_rng([len(self._log), int(world.time * 1000)])
         self._log.append(InjectedAnomaly(world.time, kind, phase, spec.anomaly_class, "armed",
                                        params=dict(params)))
         armed = _Armed(kind, phase, dict(params))
         if phase == "now":
-            self._fire(world, armed, self._default_object(world, params))
+            target = (str(params.get("target") or world.task.params.get("target") or "")
+                      if kind in _FIXTURE_KINDS else self._default_object(world, params))
+            self._fire(world, armed, target)
         else:
             self._armed.append(armed)
         return spec.anomaly_class
@@ -221,8 +237,10 @@ class AnomalyEngine:
         if armed.phase == "moving":
             return self._default_object(world, armed.params) if float(
                 np.linalg.norm(vel)) > 0.05 else None
+        if armed.phase in ("opening", "after_open"):
+            return _fixture_phase(world, armed, tcp)
         want = armed.params.get("object")
-        blocks = [n for n in world._active if layout.OBJECT_BY_NAME[n].shape == "block"
+        blocks = [n for n in world._active if layout.OBJECT_BY_NAME[n].shape not in _NOT_PICKED
                   and (want is None or n == want)]
         cmd_closed = world._gripper_cmd >= 0.4
         width = world.gripper_width()
@@ -238,7 +256,7 @@ class AnomalyEngine:
                 return None
             for n in blocks:
                 p = world._object_position(n)
-                size = layout.OBJECT_BY_NAME[n].size[0]
+                size = min(layout.OBJECT_BY_NAME[n].size[:2])
                 if n not in held and width > size + 0.003 and np.linalg.norm(tcp - p) < 0.03:
                     return n
         elif armed.phase in ("lift", "transport", "before_place"):
@@ -550,6 +568,63 @@ def _swap(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target:
            f"at ({x:.3f}, {y:.3f})"
 
 
+def _fixture_phase(world: "SimWorld", armed: _Armed, tcp: np.ndarray) -> str | None:
+    """The part (a drawer being pulled, a door let go open) the fixture phases watch."""
+    want = armed.params.get("target")
+    fmap = world._fixture_map
+    for pid, value in world.fixture_states().items():
+        part = fmap.part(pid)
+        if part is None or (want and pid != want) or part.handle is None:
+            continue
+        share = value / part.travel if part.travel else 0.0
+        gap = float(np.linalg.norm(tcp - np.asarray(part.handle_at(value))))
+        if armed.phase == "opening" and part.kind == "drawer" and 0.33 <= share <= 0.5 and (
+                gap < 0.04):
+            return pid
+        if armed.phase == "after_open" and part.kind in ("hinged_door", "sliding_door") and (
+                share >= 0.6 and gap > 0.10):
+            return pid
+    return None
+
+
+def _sticks_half(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any],
+                 target: str) -> str:
+    duration = float(params.get("duration", 3.0))
+    world.stick_part(target, duration)
+    return f"{target} stuck at {world.fixture_states()[target]:.3f} for {duration:.1f} s"
+
+
+def _swings_back(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any],
+                 target: str) -> str:
+    part = world._fixture_map.part(target)
+    value = float(eng._rng.uniform(0.05, 0.2)) * (part.travel if part is not None else 1.0)
+    world.set_fixture_state(target, value)
+    return f"{target} swung back to {value:.3f}"
+
+
+def _rolls(eng: AnomalyEngine, world: "SimWorld", params: dict[str, Any], target: str) -> str:
+    p = _need(world, target)
+    if layout.OBJECT_BY_NAME[target].shape not in ("ball", "apple", "lemon"):
+        raise SimError(f"{target} does not roll")
+    dist = float(eng._rng.uniform(0.10, 0.25))
+    # a direction that keeps it on the table and in the spawn region (a ball gone off the
+    # table is an object removed, another anomaly)
+    centre = np.array([(layout.SPAWN_X[0] + layout.SPAWN_X[1]) / 2,
+                       (layout.SPAWN_Y[0] + layout.SPAWN_Y[1]) / 2])
+    to_c = centre - p[:2]
+    a = math.atan2(to_c[1], to_c[0]) + float(eng._rng.uniform(-0.8, 0.8))
+    r = layout.OBJECT_BY_NAME[target].size[2] / 2
+    v = world._obj_vadr[target]
+    # rolling without slipping (v = w r); rolling friction mu_r decelerates a solid sphere at
+    # about 5/7 g mu_r / r, so it stops after about the distance drawn
+    from frankenbot.sim.objects import ROLLING_FRICTION
+
+    speed = math.sqrt(2 * 5 / 7 * 9.81 * ROLLING_FRICTION / r * dist)
+    world.data.qvel[v:v + 3] = (speed * math.cos(a), speed * math.sin(a), 0.0)
+    world.data.qvel[v + 3:v + 6] = (-speed / r * math.sin(a), speed / r * math.cos(a), 0.0)
+    return f"{target} set rolling at {speed:.2f} m/s towards {math.degrees(a):.0f} deg"
+
+
 _EFFECTS: dict[str, Callable[[AnomalyEngine, "SimWorld", dict[str, Any], str], str]] = {
     "drop_in_transport": _drop, "nudge_before_grasp": _nudge,
     "displace_before_pick": _displace, "abort_trajectory": _abort, "occupy_target": _occupy,
@@ -560,4 +635,6 @@ _EFFECTS: dict[str, Callable[[AnomalyEngine, "SimWorld", dict[str, Any], str], s
     "rotate_object": _rotate, "lighting_change": _lighting, "move_container": _move_container,
     "block_on_target": _block_on_target, "shut_in_drawer": _shut_in_drawer,
     "obstacle_on_path": _obstacle, "swap_object": _swap,
+    "drawer_sticks_half": _sticks_half, "door_swings_back": _swings_back,
+    "object_rolls": _rolls,
 }

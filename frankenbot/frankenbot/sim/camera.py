@@ -17,6 +17,7 @@ import numpy as np
 
 from frankenbot.errors import SimError
 from frankenbot.sim import model as model_mod
+from frankenbot.transforms import QuatWXYZ, quat_from_matrix
 
 MAX_DEPTH_M = 10.0  # beyond this the "sensor" returns nothing
 
@@ -90,12 +91,25 @@ class RenderSettings:
         model.vis.headlight.diffuse[:] = vec[10 + 6 * n:13 + 6 * n]
 
 
-def mujoco_camera_quat(T_base_optical: np.ndarray) -> tuple[float, float, float, float]:
+def place_static_camera_and_lights(model: mujoco.MjModel, data: mujoco.MjData) -> None:
+    """``mj_camlight`` for the cameras and lights fixed to the world body, written directly.
+
+    With MuJoCo's island sleeping enabled (SimWorld lets parked objects sleep), ``mj_camlight``
+    leaves static cameras and lights where they were, so a camera moved by the sensor model
+    (``RenderSettings.apply`` writes ``cam_pos``/``cam_quat``) would not move in the render."""
+    mujoco.mj_camlight(model, data)
+    for i in np.nonzero(model.cam_bodyid == 0)[0]:
+        data.cam_xpos[i] = model.cam_pos[i]
+        mujoco.mju_quat2Mat(data.cam_xmat[i], model.cam_quat[i])
+    for i in np.nonzero(model.light_bodyid == 0)[0]:
+        data.light_xpos[i] = model.light_pos[i]
+        data.light_xdir[i] = model.light_dir[i]
+
+
+def mujoco_camera_quat(T_base_optical: np.ndarray) -> QuatWXYZ:
     """(w, x, y, z) of the MuJoCo camera (x right, y up, looking along -z) for an optical pose."""
     R = np.asarray(T_base_optical, dtype=float)[:3, :3] @ np.diag([1.0, -1.0, -1.0])
-    q = np.zeros(4)
-    mujoco.mju_mat2Quat(q, R.reshape(-1))
-    return (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+    return quat_from_matrix(R)
 
 
 class CameraRenderer:

@@ -19,8 +19,8 @@ def _selftest(args: argparse.Namespace) -> int:
         print()
     else:
         print(f"\nselftest over {args.seeds} seeds (pass >= {result['threshold']:.0%} per type)")
-        for name, r in result["types"].items():  # type: ignore[union-attr]
-            print(f"  {name:7s} {r['family']:14s} {r['successes']:3d}/{r['attempts']:<3d} "
+        for name, r in result["types"].items():
+            print(f"  {name:22s} {r['family']:20s} {r['successes']:3d}/{r['attempts']:<3d} "
                   f"{r['rate']:6.1%}  sim {r['sim_s']:7.1f} s  wall {r['wall_s']:6.1f} s")
         print("PASS" if result["pass"] else "FAIL")
     return 0 if result["pass"] else 1
@@ -78,11 +78,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = sim.add_subparsers(dest="sim_command", metavar="SIM_COMMAND")
     sim.set_defaults(func=lambda args: (sim.print_help(), 0)[1])
 
-    p = sub.add_parser("selftest", help="scripted pick-and-place per object type, judged by "
-                                        "the oracle")
-    p.add_argument("--seeds", type=int, default=20, help="seeds per object type (default 20)")
+    p = sub.add_parser("selftest", help="scripted pick-and-place per object type and category, "
+                                        "every fixture part worked, judged by the oracle")
+    p.add_argument("--seeds", type=int, default=20, help="seeds per case (default 20)")
     p.add_argument("--first-seed", type=int, default=0)
-    p.add_argument("--types", default="", help="comma-separated subset of object types")
+    p.add_argument("--types", default="", help="comma-separated subset of cases (block, ..., "
+                                               "pick:mug, in:basket, top_drawer:open, ...)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no per-attempt lines")
     p.set_defaults(func=_selftest)

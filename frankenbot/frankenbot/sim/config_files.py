@@ -10,32 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
-import numpy as np
 import yaml
 
 from frankenbot import resources
 from frankenbot.sim import fixtures, layout, tasks
 from frankenbot.sim import model as model_mod
-
-
-def _quat_xyzw(R: np.ndarray) -> list[float]:
-    """Rotation matrix -> unit quaternion [x, y, z, w] (Shepperd's method)."""
-    t = float(np.trace(R))
-    if t > 0:
-        s = 2.0 * np.sqrt(t + 1.0)
-        w, x = 0.25 * s, (R[2, 1] - R[1, 2]) / s
-        y, z = (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s
-    else:
-        i = int(np.argmax(np.diag(R)))
-        j, k = (i + 1) % 3, (i + 2) % 3
-        s = 2.0 * np.sqrt(1.0 + R[i, i] - R[j, j] - R[k, k])
-        q = [0.0, 0.0, 0.0]
-        q[i] = 0.25 * s
-        q[j] = (R[j, i] + R[i, j]) / s
-        q[k] = (R[k, i] + R[i, k]) / s
-        w = (R[k, j] - R[j, k]) / s
-        x, y, z = q
-    return [round(float(v), 9) for v in (x, y, z, w)]
+from frankenbot.transforms import quat_from_matrix
 
 
 def camera_config(width: int = model_mod.CAMERA_WIDTH,
@@ -54,7 +34,7 @@ def camera_config(width: int = model_mod.CAMERA_WIDTH,
         "frame": "camera_color_optical_frame",
         "parent": "base_link",
         "translation": [round(float(v), 9) for v in T[:3, 3]],
-        "quaternion": _quat_xyzw(T[:3, :3]),
+        "quaternion": [round(float(v), 9) for v in quat_from_matrix(T).xyzw()],
         "width": int(width), "height": int(height),
         "fx": round(f, 6), "fy": round(f, 6),
         "cx": (width - 1) / 2, "cy": (height - 1) / 2,

@@ -6,6 +6,11 @@ the moment the trajectory arrives; a new trajectory replaces the one running; an
 the arm where it is; positions-only points are joined linearly, points with velocities by cubic
 Hermite segments; the controller aborts on a large path error (a collision) or if the goal is not
 reached within the goal time. Invalid input raises ``SimError`` before anything changes.
+
+Speed scaling as the UR driver's scaled_joint_trajectory_controller does it
+(Universal_Robots_ROS2_Driver jazzy, ur_controllers/src/scaled_joint_trajectory_controller.cpp:
+``traj_time_ += period * scaling_factor_``): the trajectory's own clock advances by the pendant
+slider's fraction of real time, so a trajectory timed for full speed takes 1/scaling as long.
 """
 
 from __future__ import annotations
@@ -61,6 +66,10 @@ class JointTrajectoryController:
         self._pos = np.zeros((0, len(self.joint_names)))
         self._vel: np.ndarray | None = None
         self._t0 = 0.0
+        self._traj_time = 0.0  # s of trajectory time elapsed (advances at speed_scaling)
+        self._last_now = 0.0
+        self._ended_at: float | None = None  # real time the trajectory time reached the end
+        self.speed_scaling = 1.0  # the pendant slider's fraction (0 pauses, 1 full speed)
         self._hold = np.zeros(len(self.joint_names))
         self._status = TrajectoryStatus(TrajectoryState.IDLE)
 
@@ -117,13 +126,19 @@ class JointTrajectoryController:
               points: Sequence[TrajectoryPoint]) -> None:
         """Replace the running trajectory (SimError, nothing changes, on a bad one)."""
         times, pos, vel = self.validate(joint_names, points)
-        # The current state becomes the implicit first point at t = 0, as in the JTC.
+        # The current state becomes the implicit first point at t = 0, as in the JTC: where
+        # the arm is, moving as it was commanded to (a stop from speed blends, it does not jerk).
         if times[0] > 0.0:
+            qd_now = (self.desired(now)[1] if self._status.state == TrajectoryState.EXECUTING
+                      else np.zeros(len(self.joint_names)))
+            scale = min(max(self.speed_scaling, 0.0), 1.0)
             times = np.concatenate([[0.0], times])
             pos = np.vstack([q_now, pos])
-            if vel is not None:
-                vel = np.vstack([np.zeros(len(self.joint_names)), vel])
+            if vel is not None:  # trajectory-time velocity of the commanded motion
+                first = qd_now / scale if scale > 0.0 else np.zeros(len(self.joint_names))
+                vel = np.vstack([first, vel])
         self._times, self._pos, self._vel, self._t0 = times, pos, vel, now
+        self._traj_time, self._last_now, self._ended_at = 0.0, now, None
         self._hold = pos[-1].copy()
         self._status = TrajectoryStatus(TrajectoryState.EXECUTING)
 
@@ -154,11 +169,26 @@ class JointTrajectoryController:
     def active(self) -> bool:
         return self._status.state == TrajectoryState.EXECUTING
 
+    def _trajectory_time(self, now: float) -> float:
+        """Trajectory time at ``now``: real time since the start times the speed scaling,
+        accumulated step by step (the slider may move during a motion)."""
+        if now < self._last_now:  # the clock jumped back (a reset): restart the count there
+            self._last_now = now
+        self._traj_time += (now - self._last_now) * min(max(self.speed_scaling, 0.0), 1.0)
+        self._last_now = now
+        return self._traj_time
+
+    def progress(self, now: float) -> tuple[np.ndarray, float, float]:
+        """(desired positions, trajectory time, its last point's time); -inf without one."""
+        end = float(self._times[-1]) if self._times.size else -np.inf
+        return self.desired(now)[0], self._trajectory_time(now), end
+
     def desired(self, now: float) -> tuple[np.ndarray, np.ndarray]:
         """Desired (positions, velocities) at time ``now``."""
         if self._times.size == 0:
             return self._hold, np.zeros_like(self._hold)
-        t = now - self._t0
+        t = self._trajectory_time(now)
+        scale = min(max(self.speed_scaling, 0.0), 1.0)
         times = self._times
         if t >= times[-1]:
             return self._pos[-1], np.zeros_like(self._hold)
@@ -169,14 +199,14 @@ class JointTrajectoryController:
         s = (t - times[k]) / h
         p0, p1 = self._pos[k], self._pos[k + 1]
         if self._vel is None:
-            return p0 + s * (p1 - p0), (p1 - p0) / h
+            return p0 + s * (p1 - p0), (p1 - p0) / h * scale
         v0, v1 = self._vel[k] * h, self._vel[k + 1] * h
         s2, s3 = s * s, s * s * s
         q = ((2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * v0
              + (-2 * s3 + 3 * s2) * p1 + (s3 - s2) * v1)
         dq = ((6 * s2 - 6 * s) * p0 + (3 * s2 - 4 * s + 1) * v0
               + (-6 * s2 + 6 * s) * p1 + (3 * s2 - 2 * s) * v1) / h
-        return q, dq
+        return q, dq * scale
 
     def supervise(self, now: float, q: np.ndarray) -> None:
         """Abort on a large path error, succeed at the goal (call after each physics step)."""
@@ -189,11 +219,12 @@ class JointTrajectoryController:
             self.abort(q, f"path tolerance violated: {self.joint_names[worst]} is "
                           f"{err[worst]:.3f} rad off (blocked or collision)")
             return
-        t = now - self._t0
-        if t >= self._times[-1]:
+        if self._traj_time >= self._times[-1]:
+            if self._ended_at is None:
+                self._ended_at = now
             if err[worst] <= self.goal_tolerance:
                 self._status = TrajectoryStatus(TrajectoryState.SUCCEEDED)
-            elif t > self._times[-1] + self.goal_time:
+            elif now - self._ended_at > self.goal_time:
                 self.abort(q, f"goal tolerance not reached: {self.joint_names[worst]} "
                               f"{err[worst]:.3f} rad off after the goal time")
 

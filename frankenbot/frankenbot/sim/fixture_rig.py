@@ -25,6 +25,8 @@ from frankenbot.sim.tasks import FixturePlacement
 BUTTON_PRESSED = 0.6  # share of the button's travel that counts as a press
 SWITCH_DETENT = 0.01  # N m pushing the rocker to the side it leans to (bistable)
 _LIT_KINDS = ("light", "burner")
+SLEEP_NEVER = int(mujoco.mjtSleepPolicy.mjSLEEP_NEVER)  # on the table: moves as always
+SLEEP_ALLOWED = int(mujoco.mjtSleepPolicy.mjSLEEP_ALLOWED)  # parked: MuJoCo may let it sleep
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,13 @@ class FixtureRig:
             q_idx += range(a, a + 7)
             v_idx += range(v, v + 6)
             vals += pose.tolist()
+        for inst in fx.INSTANCES:  # parked fixtures sleep (see SimWorld), present ones never
+            tree = int(self.model.body_treeid[self.model.body(inst.fid).id])
+            here = inst.fid in self.present
+            self.model.tree_sleep_policy[tree] = int(
+                SLEEP_NEVER if here else SLEEP_ALLOWED)
+            if here:
+                data.tree_asleep[tree] = -1
         self._pin_q = np.array(q_idx)
         self._pin_v = np.array(v_idx)
         self._pose_vec = np.array(vals)

@@ -116,22 +116,26 @@ MW_TRAVEL = 1.75  # rad, a little past square
 
 
 def _box_door(kind: str, label: str, colour: str, sliding: bool) -> FixtureKind:
-    """The handle is on the door's +y edge (towards the robot when the box stands on the left
-    of the table facing -y); a hinged door turns about its -y edge, a sliding one slides +y."""
+    """A box with a door on its front. Standing on the left of the table facing -y (yaw pi/2),
+    local +y points towards the robot. A hinged door turns about its +y edge (the robot's side),
+    so its handle, on the far edge, swings towards the robot as it opens and stays in reach; a
+    sliding door's handle is on its +y edge and it slides +y, towards the robot."""
     front = -MW_D / 2
     zc = MW_H / 2
     cav = (MW_D - 2 * MW_WALL - 0.01, MW_W - 2 * MW_WALL - 0.01, MW_H - 2 * MW_WALL - 0.01)
     cav_c = (front + MW_WALL + 0.005 + cav[0] / 2, 0.0, MW_WALL + 0.005 + cav[2] / 2)
-    handle = (front - MW_DOOR_T - MW_HANDLE_OUT, MW_W / 2 - 0.035, zc)
+    out_x = front - MW_DOOR_T - MW_HANDLE_OUT
     panel = dict(position=(front - MW_DOOR_T / 2, 0.0, zc), size=(MW_DOOR_T, MW_W, MW_H - 0.01))
     if sliding:
-        part = PartSpec(f"{kind}_door", "sliding_door", "door_slide", handle=handle, bar="z",
-                        axis=(0.0, 1.0, 0.0), travel=MW_W - 0.06, handle_length=0.10,
+        part = PartSpec(f"{kind}_door", "sliding_door", "door_slide",
+                        handle=(out_x, MW_W / 2 - 0.035, zc), bar="z", axis=(0.0, 1.0, 0.0),
+                        travel=MW_W - 0.06, handle_length=0.10,
                         **panel)  # type: ignore[arg-type]
     else:
-        part = PartSpec(f"{kind}_door", "hinged_door", "door_hinge", handle=handle, bar="z",
-                        axis=(0.0, 0.0, 1.0), hinge=(front - MW_DOOR_T / 2, -MW_W / 2, 0.0),
-                        travel=MW_TRAVEL, handle_length=0.10, **panel)  # type: ignore[arg-type]
+        part = PartSpec(f"{kind}_door", "hinged_door", "door_hinge",
+                        handle=(out_x, -MW_W / 2 + 0.035, zc), bar="z", axis=(0.0, 0.0, -1.0),
+                        hinge=(front - MW_DOOR_T / 2, MW_W / 2, 0.0), travel=MW_TRAVEL,
+                        handle_length=0.10, **panel)  # type: ignore[arg-type]
     return FixtureKind(kind, (MW_D, MW_W, MW_H), colour, label, (part,),
                        top_surface=True, cavity_centre=cav_c, cavity_size=cav)
 
@@ -339,8 +343,8 @@ def _build_box_door(root: ET.Element, inst: FixtureInstance) -> None:
         door = sub(root, "body", name=inst.part_id(part.suffix), pos=fmt((hx, hy, z0)))
         sub(door, "joint", name=inst.joint(part), type="hinge", axis=fmt(part.axis),
             range=f"0 {part.travel}", damping=0.4, frictionloss=0.03)
-        # the panel runs from the hinge along +y
-        _box(door, (0, w / 2, pz), (dt / 2, w / 2 - 0.002, part.size[2] / 2), door_rgba,
+        # the panel runs from the hinge along -y
+        _box(door, (0, -w / 2, pz), (dt / 2, w / 2 - 0.002, part.size[2] / 2), door_rgba,
              mass=0.6)
         ax, ay, az = part.handle  # type: ignore[misc]
         _handle_bar(door, f"{inst.part_id(part.suffix)}_handle", (ax - hx, ay - hy, az), "z",

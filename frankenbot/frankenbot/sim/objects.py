@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from frankenbot.errors import SimError
 
@@ -81,6 +81,7 @@ PLATE_RADIUS = 0.09
 PLATE_HEIGHT = 0.012
 BIN_SIZE = (0.20, 0.26, 0.10)
 BIN_WALL = 0.01
+ROLLING_FRICTION = 0.002  # m: spheres and the lemon (MuJoCo's rolling friction coefficient)
 BOWL_WALL = 0.006  # floor and wall thickness of the standard bowl (inner radius + this)
 
 
@@ -158,6 +159,25 @@ OBJECTS: tuple[ObjectSpec, ...] = (
                dims=(("radius", 0.01),)),
     ObjectSpec("green_spatula", "spatula", "green", RGBA["green"], (0.24, 0.04, 0.015), 0.08),
 )
+
+
+def _like(name: str, model: str, colour: str | None = None) -> ObjectSpec:
+    """Another instance of ``model``'s category and geometry (a second bowl of the same make,
+    or the same can in another colour): its size signature stays one its category already has."""
+    spec = next(o for o in OBJECTS if o.name == model)
+    if colour is None:
+        return replace(spec, name=name)
+    return replace(spec, name=name, colour=colour, rgba=RGBA[colour])
+
+
+# Second and third instances that scenes of external suites need (LIBERO: three bowls alike,
+# two plates, two packs of butter or two books alike, two pots alike). Every object is in every
+# model (parked when unused), so each one costs physics time in every scene: only these five.
+OBJECTS = OBJECTS + (
+    _like("black_bowl_2", "black_bowl"), _like("black_bowl_3", "black_bowl"),
+    _like("white_plate_2", "white_plate"), _like("yellow_box_2", "yellow_box"),
+    _like("red_can_2", "red_can"),
+)
 OBJECT_BY_NAME = {o.name: o for o in OBJECTS}
 CATEGORIES: tuple[str, ...] = tuple(dict.fromkeys(o.shape for o in OBJECTS))
 # the everyday objects (not the first waves' blocks, three bowls, plate and bin)
@@ -180,14 +200,15 @@ def geom(body: ET.Element, **attrs) -> ET.Element:
 
 
 def _ring(body: ET.Element, spec: ObjectSpec, radius: float, wall: float, z0: float, z1: float,
-          mass: float, n: int = 12) -> None:
+          mass: float, n: int = 12, x0: float = 0.0) -> None:
     """A cylindrical wall from z0 to z1 of ``n`` boxes (what a bowl's or mug's side is made of)."""
     r = radius - wall / 2
     half_w = math.pi * r / n * 1.05
     for k in range(n):
         a = 2 * math.pi * k / n
         geom(body, type="box", size=fmt((wall / 2, half_w, (z1 - z0) / 2)), rgba=fmt(spec.rgba),
-             pos=fmt((r * math.cos(a), r * math.sin(a), (z0 + z1) / 2)), euler=f"0 0 {a:.6f}",
+             pos=fmt((x0 + r * math.cos(a), r * math.sin(a), (z0 + z1) / 2)),
+             euler=f"0 0 {a:.6f}",
              mass=mass / n)
 
 
@@ -240,21 +261,22 @@ def _build_walled_box(body: ET.Element, spec: ObjectSpec) -> None:
 
 def _build_mug(body: ET.Element, spec: ObjectSpec) -> None:
     """A walled cylinder with a floor and a C-shaped handle on +x. The frame is the bounding
-    box's centre, so the cylinder's axis sits ``handle / 2`` towards -x."""
+    box's centre, so the cylinder's axis sits ``handle / 2`` towards -x. All geoms hang on the
+    object's one body (parking switches a body's geoms off; a child body would stay live)."""
     r, wall, reach = spec.dim("radius"), spec.dim("wall"), spec.dim("handle")
     h = spec.size[2]
     rgba = fmt(spec.rgba)
-    cup = sub(body, "body", name=f"{spec.name}_cup", pos=fmt((-reach / 2, 0, 0)))
-    geom(cup, type="cylinder", size=f"{r} {wall / 2}", pos=f"0 0 {-h / 2 + wall / 2}",
+    ox = -reach / 2  # the cup's axis
+    geom(body, type="cylinder", size=f"{r} {wall / 2}", pos=fmt((ox, 0, -h / 2 + wall / 2)),
          rgba=rgba, mass=spec.mass * 0.3)
-    _ring(cup, spec, r, wall, -h / 2 + wall + 0.0005, h / 2, spec.mass * 0.55, n=14)
+    _ring(body, spec, r, wall, -h / 2 + wall + 0.0005, h / 2, spec.mass * 0.55, n=14, x0=ox)
     t = 0.007  # handle bar thickness
-    x_out = r + reach - t / 2
-    geom(cup, type="box", size=fmt((t / 2, 0.006, 0.022)), pos=fmt((x_out, 0, 0.0)),
+    x_out = ox + r + reach - t / 2
+    geom(body, type="box", size=fmt((t / 2, 0.006, 0.022)), pos=fmt((x_out, 0, 0.0)),
          rgba=rgba, mass=spec.mass * 0.05)
     for zs in (-1, 1):
-        geom(cup, type="box", size=fmt(((reach + 0.002) / 2, 0.006, t / 2)),
-             pos=fmt((r + reach / 2 - 0.001, 0, zs * (0.022 - t / 2))), rgba=rgba,
+        geom(body, type="box", size=fmt(((reach + 0.002) / 2, 0.006, t / 2)),
+             pos=fmt((ox + r + reach / 2 - 0.001, 0, zs * (0.022 - t / 2))), rgba=rgba,
              mass=spec.mass * 0.05)
 
 
@@ -284,21 +306,23 @@ def _build_cylinder(body: ET.Element, spec: ObjectSpec) -> None:
 
 
 def _build_sphere(body: ET.Element, spec: ObjectSpec) -> None:
-    # rolling friction lets a ball roll (an object that rolls away is an anomaly of its own)
-    roll = "0.0002" if spec.shape == "ball" else "0.002"
+    # rolling friction: set going, a ball rolls a while and stops (an object that rolls away
+    # is an anomaly of its own, sim/anomalies.py)
     geom(body, type="sphere", size=f"{spec.dim('radius')}", rgba=fmt(spec.rgba), mass=spec.mass,
-         friction=f"{spec.friction} 0.01 {roll}", condim=6)
+         friction=f"{spec.friction} 0.01 {ROLLING_FRICTION}", condim=6)
 
 
 def _build_lemon(body: ET.Element, spec: ObjectSpec) -> None:
     r, hl = spec.dim("radius"), spec.dim("half_length")
     geom(body, type="ellipsoid", size=fmt((hl, r, r)), rgba=fmt(spec.rgba), mass=spec.mass,
-         friction=f"{spec.friction} 0.01 0.002", condim=6)
+         friction=f"{spec.friction} 0.01 {ROLLING_FRICTION}", condim=6)
 
 
 def _build_marker(body: ET.Element, spec: ObjectSpec) -> None:
+    # a capsule (a marker's rounded ends): a lying cylinder's contact with the table rolled it
+    # away on its own (4 cm in 3 s, faster and faster); a capsule's stays put
     r = spec.dim("radius")
-    geom(body, type="cylinder", size=f"{r} {spec.size[0] / 2}", euler="0 1.5708 0",
+    geom(body, type="capsule", size=f"{r} {spec.size[0] / 2 - r}", euler="0 1.5708 0",
          rgba=fmt(spec.rgba), mass=spec.mass, friction=f"{spec.friction} 0.01 0.002", condim=4)
 
 

@@ -53,7 +53,11 @@ def _child(xml_path: str, width: int, height: int, rgb_name: str,
            depth_name: str) -> None:  # pragma: no cover - runs in the child process
     import mujoco
 
-    from frankenbot.sim.camera import CameraRenderer, RenderSettings
+    from frankenbot.sim.camera import (
+        CameraRenderer,
+        RenderSettings,
+        place_static_camera_and_lights,
+    )
     from frankenbot.sim.sensor import SensorSpec
 
     rgb_shm = shared_memory.SharedMemory(name=rgb_name)
@@ -81,7 +85,7 @@ def _child(xml_path: str, width: int, height: int, rgb_name: str,
             data.qpos[:] = msg[:model.nq]
             RenderSettings.apply(model, msg[model.nq:])
             mujoco.mj_kinematics(model, data)
-            mujoco.mj_camlight(model, data)
+            place_static_camera_and_lights(model, data)
             clean_rgb, clean_depth = renderer.render(data)
             if sense and sensor is not None:
                 clean_rgb, clean_depth = sensor.apply(clean_rgb, clean_depth, float(stamp), fx)

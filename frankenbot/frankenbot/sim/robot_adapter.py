@@ -103,10 +103,15 @@ class SimRobot:
         return self._speed_scaling
 
     def set_speed_scaling(self, value: float) -> None:
-        """Emulate the teach pendant's speed slider (0..1)."""
+        """Emulate the teach pendant's speed slider (0..1): reported here as the driver's
+        broadcaster does, and applied by the sim's controller at execution, as the scaled JTC
+        does (plans are timed for full speed)."""
         if not (math.isfinite(value) and 0.0 <= value <= 1.0):
             raise ValueError(f"speed scaling must be in [0, 1], got {value}")
         self._speed_scaling = float(value)
+        set_world = getattr(self.world, "set_speed_scaling", None)
+        if set_world is not None:
+            set_world(self._speed_scaling)
 
     def scene(self) -> Scene:
         if self._scene_source is None:

@@ -30,8 +30,11 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
+import yaml
 
+from frankenbot import settings
 from frankenbot.errors import ConfigError
+from frankenbot.settings import setting
 
 NOISE_PROFILES = ("none", "realistic", "harsh")
 
@@ -41,52 +44,53 @@ class SensorParams:
     """Sensor-model settings (metres, seconds, 8-bit colour units). Zero turns a part off."""
 
     # depth
-    depth_sigma_1m: float = 0.0  # m RMS axial noise at 1 m; scales with z²
-    depth_correlated_share: float = 0.5  # share of the noise variance in the smooth field
-    depth_correlation_px: int = 12  # size of the smooth field's cells (pixels)
-    discontinuity_m: float = 0.025  # neighbour depth step that counts as an edge
-    edge_hole_rate: float = 0.0  # share of edge pixels that return no depth
-    flying_pixel_rate: float = 0.0  # share of edge pixels with a depth between the two sides
-    ir_shadow: bool = False  # holes where the right imager cannot see (left of near objects)
-    baseline_m: float = 0.050  # D435 stereo baseline
-    speckle_rate: float = 0.0  # random isolated dropouts
-    min_range_m: float = 0.28  # D435 minimum depth at 1280x720 (closer: no return)
-    depth_unit_m: float = 0.001  # quantisation (the RealSense default depth unit)
+    depth_sigma_1m: float = setting(0.0, "RMS axial depth noise at 1 m; scales with z²",
+                                    unit="m", low=0.0)
+    depth_correlated_share: float = setting(0.5, "share of the noise variance in the smooth "
+                                            "field", low=0.0, high=1.0)
+    depth_correlation_px: int = setting(12, "size of the smooth field's cells", unit="px",
+                                        low=1)
+    discontinuity_m: float = setting(0.025, "neighbour depth step that counts as an edge",
+                                     unit="m", low=0.0)
+    edge_hole_rate: float = setting(0.0, "share of edge pixels that return no depth", low=0.0,
+                                    high=1.0)
+    flying_pixel_rate: float = setting(0.0, "share of edge pixels with a depth between the two "
+                                       "sides", low=0.0, high=1.0)
+    ir_shadow: bool = setting(False, "holes where the right imager cannot see (left of near "
+                              "objects)")
+    baseline_m: float = setting(0.050, "stereo baseline (D435)", unit="m", low=0.0)
+    speckle_rate: float = setting(0.0, "random isolated dropouts", low=0.0, high=1.0)
+    min_range_m: float = setting(0.28, "minimum depth (D435 at 1280x720; closer: no return)",
+                                 unit="m", low=0.0)
+    depth_unit_m: float = setting(0.001, "depth quantisation (the RealSense default unit)",
+                                  unit="m", low=1e-6)
     # colour
-    colour_sigma: float = 0.0  # read noise, 8-bit units
-    shot_noise: float = 0.0  # extra sigma at full brightness (sigma² grows with intensity)
-    exposure_sigma: float = 0.0  # stationary std of the log exposure gain
-    white_balance_sigma: float = 0.0  # stationary std of the log red and blue gains
-    drift_time_s: float = 20.0  # time constant of the exposure / white-balance drift
-    auto_exposure: bool = True  # exposure follows the light level (the D435 default: on)
+    colour_sigma: float = setting(0.0, "read noise, 8-bit units", low=0.0)
+    shot_noise: float = setting(0.0, "extra sigma at full brightness (sigma² grows with "
+                                "intensity)", low=0.0)
+    exposure_sigma: float = setting(0.0, "stationary std of the log exposure gain", low=0.0)
+    white_balance_sigma: float = setting(0.0, "stationary std of the log red and blue gains",
+                                         low=0.0)
+    drift_time_s: float = setting(20.0, "time constant of the exposure / white-balance drift",
+                                  unit="s", low=1e-3)
+    auto_exposure: bool = setting(True, "exposure follows the light level (the D435 default)")
     # lights, drawn per episode
-    light_intensity_sigma: float = 0.0  # std of the log light intensity
-    light_direction_deg: float = 0.0  # key-light direction tilt, at most this
+    light_intensity_sigma: float = setting(0.0, "std of the log light intensity", low=0.0)
+    light_direction_deg: float = setting(0.0, "key-light direction tilt, at most this",
+                                         unit="deg", low=0.0)
     # camera pose error, drawn per sensor seed
-    pose_error_m: float = 0.0  # translation error magnitude
-    pose_error_deg: float = 0.0  # rotation error magnitude
+    pose_error_m: float = setting(0.0, "camera translation error magnitude", unit="m", low=0.0)
+    pose_error_deg: float = setting(0.0, "camera rotation error magnitude", unit="deg", low=0.0)
+
+    def __post_init__(self) -> None:
+        settings.validate(self, "sensor parameter")
+        if self.edge_hole_rate + self.flying_pixel_rate > 1.0:
+            raise ConfigError("edge_hole_rate + flying_pixel_rate must be <= 1")
 
     @property
     def active(self) -> bool:
         return any(getattr(self, f.name) not in (0, 0.0, False) for f in dataclasses.fields(self)
                    if f.name in _EFFECT_FIELDS)
-
-    def validate(self) -> None:
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            if isinstance(v, bool):
-                continue
-            if not math.isfinite(float(v)) or float(v) < 0:
-                raise ConfigError(f"sensor parameter {f.name} must be finite and >= 0, got {v}")
-        for name in ("depth_correlated_share", "edge_hole_rate", "flying_pixel_rate",
-                     "speckle_rate"):
-            if getattr(self, name) > 1.0:
-                raise ConfigError(f"sensor parameter {name} is a share, got {getattr(self, name)}")
-        if self.edge_hole_rate + self.flying_pixel_rate > 1.0:
-            raise ConfigError("edge_hole_rate + flying_pixel_rate must be <= 1")
-        if self.depth_correlation_px < 1 or self.depth_unit_m <= 0 or self.drift_time_s <= 0:
-            raise ConfigError("depth_correlation_px >= 1, depth_unit_m > 0 and "
-                              "drift_time_s > 0 are required")
 
 
 _EFFECT_FIELDS = ("depth_sigma_1m", "edge_hole_rate", "flying_pixel_rate", "ir_shadow",
@@ -114,32 +118,13 @@ PROFILES: dict[str, SensorParams] = {
 
 
 def sensor_params(profile: str, overrides: Mapping[str, Any] | None = None) -> SensorParams:
-    """The named profile with ``overrides`` (field -> value) applied; ConfigError names bad keys."""
+    """The named profile with ``overrides`` (setting -> value; text values as YAML scalars, e.g.
+    from ``parse_overrides``) applied; ConfigError names a bad key or value."""
     if profile not in PROFILES:
         raise ConfigError(f"unknown sensor_noise {profile!r}; valid: {', '.join(NOISE_PROFILES)}")
-    base = PROFILES[profile]
-    if not overrides:
-        return base
-    fields = {f.name: f for f in dataclasses.fields(SensorParams)}
-    unknown = sorted(set(overrides) - set(fields))
-    if unknown:
-        raise ConfigError(f"unknown sensor parameter(s) {unknown}; known: {sorted(fields)}")
-    values: dict[str, Any] = {}
-    for key, raw in overrides.items():
-        default = getattr(base, key)
-        try:
-            if isinstance(default, bool):
-                values[key] = raw if isinstance(raw, bool) else str(raw).lower() in (
-                    "1", "true", "yes", "on")
-            elif isinstance(default, int):
-                values[key] = int(raw)
-            else:
-                values[key] = float(raw)
-        except (TypeError, ValueError) as e:
-            raise ConfigError(f"sensor parameter {key}={raw!r}: {e}") from e
-    params = dataclasses.replace(base, **values)
-    params.validate()
-    return params
+    values = {k: yaml.safe_load(v) if isinstance(v, str) else v
+              for k, v in (overrides or {}).items()}
+    return settings.update(PROFILES[profile], values, where="sensor")
 
 
 def parse_overrides(text: str) -> dict[str, str]:
@@ -233,7 +218,6 @@ class SensorModel:
 
     def __init__(self, params: SensorParams | None = None, sensor_seed: int = 0) -> None:
         self.params = params or SensorParams()
-        self.params.validate()
         self.sensor_seed = int(sensor_seed)
         rng = np.random.default_rng([self.sensor_seed, 0x5E45])
         p = self.params

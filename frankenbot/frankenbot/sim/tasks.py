@@ -14,9 +14,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from frankenbot.common import quaternion_yaw
 from frankenbot.errors import SimError
-from frankenbot.sim import families, layout
+from frankenbot.sim import families, layout, scene_spec
+from frankenbot.transforms import QuatWXYZ
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,7 @@ class SampledScene:
     fixtures: tuple[FixturePlacement, ...] = DEFAULT_FIXTURES
     # initial part states (part id -> joint value, or 1.0/0.0 for a light); others start closed
     fixture_states: Mapping[str, float] = field(default_factory=dict)
+    template: int = -1  # which of the family's instruction templates was formatted (-1: none)
 
 
 TEMPLATES: dict[str, tuple[str, ...]] = {
@@ -380,7 +381,7 @@ def _sample_once(family: str, seed: int, rng: np.random.Generator) -> SampledSce
         instruction = templates[k].format(**fmt)
         task = TaskInstance(family, f"{family}-{int(seed)}", instruction, params)
         return SampledScene(task, tuple(s.out), states.get("drawer", 0.0), placed or (),
-                            states)
+                            states, template=k)
     else:  # pragma: no cover - TEMPLATES and this function are edited together
         raise SimError(f"task family {family!r} has no sampler")
     if "object" in params:
@@ -389,7 +390,7 @@ def _sample_once(family: str, seed: int, rng: np.random.Generator) -> SampledSce
         fmt.setdefault("target_text", _text(str(params["target"])))
     instruction = templates[k].format(**fmt)
     task = TaskInstance(family, f"{family}-{int(seed)}", instruction, params)
-    return SampledScene(task, tuple(s.out), opening)
+    return SampledScene(task, tuple(s.out), opening, template=k)
 
 
 RELATIVE_REF_REGION = ((0.40, 0.56), (-0.16, 0.08))  # room on every side of the reference
@@ -448,7 +449,7 @@ def _xy(a: ObjectState, b: ObjectState) -> float:
 
 
 def _yaw(q: tuple[float, float, float, float]) -> float:
-    return quaternion_yaw(*q)  # MuJoCo order (w, x, y, z)
+    return QuatWXYZ(*q).yaw()  # MuJoCo's order
 
 
 def half_height(o: ObjectState) -> float:
@@ -581,6 +582,8 @@ def _check(family: str, p: Mapping[str, object], view: OracleView, lines: list[s
         return relative_ok(p, view, lines)
     if family in families.FAMILIES:
         return families.check(family, p, view, lines)
+    if family == scene_spec.SCENE_FAMILY:
+        return scene_spec.check(p, view, lines)
     raise SimError(f"no oracle for family {family!r}")  # pragma: no cover
 
 

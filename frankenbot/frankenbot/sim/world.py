@@ -30,16 +30,19 @@ from frankenbot.sim.camera import (
     RenderSettings,
     camera_info_for,
     mujoco_camera_quat,
+    place_static_camera_and_lights,
 )
 from frankenbot.sim.controller import (
     JointTrajectoryController,
     TrajectoryPoint,
     TrajectoryStatus,
 )
-from frankenbot.sim.fixture_rig import FixtureRig
+from frankenbot.sim.fixture_rig import SLEEP_ALLOWED, SLEEP_NEVER, FixtureRig
 from frankenbot.sim.kinematics import HOME
+from frankenbot.sim.scene_spec import SCENE_FAMILY, SceneSpec
 from frankenbot.sim.sensor import SensorModel, SensorSpec
 from frankenbot.sim.tasks import ObjectState, OracleView, TaskInstance
+from frankenbot.transforms import quat_from_yaw
 
 _log = logging.getLogger(__name__)
 
@@ -52,6 +55,7 @@ _FF = np.array(model_mod.ARM_KV) / np.array(model_mod.ARM_KP)  # velocity feed-f
 __all__ = ["SimWorld", "TrajectoryPoint", "TaskInstance", "Verdict", "ObjectState"]
 
 _XML_CACHE: dict[str, str] = {}
+_SLEEP = int(mujoco.mjtEnableBit.mjENBL_SLEEP)
 
 
 @dataclass(frozen=True)
@@ -77,10 +81,6 @@ def _compiled_model() -> mujoco.MjModel:
     return mujoco.MjModel.from_xml_string(_XML_CACHE["xml"])
 
 
-def _quat_yaw(yaw: float) -> np.ndarray:
-    return np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
-
-
 class SimWorld:
     """The simulated UR5e cell. See the module docstring; the contract is in issue #4."""
 
@@ -101,7 +101,7 @@ class SimWorld:
         # The nominal camera (what config/camera.yaml and camera_pose() tell the brain) and the
         # scene's own lights, before the sensor model moves the true camera and the lights.
         mujoco.mj_kinematics(m, self._render_data)
-        mujoco.mj_camlight(m, self._render_data)
+        place_static_camera_and_lights(m, self._render_data)
         cid = m.camera(model_mod.CAMERA_NAME).id
         nominal = np.eye(4)
         nominal[:3, :3] = self._render_data.cam_xmat[cid].reshape(3, 3) @ np.diag([1, -1, -1])
@@ -131,6 +131,11 @@ class SimWorld:
         self._obj_vadr = {o.name: int(m.joint(f"{o.name}_free").dofadr[0])
                           for o in layout.OBJECTS}
         self._obj_geoms = {n: np.nonzero(m.geom_bodyid == b)[0] for n, b in self._bodies.items()}
+        # Sleeping: what waits under the floor (unused objects and fixtures) is left to MuJoCo's
+        # island sleeping, so it costs no integration or collision time; what is on the table
+        # never sleeps, so it moves exactly as it did before sleeping existed.
+        m.opt.enableflags |= _SLEEP
+        self._obj_tree = {n: int(m.body_treeid[b]) for n, b in self._bodies.items()}
         self._contype = m.geom_contype.copy()
         self._conaffinity = m.geom_conaffinity.copy()
         lower = m.jnt_range[[m.joint(n).id for n in self.JOINT_NAMES], 0]
@@ -150,15 +155,40 @@ class SimWorld:
         self._last_good_time = 0.0
         self.instabilities: list[InstabilityEvent] = []
         self._anomalies = AnomalyEngine()
+        self._scene_spec: SceneSpec | None = None
+        self._scene: tasks.SampledScene | None = None
         self.reset(task, seed)
 
     # ------------------------------------------------------------------ lifecycle
-    def reset(self, task: str | None = None, seed: int = 0) -> TaskInstance:
-        """Build the scene of ``task`` (a family name; None/"" = objects only) for ``seed``."""
+    def reset(self, task: str | None = None, seed: int = 0, *,
+              scene: tasks.SampledScene | None = None) -> TaskInstance:
+        """Build the scene of ``task`` (a family name; None/"" = objects only) for ``seed``, or
+        the given ``scene`` (a variant of a sampled one: the selftest's, with its own task)."""
         family = task or None
+        if scene is not None:
+            family = scene.task.family or None
         if family is not None and family not in tasks.TASK_FAMILIES:
             raise SimError(f"unknown task {family!r}; valid: {', '.join(tasks.TASK_FAMILIES)}")
-        sampled = tasks.sample_task(family, seed) if family else tasks.sample_free_scene(seed)
+        sampled = scene if scene is not None else (
+            tasks.sample_task(family, seed) if family else tasks.sample_free_scene(seed))
+        self._scene_spec = None
+        self._scene = scene
+        return self._load(sampled, family, seed)
+
+    def reset_scene(self, spec: SceneSpec) -> TaskInstance:
+        """Build a scene given as data (``sim/scene_spec.py``), judged by its goal expression
+        (SimError, and the world unchanged, when a name in it is unknown)."""
+        spec.validate()
+        task = TaskInstance(SCENE_FAMILY, spec.task_id, spec.instruction, spec.params())
+        states = dict(spec.fixture_states)
+        sampled = tasks.SampledScene(task, tuple(spec.placements), states.get("drawer", 0.0),
+                                     tuple(spec.fixtures), states)
+        self._scene_spec = spec
+        self._scene = None
+        return self._load(sampled, SCENE_FAMILY, spec.seed)
+
+    def _load(self, sampled: tasks.SampledScene, family: str | None, seed: int
+              ) -> TaskInstance:
         with self._lock:
             m, d = self.model, self.data
             t = float(d.time) if math.isfinite(d.time) else 0.0
@@ -222,6 +252,7 @@ class SimWorld:
         self.model.geom_contype[geoms] = 0
         self.model.geom_conaffinity[geoms] = 0
         self.model.body_gravcomp[self._bodies[name]] = 1.0
+        self.model.tree_sleep_policy[self._obj_tree[name]] = SLEEP_ALLOWED
         self._set_pose(name, (px, py, layout.PARKING_Z + 0.2), 0.0)
         if name in self._active:
             self._active.remove(name)
@@ -231,13 +262,15 @@ class SimWorld:
         self.model.geom_contype[geoms] = self._contype[geoms]
         self.model.geom_conaffinity[geoms] = self._conaffinity[geoms]
         self.model.body_gravcomp[self._bodies[name]] = 0.0
+        self.model.tree_sleep_policy[self._obj_tree[name]] = SLEEP_NEVER
+        self.data.tree_asleep[self._obj_tree[name]] = -1  # awake from now on
         if name not in self._active:
             self._active.append(name)
 
     def _set_pose(self, name: str, pos: Sequence[float], yaw: float) -> None:
         a, v = self._obj_qadr[name], self._obj_vadr[name]
         self.data.qpos[a:a + 3] = pos
-        self.data.qpos[a + 3:a + 7] = _quat_yaw(yaw)
+        self.data.qpos[a + 3:a + 7] = quat_from_yaw(yaw)  # MuJoCo order: QuatWXYZ
         self.data.qvel[v:v + 6] = 0.0
         mujoco.mj_kinematics(self.model, self.data)  # positions readable before the next step
 
@@ -343,7 +376,10 @@ class SimWorld:
         _log.error("physics went unstable (%s) in %s; resetting the episode", reason,
                    self._task.task_id)
         d.time = self._last_good_time  # keep sim time monotonic for /clock
-        self.reset(self._family, self._seed)
+        if self._scene_spec is not None:
+            self.reset_scene(self._scene_spec)
+        else:
+            self.reset(self._family, self._seed, scene=self._scene)
         return False
 
     def _expire_timed_effects(self) -> None:
@@ -395,10 +431,31 @@ class SimWorld:
         with self._lock:
             return self._ctrl.status
 
+    def set_speed_scaling(self, fraction: float) -> None:
+        """The pendant's speed slider (0..1): the trajectory controller runs its trajectories'
+        time at this fraction of real time, as the UR driver's scaled JTC does (SimError
+        outside [0, 1], nothing changes)."""
+        value = float(fraction)
+        if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+            raise SimError(f"speed scaling must be within [0, 1], got {fraction}")
+        with self._lock:
+            self._ctrl.speed_scaling = value
+
     def hold(self) -> None:
         """Stop any trajectory and hold the current joint positions."""
         with self._lock:
             self._ctrl.hold(self.data.qpos[self._arm_qadr].copy(), "hold requested")
+
+    def check_trajectory(self, joint_names: Sequence[str],
+                         points: Sequence[TrajectoryPoint]) -> None:
+        """Raise SimError where ``command_trajectory`` would (nothing starts either way)."""
+        with self._lock:
+            self._ctrl.validate(joint_names, points)
+
+    def trajectory_progress(self) -> tuple[np.ndarray, float, float]:
+        """(desired joints now, trajectory time, its end; -inf without a trajectory)."""
+        with self._lock:
+            return self._ctrl.progress(float(self.data.time))
 
     def _abort_trajectory(self, reason: str) -> None:
         self._ctrl.abort(self.data.qpos[self._arm_qadr].copy(), reason)
@@ -531,16 +588,33 @@ class SimWorld:
     def render_qpos(self, qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Clean render of the scene at joint/object positions ``qpos`` (see ``render_state``);
         pass it through ``sense`` before anyone but the scorer sees it."""
-        with self._render_lock:
-            self._render_data.qpos[:] = qpos
-            mujoco.mj_kinematics(self.model, self._render_data)
-            mujoco.mj_camlight(self.model, self._render_data)
+        # Forward kinematics of the render data with sleeping off: MuJoCo's kinematics update
+        # only the bodies it believes awake, and the render data is never stepped, so with it
+        # on a fixture placed after a scene without it stayed where it was last drawn. The
+        # flag is the physics thread's too: it is switched under the world's lock (lock order:
+        # _lock, then _render_lock, as everywhere), for the ~0.1 ms the kinematics take.
+        with self._lock:  # released before drawing: physics goes on meanwhile
+            self._render_lock.acquire()
+            flags = self.model.opt.enableflags
+            try:
+                self.model.opt.enableflags = flags & ~_SLEEP
+                self._render_data.qpos[:] = qpos
+                mujoco.mj_kinematics(self.model, self._render_data)
+                place_static_camera_and_lights(self.model, self._render_data)
+            except BaseException:
+                self._render_lock.release()
+                raise
+            finally:
+                self.model.opt.enableflags = flags
+        try:
             tid = threading.get_ident()
             renderer = self._renderers.get(tid)
             if renderer is None:
                 renderer = CameraRenderer(self.model, self.width, self.height)
                 self._renderers[tid] = renderer
             return renderer.render(self._render_data)
+        finally:
+            self._render_lock.release()
 
     # ------------------------------------------------------------------ ground truth / oracle
     def object_names(self) -> tuple[str, ...]:

@@ -1,0 +1,120 @@
+"""The primitives in the new world's scenes (lockstep sim, ground-truth scene), judged by the
+oracle: the reference program of each new task family (eval/reference_programs.py) through the
+real interpreter and primitives, and the refusals that move nothing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from primitives_support import make_primitives
+
+from frankenbot.common import FailureCode
+from frankenbot.ports import CancelToken
+
+pytest.importorskip("mujoco")
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def world():
+    from frankenbot.sim.world import SimWorld
+
+    w = SimWorld(seed=0, width=64, height=48)
+    yield w
+    w.close()
+
+
+# (family, seed): seeds picked to cover each family's variants (which drawer, which door, on
+# and off, a basket, a tray and a bowl, the three two-goal variants)
+REFERENCE_CASES = [
+    ("open_cabinet_drawer", 0), ("close_cabinet_drawer", 1), ("put_in_cabinet_drawer", 2),
+    ("close_drawer", 0), ("open_door", 0), ("open_door", 1), ("close_door", 1),
+    ("switch_light", 0), ("switch_light", 1), ("switch_stove", 0), ("switch_stove", 1),
+    ("everyday_in", 0), ("everyday_in", 2), ("everyday_on", 0), ("two_goal", 0),
+    ("two_goal", 1), ("two_goal", 2),
+]
+
+
+@pytest.mark.parametrize("family, seed", REFERENCE_CASES, ids=lambda v: str(v))
+def test_reference_programs_of_the_new_families_succeed(world, family, seed):
+    from frankenbot.eval.reference_programs import run_reference
+
+    run = run_reference(world, family, seed)
+    assert run.status == "success", (run.reason, run.program)
+    assert run.oracle_ok, run.oracle_text
+
+
+def _still(world, before: np.ndarray) -> bool:
+    return float(np.max(np.abs(world.joint_positions() - before))) < 1e-3
+
+
+def test_what_cannot_be_done_is_refused_and_nothing_moves(world):
+    world.reset("everyday_in", 0)
+    _, _, prims = make_primitives(world)
+    token = CancelToken()
+    before = world.joint_positions().copy()
+    plate_or_tray = next(n for n, s in world.object_states().items()
+                         if s.shape in ("bowl", "basket", "tray", "plate"))
+    obj = world.task.params["object"]
+    cases = [
+        ("pick", {"obj": "zone"}, FailureCode.INVALID_ARGUMENT),  # a fixture
+        ("open_drawer", {"drawer": "top_drawer"}, FailureCode.NOT_FOUND),  # no cabinet here
+        ("open_door", {"door": "microwave"}, FailureCode.NOT_FOUND),
+        ("press", {"obj": "button"}, FailureCode.NOT_FOUND),
+        ("turn", {"obj": "stove_knob", "degrees": 30}, FailureCode.NOT_FOUND),
+        ("place_on", {"obj": obj, "target": plate_or_tray}, FailureCode.INVALID_ARGUMENT),
+    ]
+    if world.object_states()[plate_or_tray].shape in ("basket", "tray"):
+        cases.append(("pick", {"obj": plate_or_tray}, FailureCode.INVALID_ARGUMENT))
+    for name, args, code in cases:
+        result = prims.execute(name, args, token)
+        assert result.code == code, (name, args, result)
+    assert _still(world, before)
+
+
+def test_stacking_needs_a_flat_top(world):
+    world.reset("everyday_in", 0)
+    _, _, prims = make_primitives(world)
+    obj = world.task.params["object"]
+    assert prims.execute("pick", {"obj": obj}, CancelToken()).ok
+    mugs = [n for n, s in world.object_states().items() if s.shape == "mug" and n != obj]
+    if not mugs:
+        world.add_object("white_mug", (0.35, -0.3, 0.043))
+        mugs = ["white_mug"]
+    before = world.joint_positions().copy()
+    refused = prims.execute("place_on", {"obj": obj, "target": mugs[0]}, CancelToken())
+    assert refused.code == FailureCode.BLOCKED and "not flat" in refused.detail
+    assert _still(world, before) and prims.held_object == obj
+
+
+def test_a_door_swung_out_of_reach_is_refused_and_one_within_reach_is_closed(world):
+    world.reset("close_door", 0)  # the microwave, open 95 degrees
+    part = world.task.params["target"]
+    assert part == "microwave_door" and world.fixture_states()[part] > 1.4
+    _, _, prims = make_primitives(world)
+    before = world.joint_positions().copy()
+    far = prims.execute("close_door", {"door": "microwave"}, CancelToken())
+    assert far.code == FailureCode.UNREACHABLE and "nothing moved" in far.detail
+    assert _still(world, before)
+    world.set_fixture_state(part, 0.9)
+    world.advance(0.2)
+    near = prims.execute("close_door", {"door": "microwave"}, CancelToken())
+    assert near.ok, near
+    world.advance(0.5)
+    assert world.evaluate().success
+
+
+def test_a_button_press_toggles_the_light_and_a_toggle_needs_the_switch_angle(world):
+    from frankenbot.state import Scene
+
+    world.reset("switch_light", 0)
+    lit = world.fixture_states()["light"] >= 0.5
+    _, _, prims = make_primitives(world)
+    assert prims.execute("press", {"obj": "button"}, CancelToken()).ok
+    world.advance(0.3)
+    assert (world.fixture_states()["light"] >= 0.5) != lit
+    # a scene without the switch's measured angle: which end is up is unknown
+    blind = make_primitives(world, scene_source=lambda: Scene.of(
+        [o for o in prims.robot.scene().objects if o.object_id != "switch"], stamp=world.time))
+    result = blind[2].execute("toggle", {"obj": "switch"}, CancelToken())
+    assert result.code == FailureCode.NO_STATE

@@ -1,0 +1,57 @@
+"""Resolve references against the scene: relations, sets, exclusions, counts, matching."""
+
+from __future__ import annotations
+
+import pytest
+from understanding_scenes import blue_on_plate, red_in_green_bowl
+
+from frankenbot.eval.taskset import standard_scene
+from frankenbot.planner.frames import ObjectNotResolved, render_frames
+from frankenbot.planner.understanding import understand
+from frankenbot.planner.understanding.phrases import parse_np
+from frankenbot.planner.understanding.resolve import Binding, resolve, resolve_set
+
+
+def ref(text: str):
+    return parse_np(text.split())
+
+
+def frames(text: str, scene=None) -> str:
+    return render_frames(understand(text, scene or standard_scene()).frames)
+
+
+def test_a_relation_narrows_the_candidates_on_the_scene_as_perceived():
+    ctx = Binding(red_in_green_bowl())
+    assert resolve(ref("the block in the green bowl"), ctx, "item").object_id == "red_block"
+    assert frames("put whatever is on the white plate in the gray bin", blue_on_plate()) == (
+        "put_in(obj=blue_block, target=gray_bin)")
+
+
+def test_a_relation_that_does_not_hold_is_refused_not_ignored():
+    with pytest.raises(ObjectNotResolved, match="not in the green bowl") as e:
+        understand("take the blue block out of the green bowl", red_in_green_bowl())
+    assert e.value.kind == "impossible"
+    with pytest.raises(ObjectNotResolved, match="nothing"):
+        understand("put whatever is on the white plate in the gray bin", standard_scene())
+
+
+def test_sets_exclusions_and_counts_are_bound_or_asked():
+    ctx = Binding(standard_scene())
+    ids = [o.object_id for o in resolve_set(ref("every block except the red one"), ctx)]
+    assert ids == ["blue_block", "green_block", "yellow_block"]
+    with pytest.raises(ObjectNotResolved, match="says 2"):
+        resolve_set(ref("both blocks"), Binding(standard_scene()))
+
+
+def test_the_blocks_not_named_yet():
+    assert frames("put the red block in the green bowl, then the rest of the blocks") == (
+        "put_in(obj=red_block, target=green_bowl); put_in(obj=blue_block, target=green_bowl); "
+        "put_in(obj=green_block, target=green_bowl); put_in(obj=yellow_block, "
+        "target=green_bowl)")
+
+
+def test_a_matching_container_is_chosen_per_item():
+    assert frames("put the blue block in the bowl that matches it") == (
+        "put_in(obj=blue_block, target=blue_bowl)")
+    with pytest.raises(ObjectNotResolved, match="no bowl matches"):
+        understand("put the yellow block in the bowl that matches it", standard_scene())
