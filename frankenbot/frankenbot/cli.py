@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "frankenbot.eval.readme_report",  # report
     "frankenbot.bringup.cli",  # up, submit, status, demo
     "frankenbot.bringup.calibrate_cli",  # calibrate camera
+    "frankenbot.bringup.objects_cli",  # objects enroll, list
     "frankenbot.bringup.soak",  # soak
     "frankenbot.bringup.llm_cli",  # llm serve
 )

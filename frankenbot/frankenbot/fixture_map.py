@@ -50,8 +50,10 @@ def _vec3(entry: Mapping[str, Any], key: str, where: str) -> Vec3:
     raw = entry.get(key)
     if isinstance(raw, Mapping):
         raw = [raw.get("x"), raw.get("y"), raw.get("z")]
+    if not isinstance(raw, (list, tuple)):  # (a string of three digits is no position)
+        raise ConfigError(f"{where}: '{key}' must be 3 numbers, got {raw!r}")
     try:
-        vals = tuple(float(v) for v in raw)  # type: ignore[union-attr]
+        vals = tuple(float(v) for v in raw)
     except (TypeError, ValueError) as e:
         raise ConfigError(f"{where}: '{key}' must be 3 numbers, got {raw!r}") from e
     if len(vals) != 3 or not all(math.isfinite(v) for v in vals):

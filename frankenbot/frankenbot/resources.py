@@ -47,6 +47,12 @@ def config_path(name: str | Path) -> Path:
     return c
 
 
+def objects_path() -> Path | None:
+    """config/objects.yaml (the object catalogue), if the package has one."""
+    p = config_dir() / "objects.yaml"
+    return p if p.is_file() else None
+
+
 def fixtures_path() -> Path | None:
     """config/scene_fixtures.yaml, if the package has one."""
     p = config_dir() / "scene_fixtures.yaml"

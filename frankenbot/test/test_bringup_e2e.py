@@ -86,16 +86,16 @@ def test_pixel_target_over_ros_lands_where_the_pixel_points(brain):
     from rclpy.action import ActionClient
 
     from frankenbot import resources
+    from frankenbot.fixture_map import FixtureMap
     from frankenbot.perception.camera import load_camera
-    from frankenbot.perception.fixtures import load_fixture_geometry
     from frankenbot.sim.tasks import sample_task
     from frankenbot_interfaces.action import ExecuteProgram
 
     client, group = brain
     seed = 3
     obj = str(sample_task("push_to_zone", seed).task.params["object"])
-    zone = next(f.obj for f in load_fixture_geometry(resources.fixtures_path())
-                if f.obj.object_id == "zone")
+    zone = FixtureMap.load(resources.fixtures_path()).fixture("zone")
+    assert zone is not None
     camera = load_camera(resources.config_path("camera.yaml"))
     u, v = camera.project(np.asarray([zone.position], dtype=float))[0]
     client.sim_reset("push_to_zone", seed)

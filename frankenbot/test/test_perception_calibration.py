@@ -8,9 +8,9 @@ import pytest
 from frankenbot import resources
 from frankenbot.errors import PerceptionError
 from frankenbot.eval.perception_eval import camera_of_world, pose_error
+from frankenbot.fixture_map import FixtureMap
 from frankenbot.perception.calibration import calibrate_camera, camera_yaml
 from frankenbot.perception.camera import camera_from_mapping
-from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.sim.sensor import SensorModel, sensor_params
 from frankenbot.sim.world import SimWorld
 
@@ -38,7 +38,7 @@ def test_recovers_a_perturbed_camera_within_5mm_and_half_a_degree(world, sensor_
     true = world.true_camera_pose()
     before = pose_error(nominal.matrix, true)
     assert before[0] > 0.004 and before[1] > 0.4  # the brain's pose really is off
-    result = calibrate_camera(_frames(world), nominal, load_fixture_geometry(
+    result = calibrate_camera(_frames(world), nominal, FixtureMap.load(
         resources.fixtures_path()))
     dt, dang = pose_error(result.camera.matrix, true)
     assert dt < 0.005 and dang < 0.5, (dt, dang)
@@ -54,4 +54,4 @@ def test_refuses_without_a_box_fixture(world):
     world.set_sensor(SensorModel(sensor_params("none"), 0))
     world.reset("stack", 1)
     with pytest.raises(PerceptionError, match="box fixture"):
-        calibrate_camera(_frames(world, 1), camera_of_world(world), [])
+        calibrate_camera(_frames(world, 1), camera_of_world(world), FixtureMap())

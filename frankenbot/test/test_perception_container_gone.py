@@ -9,7 +9,7 @@ import pytest
 
 from frankenbot import resources
 from frankenbot.eval.perception_eval import camera_of_world
-from frankenbot.perception.fixtures import load_fixture_geometry
+from frankenbot.fixture_map import FixtureMap
 from frankenbot.perception.pipeline import PerceptionPipeline
 
 sim_world = pytest.importorskip("frankenbot.sim.world")
@@ -24,7 +24,7 @@ def world():
 
 def _pipeline(world) -> PerceptionPipeline:
     return PerceptionPipeline(camera_of_world(world),
-                              load_fixture_geometry(resources.fixtures_path()))
+                              FixtureMap.load(resources.fixtures_path()))
 
 
 def _frame(world, pipeline):

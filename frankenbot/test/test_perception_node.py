@@ -247,6 +247,46 @@ def test_node_against_sim_node_publishes_the_sims_objects(ros_context, spawn_pro
         h.close()
 
 
+@pytest.mark.slow
+def test_node_takes_the_sims_fixture_map_and_measures_the_fixtures_state(
+        ros_context, spawn_process, python_exe, package_root):
+    """The sim publishes its scene's fixture map (a cabinet, latched JSON); the perception
+    node (started with the one-drawer map of scene_fixtures.yaml) replaces its map with it and
+    reports the cabinet's drawers with their openings as the camera shows them."""
+    pytest.importorskip("frankenbot.nodes.sim_node")
+    from frankenbot.nodes.scene_msgs import scene_from_msg
+    from frankenbot.sim.world import SimWorld
+
+    task, seed = "close_cabinet_drawer", 5
+    spawn_process([python_exe, "-m", "frankenbot.nodes.sim_node", "--ros-args",
+                   "-p", f"task:={task}", "-p", f"seed:={seed}", "-p", "camera_rate:=5.0"])
+    spawn_process([python_exe, "-m", "frankenbot.nodes.perception_node", "--ros-args",
+                   "--params-file", str(package_root / "config" / "sim.yaml"),
+                   "-p", "rate:=5.0"])
+    with SimWorld(seed=seed, task=task) as world:
+        states = world.fixture_states()
+    h = _Harness(ros_context)
+    try:
+        def measured() -> bool:
+            fresh = [m for m in h.scenes if not m.stale]
+            if not fresh:
+                return False
+            scene = scene_from_msg(fresh[-1])
+            return all(scene.get(p) is not None and scene.get(p).opening is not None
+                       for p in states)
+
+        assert h.run_until(measured, 150.0), [o.id for o in (h.scenes[-1].objects
+                                                              if h.scenes else [])]
+        scene = scene_from_msg([m for m in h.scenes if not m.stale][-1])
+        for pid, value in states.items():
+            assert abs(scene.get(pid).opening - value) < 0.02, (pid, value)
+        assert scene.get("cabinet") is not None and scene.get("drawer") is None
+        assert all(o.shape not in ("drawer", "handle") for o in scene.objects
+                   if not o.is_fixture)
+    finally:
+        h.close()
+
+
 def test_node_with_missing_detector_checkpoint_exits_with_a_clear_error(python_exe, tmp_path):
     import subprocess
 

@@ -7,10 +7,10 @@ import pytest
 
 from frankenbot import resources
 from frankenbot.eval.perception_eval import camera_of_world
+from frankenbot.fixture_map import FixtureMap
 from frankenbot.perception.calibration import calibrate_camera
 from frankenbot.perception.colour import name_colour, rgb_to_hsv, unclip_red_hue
 from frankenbot.perception.config import PerceptionConfig
-from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.pipeline import PerceptionPipeline
 from frankenbot.perception.segmentation import foreground
 from frankenbot.sim.sensor import SensorModel, sensor_params
@@ -50,7 +50,7 @@ def test_table_noise_is_measured_and_sets_the_foreground_floor(world):
 
 
 def test_noisy_frames_give_no_phantoms_and_right_colours(world):
-    fixtures = load_fixture_geometry(resources.fixtures_path())
+    fixtures = FixtureMap.load(resources.fixtures_path())
     world.reset("sort_by_colour", 6)
     shots = []
     for _ in range(4):

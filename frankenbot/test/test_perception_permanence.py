@@ -108,15 +108,15 @@ def test_confidence_grows_with_support():
 def test_a_built_tower_keeps_all_three_blocks_with_on_for_100_frames(noise):
     from frankenbot import resources
     from frankenbot.eval.perception_eval import camera_of_world
+    from frankenbot.fixture_map import FixtureMap
     from frankenbot.perception.calibration import calibrate_camera
-    from frankenbot.perception.fixtures import load_fixture_geometry
     from frankenbot.perception.pipeline import PerceptionPipeline
     from frankenbot.sim import layout
     from frankenbot.sim.scripted import ScriptedArm
     from frankenbot.sim.sensor import SensorModel, sensor_params
     from frankenbot.sim.world import SimWorld
 
-    fixtures = load_fixture_geometry(resources.fixtures_path())
+    fixtures = FixtureMap.load(resources.fixtures_path())
     with SimWorld(seed=3, task="tower", sensor=SensorModel(sensor_params(noise), 3)) as world:
         world.reset("tower", 3)
         camera = camera_of_world(world)

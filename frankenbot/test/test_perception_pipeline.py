@@ -9,11 +9,11 @@ import pytest
 
 from frankenbot.errors import ConfigError, PerceptionError
 from frankenbot.eval import synthetic_frames as syn
+from frankenbot.fixture_map import FixtureMap
 from frankenbot.perception.annotate import annotate, object_table
 from frankenbot.perception.camera import CameraModel, Intrinsics, camera_from_mapping
 from frankenbot.perception.colour import name_colour, rgb_to_hsv
 from frankenbot.perception.config import PerceptionConfig
-from frankenbot.perception.fixtures import fixtures_from_data
 from frankenbot.perception.geometry import min_area_rect
 from frankenbot.perception.pipeline import PerceptionPipeline
 
@@ -155,21 +155,30 @@ def test_float_metre_depth_is_accepted(camera, table_scene):
     assert scene.get("blue_block") is not None
 
 
-def test_fixtures_from_config_are_merged(camera, table_scene):
-    fixtures = fixtures_from_data({"fixtures": [
-        {"id": "drawer", "shape": "drawer", "position": [0.7, 0.4, 0.06],
+def test_fixtures_of_the_map_join_the_scene_only_where_the_camera_sees_them(camera):
+    """The map names a drawer unit (which the frame shows), a stove (which it does not) and
+    a painted zone: the unit and the zone are in the scene, the phantom stove is not, and the
+    unit's body never becomes an object."""
+    unit = syn.Box((0.70, -0.25, 0.06), (0.2, 0.26, 0.12), (153, 102, 56))
+    rgb, depth = syn.render(camera, [unit, _block(0.45, 0.10, RED, 0.3)])
+    fixtures = FixtureMap.from_data({"fixtures": [
+        {"id": "drawer", "shape": "drawer", "position": [0.7, -0.25, 0.06],
          "size": [0.2, 0.26, 0.12]},
+        {"id": "stove", "shape": "stove", "position": [0.4, 0.3, 0.015],
+         "size": [0.26, 0.3, 0.03]},
         {"id": "zone", "shape": "zone", "colour": "cyan", "position": [0.4, -0.45, 0.0],
          "size": [0.14, 0.14, 0.001]}]})
     pipe = PerceptionPipeline(camera, fixtures, PerceptionConfig(stride=2))
-    scene = pipe.process(*table_scene, stamp=1.0)
+    scene = pipe.process(rgb, depth, stamp=1.0)
     assert scene.get("drawer").is_fixture and scene.get("zone").label == "cyan zone"
+    assert scene.get("stove") is None
+    assert [o.object_id for o in scene.objects if not o.is_fixture] == ["red_block"]
 
 
 def test_bad_fixture_and_config_values_are_rejected():
     with pytest.raises(ConfigError):
-        fixtures_from_data([{"id": "drawer", "shape": "cupboard", "position": [0, 0, 0],
-                             "size": [1, 1, 1]}])
+        FixtureMap.from_data([{"id": "drawer", "shape": "sofa", "position": [0, 0, 0],
+                               "size": [1, 1, 1]}])
     from frankenbot import settings
 
     with pytest.raises(ConfigError, match=r"unknown setting strid \(did you mean stride\?\)"):

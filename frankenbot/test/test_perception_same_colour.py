@@ -14,10 +14,10 @@ import pytest
 
 from frankenbot import resources
 from frankenbot.eval.perception_eval import camera_of_world
+from frankenbot.fixture_map import FixtureMap
 from frankenbot.perception.colour import rgb_to_hsv
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.containers import fit_outline_circle
-from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.geometry import Detection, measure, split_stack
 from frankenbot.perception.pipeline import PerceptionPipeline
 from frankenbot.perception.segmentation import Cluster
@@ -40,7 +40,7 @@ def world():
 
 def _perceive(world) -> Scene:
     pipeline = PerceptionPipeline(camera_of_world(world),
-                                  load_fixture_geometry(resources.fixtures_path()))
+                                  FixtureMap.load(resources.fixtures_path()))
     rgb, depth = world.render_rgbd()
     return pipeline.process(rgb, depth, world.time, world.joint_positions())
 

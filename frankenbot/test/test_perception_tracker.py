@@ -69,3 +69,28 @@ def test_a_settled_track_is_remembered_lower_down_and_keeps_its_id():
     t.settle({"green_block": 0.04})
     (track,) = t.tracks
     assert track.object_id == "green_block" and track.detection.position == (0.57, 0.38, 0.04)
+
+
+def test_a_category_is_what_most_frames_voted_and_a_young_track_takes_its_name():
+    tr = Tracker()
+    box = det("box", "brown", (0.47, 0.15, 0.02), (0.09, 0.055, 0.04))
+    first = tr.update([det("unknown", "brown", box.position, box.size)], 1.0)
+    assert [t.object_id for t in first] == ["unknown"]
+    tracks = tr.update([box], 1.1)
+    tracks = tr.update([box], 1.2)
+    assert [(t.object_id, t.detection.shape) for t in tracks] == [("brown_box", "box")]
+    # established: a half-hidden frame that matches nothing does not rename it
+    for k in range(3):
+        tracks = tr.update([det("unknown", "brown", box.position, box.size)], 1.3 + 0.1 * k)
+    assert [(t.object_id, t.detection.shape) for t in tracks] == [("brown_box", "box")]
+
+
+def test_unknown_objects_are_numbered_and_labelled_by_size_and_colour():
+    tr = Tracker()
+    frame = [det("unknown", "gray", (0.4, 0.0, 0.02), (0.05, 0.04, 0.03)),
+             det("unknown", "red", (0.6, 0.1, 0.04), (0.12, 0.06, 0.08))]
+    tr.update(frame, 1.0)
+    assert tr.scene_objects(1.0) == []  # an unknown object waits for a second frame
+    tr.update(frame, 1.1)
+    objs = {o.object_id: o.label for o in tr.scene_objects(1.1)}
+    assert objs == {"unknown": "small gray object", "unknown_2": "medium red object"}

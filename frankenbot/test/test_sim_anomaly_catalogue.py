@@ -166,14 +166,14 @@ def test_swap_object_repaints_a_spare_and_the_oracle_follows_it(world):
 
 def test_perception_keeps_colour_names_when_the_lights_dim():
     from frankenbot.eval.perception_eval import camera_of_world
-    from frankenbot.perception.fixtures import load_fixture_geometry
+    from frankenbot.fixture_map import FixtureMap
     from frankenbot.perception.pipeline import PerceptionPipeline
     from frankenbot.resources import fixtures_path
 
     w = SimWorld(task="clear_table", seed=10007)
     try:
         pipe = PerceptionPipeline(camera_of_world(w),
-                                  load_fixture_geometry(fixtures_path()))
+                                  FixtureMap.load(fixtures_path()))
 
         def ids() -> list[str]:
             rgb, depth = w.render_rgbd()

@@ -168,13 +168,13 @@ def _calibrate_robot(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
     from frankenbot import resources
     from frankenbot.errors import PerceptionError
+    from frankenbot.fixture_map import FixtureMap
     from frankenbot.nodes.scene_msgs import depth_from_image_msg, rgb_from_image_msg
     from frankenbot.perception.calibration import calibrate_camera
     from frankenbot.perception.camera import load_camera
-    from frankenbot.perception.fixtures import load_fixture_geometry
 
     initial = load_camera(resources.config_path(args.initial))
-    fixtures = load_fixture_geometry(resources.config_path(args.fixtures))
+    fixtures = FixtureMap.load(resources.config_path(args.fixtures))
     rclpy.init()
     node = Node("frankenbot_calibrate")
     latest: dict[str, Any] = {}

@@ -1,151 +1,94 @@
 """Score perception against simulator ground truth (the only place ground truth meets perception).
 
-For each rendered scene: match perceived objects to true objects (optimal assignment on distance,
-gated at ``match_radius``), then count recall, precision, colour and shape accuracy and position
-errors. Used by ``frankenbot perception eval`` and the benchmark; the brain never sees truth.
+For each rendered scene a fresh pipeline perceives a few frames; the last scene is scored
+(``eval/perception_scores.py``): objects per category, unknown objects, fixture presence and
+states, position errors and latency. Used by ``frankenbot perception eval`` and the
+benchmark; the brain never sees truth.
+
+Scene sets (``--scene-set``):
+
+* ``world`` (default): the new world. Even scenes are a crowded free scene of everyday
+  objects (``EVERYDAY``: 9-12 of the sim's everyday objects and a few of the first waves',
+  any yaw, 1.5 cm apart, the one-drawer unit at the back; objects may hide one another and
+  are scored as occluded then); odd scenes are the twelve new task families in turn (the
+  cabinet's drawers, the doors, the lamp and the stove in their sampled states).
+* ``first_wave``: the full free scene of the first waves and their twelve families in
+  turn (the scenes the README's first perception rows were measured on).
+* ``all``: the two alternating.
+
+Every ``SCENES_PER_INSTALL`` scenes get a new sensor seed (a new camera-pose error), and the
+camera is calibrated on a free scene of that installation first, as on the robot.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import time
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Iterable, Sequence
+import zlib
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any, Iterable, Iterator
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
-from frankenbot import resources
 from frankenbot.errors import ConfigError, SimError
+from frankenbot.eval.perception_scores import (
+    DEFAULT_MATCH_RADIUS,
+    IN_VIEW_SHARE,
+    EvalTotals,
+    TruthObject,
+    match,
+)
 from frankenbot.eval.seeds import EVALUATION_FIRST_SEED
+from frankenbot.fixture_map import FixtureMap
 from frankenbot.perception.camera import CameraModel, Intrinsics
+from frankenbot.perception.catalogue import ObjectCatalogue
 from frankenbot.perception.config import PerceptionConfig
-from frankenbot.perception.fixtures import load_fixture_geometry
-from frankenbot.perception.pipeline import PerceptionPipeline
+from frankenbot.perception.pipeline import PerceptionPipeline, default_catalogue
 from frankenbot.planner.request import PlanImage
-from frankenbot.state import Scene, SceneObject
-from frankenbot.transforms import QuatWXYZ
+from frankenbot.state import Scene
 
-DEFAULT_MATCH_RADIUS = 0.05  # metres
 SCENES_PER_INSTALL = 10  # scenes per sensor seed (camera-pose error) in evaluate_sim
-VISIBLE_SHARE = 0.25  # an object with less of its top outline in view counts as occluded
+SCENE_SETS = ("world", "first_wave", "all")
+EVERYDAY = "everyday"  # the crowded free scene of everyday objects (a pseudo family)
+EVERYDAY_COUNT = (9, 12)  # everyday objects per scene (inclusive)
+EVERYDAY_EXTRA = 2  # first-wave objects among them
+EVERYDAY_GAP = 0.015  # m between footprints: crowded
 
 
-@dataclass(frozen=True)
-class TruthObject:
-    """What the simulator says is there."""
-
-    name: str
-    shape: str
-    colour: str
-    position: tuple[float, float, float]
-    visible: float = 1.0  # share of the object's top outline the camera sees (occlusion)
+VISIBILITY_RAYS = 48  # rays cast from the camera at each object
 
 
-def visible_fraction(position: tuple[float, float, float], size: tuple[float, float, float],
-                     yaw: float, camera: CameraModel, depth_m: np.ndarray) -> float:
-    """Share of sample points on an object's top outline whose rendered depth is the object's.
+def visible_share(world: Any, name: str, eye: np.ndarray, rays: int = VISIBILITY_RAYS
+                  ) -> float:
+    """Share of the rays from the camera that hit object ``name`` (cast at random points of
+    its bounding box, each tested against the object alone) whose first hit in the scene is
+    the object itself. Scoring only: tells an occluded object (behind a bin, under a bowl's
+    rim, behind the arm) from a perception miss, whatever the object's shape."""
+    import mujoco
 
-    Scoring only: tells an occluded object (behind a bin) from a perception miss.
-    """
-    c, s = math.cos(yaw), math.sin(yaw)
-    hx, hy = size[0] / 2 * 0.9, size[1] / 2 * 0.9  # on a block's top and on a bowl's rim
-    local = [(hx * math.cos(a), hy * math.sin(a))
-             for a in np.linspace(0.0, 2 * math.pi, 12, endpoint=False)]
-    top = position[2] + size[2] / 2 - 0.002
-    pts = np.array([(position[0] + c * x - s * y, position[1] + s * x + c * y, top)
-                    for x, y in local])
-    pix = camera.project(pts)
-    cam_z = ((pts - camera.matrix[:3, 3]) @ camera.matrix[:3, :3])[:, 2]
-    h, w = depth_m.shape
-    seen = 0
-    for (u, v), z in zip(pix, cam_z, strict=True):
-        if np.isfinite(u) and np.isfinite(v) and 0 <= u < w and 0 <= v < h:
-            d = float(depth_m[int(v), int(u)])
-            seen += int(d > 0 and abs(d - z) < 0.012)
-    return seen / len(local)
-
-
-@dataclass
-class EvalTotals:
-    """Accumulated counts and errors over many frames."""
-
-    truths: int = 0
-    visible_truths: int = 0  # objects with >= VISIBLE_SHARE of their top outline in view
-    visible_matched: int = 0
-    detections: int = 0
-    matched: int = 0
-    colour_ok: int = 0
-    shape_ok: int = 0
-    errors_m: list[float] = field(default_factory=list)
-    latencies_s: list[float] = field(default_factory=list)
-    misses: list[str] = field(default_factory=list)
-    false_positives: list[str] = field(default_factory=list)
-    wrong_colour: list[str] = field(default_factory=list)
-
-    def add(self, scene: Scene, truth: Sequence[TruthObject], latency_s: float | None,
-            tag: str = "",
-            match_radius: float = DEFAULT_MATCH_RADIUS) -> None:
-        dets = [o for o in scene.objects if not o.is_fixture]
-        self.truths += len(truth)
-        self.detections += len(dets)
-        if latency_s is not None:
-            self.latencies_s.append(latency_s)
-        pairs = match(dets, truth, match_radius)
-        self.matched += len(pairs)
-        self.visible_truths += sum(t.visible >= VISIBLE_SHARE for t in truth)
-        self.visible_matched += sum(truth[j].visible >= VISIBLE_SHARE for _, j in pairs)
-        used_d = {i for i, _ in pairs}
-        used_t = {j for _, j in pairs}
-        for i, j in pairs:
-            d, t = dets[i], truth[j]
-            self.errors_m.append(math.dist(d.position, t.position))
-            if d.colour == t.colour:
-                self.colour_ok += 1
-            else:
-                self.wrong_colour.append(f"{tag}: {t.name} seen as {d.colour}")
-            if d.shape == t.shape:
-                self.shape_ok += 1
-        self.misses += [f"{tag}: {t.name} ({100 * t.visible:.0f}% visible)"
-                        for j, t in enumerate(truth) if j not in used_t]
-        self.false_positives += [f"{tag}: {d.object_id} at {tuple(round(v, 3) for v in d.position)}"
-                                 for i, d in enumerate(dets) if i not in used_d]
-
-    def summary(self) -> dict[str, Any]:
-        err = np.asarray(self.errors_m) * 1000.0
-        lat = np.asarray(self.latencies_s) * 1000.0
-        return {
-            "frames": len(self.latencies_s),
-            "objects": self.truths,
-            "detections": self.detections,
-            "recall": self.matched / self.truths if self.truths else 0.0,
-            "recall_visible": (self.visible_matched / self.visible_truths
-                               if self.visible_truths else 0.0),
-            "occluded_objects": self.truths - self.visible_truths,
-            "precision": self.matched / self.detections if self.detections else 0.0,
-            "colour_accuracy": self.colour_ok / self.matched if self.matched else 0.0,
-            "shape_accuracy": self.shape_ok / self.matched if self.matched else 0.0,
-            "position_error_median_mm": float(np.median(err)) if err.size else float("nan"),
-            "position_error_p95_mm": float(np.percentile(err, 95)) if err.size else float("nan"),
-            "latency_median_ms": float(np.median(lat)) if lat.size else float("nan"),
-            "latency_p95_ms": float(np.percentile(lat, 95)) if lat.size else float("nan"),
-            "misses": self.misses[:20],
-            "false_positives": self.false_positives[:20],
-            "wrong_colour": self.wrong_colour[:20],
-        }
-
-
-def match(dets: Sequence[SceneObject], truth: Sequence[TruthObject],
-          radius: float) -> list[tuple[int, int]]:
-    """Optimal one-to-one pairs (detection index, truth index) closer than ``radius``."""
-    if not dets or not truth:
-        return []
-    cost = np.array([[math.dist(d.position, t.position) for t in truth] for d in dets])
-    # Tie-break co-located pairs (a block inside a bowl) by shape, never beyond the radius.
-    tie = np.array([[0.0 if d.shape == t.shape else 0.02 for t in truth] for d in dets])
-    rows, cols = linear_sum_assignment(np.where(cost < radius, cost + tie, 1e3))
-    return [(int(r), int(c)) for r, c in zip(rows, cols, strict=True) if cost[r, c] < radius]
+    m, d = world.model, world.data
+    bid = m.body(name).id
+    geoms = np.flatnonzero(m.body_rootid[m.geom_bodyid] == bid)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    half = np.asarray(world.object_states()[name].size, float) / 2
+    rot = d.xmat[bid].reshape(3, 3)
+    targets = d.xpos[bid] + (rng.uniform(-1, 1, (rays, 3)) * half) @ rot.T
+    hit = seen = 0
+    gid = np.zeros(1, np.int32)
+    for t in targets:
+        vec = t - eye
+        vec /= np.linalg.norm(vec)
+        own = [mujoco.mju_rayGeom(d.geom_xpos[g], d.geom_xmat[g], m.geom_size[g], eye, vec,
+                                  int(m.geom_type[g])) for g in geoms]
+        own = [x for x in own if x >= 0]
+        if not own:
+            continue  # the ray passes through the box but misses the object
+        hit += 1
+        mujoco.mj_ray(m, d, eye, vec, None, 1, -1, gid)
+        seen += int(gid[0] >= 0 and m.body_rootid[m.geom_bodyid[gid[0]]] == bid)
+    return seen / hit if hit else 0.0
 
 
 def camera_of_world(world: Any) -> CameraModel:
@@ -156,40 +99,117 @@ def camera_of_world(world: Any) -> CameraModel:
     return CameraModel.from_matrix(intr, world.camera_pose())
 
 
-def truth_of_world(world: Any, min_z: float = -0.2, depth: np.ndarray | None = None
-                   ) -> list[TruthObject]:
+def truth_of_world(world: Any, min_z: float = -0.2, depth: np.ndarray | None = None,
+                   visibility: bool = False) -> list[TruthObject]:
     """Ground truth of the objects on the table (parked objects are below it).
 
-    With the frame's ``depth`` (uint16 mm), each object also gets its visible share.
+    With ``visibility`` (or a frame's ``depth``, which asks for it), each object also gets
+    its visible share from the camera that rendered the frame (``visible_share``).
     """
-    # The depth was rendered by the true camera (not the nominal pose the brain is given).
-    camera = (CameraModel.from_matrix(camera_of_world(world).intrinsics,
-                                      world.true_camera_pose()) if depth is not None else None)
+    eye = world.true_camera_pose()[:3, 3] if (visibility or depth is not None) else None
     out = []
     for s in world.object_states().values():
         if s.position[2] <= min_z:
             continue
-        vis = 1.0
-        if camera is not None and depth is not None:
-            yaw = QuatWXYZ(*s.quaternion).yaw()
-            vis = visible_fraction(tuple(s.position), tuple(s.size), yaw, camera,
-                                   depth.astype(np.float64) / 1000.0)
-        out.append(TruthObject(s.name, s.shape, s.colour, tuple(s.position), vis))
+        vis = 1.0 if eye is None else visible_share(world, s.name, eye)
+        out.append(TruthObject(s.name, s.shape, s.colour, tuple(s.position), vis,
+                               tuple(s.size)))
     return out
 
 
+def scenes(first_seed: int = EVALUATION_FIRST_SEED, scene_set: str = "world"
+           ) -> Iterable[tuple[str, int]]:
+    """(task family, "" for the first waves' full free scene or ``EVERYDAY``, seed) of
+    ``scene_set`` in turn, consecutive seeds from ``first_seed`` (evaluation seeds by
+    default)."""
+    from frankenbot.sim.tasks import FIRST_WAVE_FAMILIES, TASK_FAMILIES
 
-
-def scenes(first_seed: int = EVALUATION_FIRST_SEED) -> Iterable[tuple[str, int]]:
-    """(task family or "" for the full free scene, seed): every family in turn, consecutive
-    seeds from ``first_seed`` (evaluation seeds by default)."""
-    from frankenbot.sim.tasks import TASK_FAMILIES
-
-    families = ("", *TASK_FAMILIES)
+    if scene_set not in SCENE_SETS:
+        raise ConfigError(f"scene set must be one of {', '.join(SCENE_SETS)}, got "
+                          f"{scene_set!r}")
+    new = tuple(f for f in TASK_FAMILIES if f not in FIRST_WAVE_FAMILIES)
+    old = ("", *FIRST_WAVE_FAMILIES)
     k = 0
     while True:
-        yield families[k % len(families)], first_seed + k
+        if scene_set == "first_wave":
+            family = old[k % len(old)]
+        elif scene_set == "world":
+            family = EVERYDAY if k % 2 == 0 else new[(k // 2) % len(new)]
+        else:
+            family = (EVERYDAY if k % 4 == 0 else new[(k // 4) % len(new)]) if k % 2 == 0 \
+                else old[(k // 2) % len(old)]
+        yield family, first_seed + k
         k += 1
+
+
+def layout_everyday(world: Any, seed: int) -> list[str]:
+    """The crowded free scene of everyday objects for ``seed`` (see the module docstring):
+    the first waves' free scene with its objects taken off and everyday ones laid out."""
+    from frankenbot.sim import objects as layout
+    from frankenbot.sim.tasks import FREE_REGION
+
+    world.reset(None, seed)
+    for name in list(world.object_states()):
+        world.remove_object(name)
+    rng = np.random.default_rng([abs(int(seed)), 4241])
+    pool = [o.name for o in layout.EVERYDAY]
+    first = [o.name for o in layout.OBJECTS if o not in layout.EVERYDAY]
+    n = int(rng.integers(EVERYDAY_COUNT[0], EVERYDAY_COUNT[1] + 1))
+    names = [pool[int(i)] for i in rng.permutation(len(pool))[:n - EVERYDAY_EXTRA]]
+    names += [first[int(i)] for i in rng.permutation(len(first))[:EVERYDAY_EXTRA]]
+    (x0, x1), (y0, y1) = FREE_REGION
+    placed: list[tuple[float, float, float]] = []
+    out = []
+    for name in names:
+        spec = layout.OBJECT_BY_NAME[name]
+        r = spec.radius
+        for _ in range(300):
+            x, y = float(rng.uniform(x0 + r, x1 - r)), float(rng.uniform(y0 + r, y1 - r))
+            if all(math.hypot(x - px, y - py) > r + pr + EVERYDAY_GAP for px, py, pr in placed):
+                break
+        else:
+            continue  # no room left: the scene has one object fewer
+        placed.append((x, y, r))
+        yaw = float(rng.uniform(-math.pi, math.pi))
+        world.add_object(name, (x, y, spec.size[2] / 2 + 0.001), yaw)
+        out.append(name)
+    world.advance(0.5)  # settle
+    return out
+
+
+def set_scene(world: Any, family: str, seed: int) -> None:
+    """Load scene ``family`` (a task family, "" or ``EVERYDAY``) of ``seed``."""
+    if family == EVERYDAY:
+        layout_everyday(world, seed)
+    else:
+        world.reset(family or None, seed)
+
+
+def phantom_map(world: Any) -> tuple[dict[str, Any], list[str]]:
+    """The scene's fixture map plus every fixture kind it does not have, at its usual slot
+    (a wrong map): those whose footprint overlaps a fixture that is there are left out (a
+    microwave where the cupboard stands looks exactly like it)."""
+    from frankenbot.sim import fixtures as fx
+    from frankenbot.sim.families import SLOTS
+
+    data = world.fixture_map_data()
+    fmap = FixtureMap.from_data(data)
+    present = [f for f in fmap.fixtures if f.kind != "zone"]
+    entries = dict(data["fixtures"])
+    added = []
+    slots = {**SLOTS, "drawer": (fx.DRAWER.body_centre[0], fx.DRAWER.body_centre[1], 0.0)}
+    for fid, (x, y, yaw) in slots.items():
+        if fid in entries:
+            continue
+        entry = fx.map_entry(fid, x, y, yaw)
+        ghost = FixtureMap.from_data({"fixtures": {fid: entry}}).fixtures[0]
+        reach = 0.5 * math.hypot(ghost.size[0], ghost.size[1])
+        if any(math.dist(ghost.position[:2], f.position[:2])
+               < reach + 0.5 * math.hypot(f.size[0], f.size[1]) for f in present):
+            continue
+        entries[fid] = entry
+        added.append(fid)
+    return {"fixtures": entries}, added
 
 
 def sensed_and_clean(world: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
@@ -201,28 +221,52 @@ def sensed_and_clean(world: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, fl
     return rgb, depth, depth_clean, stamp
 
 
-def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
-                 fixtures_path: str | Path | None = None, width: int = 640, height: int = 480,
-                 progress: bool = False, noise: str = "none",
-                 first_seed: int = EVALUATION_FIRST_SEED, frames: int = 3,
-                 calibrate: bool = True) -> dict[str, Any]:
-    """Render ``n_scenes`` sim scenes, perceive each with a fresh tracker over ``frames``
-    frames (0.1 s apart, as the camera streams), score the last scene against truth.
+def _held_out_category(truth: list[TruthObject], seed: int) -> str | None:
+    cats = sorted({t.shape for t in truth if t.visible >= IN_VIEW_SHARE})
+    return cats[seed % len(cats)] if cats else None
 
-    ``noise`` picks the sensor profile (sim/sensor.py). Every ``SCENES_PER_INSTALL`` scenes
-    get a new sensor seed, so a new camera-pose error (an installation); with ``calibrate``
-    the brain's camera pose then comes from ``calibrate_camera`` on the first of those scenes,
-    as on the robot (the quick start calibrates before work); without it the brain keeps the
-    nominal pose.
-    """
+
+def _calibrate(world: Any, nominal: CameraModel, install: int, config: PerceptionConfig | None
+               ) -> tuple[CameraModel, PerceptionConfig | None, tuple[float, float]]:
+    """The camera of an installation, calibrated on its free scene as on the robot."""
     from frankenbot.perception.calibration import calibrate_camera
+
+    world.reset(None, install)
+    shots = []
+    for _ in range(6):
+        rgb, depth, _, _ = sensed_and_clean(world)
+        shots.append((rgb, depth))
+        world.advance(0.1)
+    calib = calibrate_camera(shots, nominal, FixtureMap.from_data(world.fixture_map_data()),
+                             config)
+    pconfig = config
+    if calib.table_rgb is not None:
+        pconfig = replace(config or PerceptionConfig(), table_rgb=calib.table_rgb)
+    return calib.camera, pconfig, pose_error(calib.camera.matrix, world.true_camera_pose())
+
+
+def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
+                 width: int = 640, height: int = 480, progress: bool = False,
+                 noise: str = "none", first_seed: int = EVALUATION_FIRST_SEED,
+                 frames: int = 3, calibrate: bool = True, scene_set: str = "world",
+                 catalogue: ObjectCatalogue | None = None,
+                 held_out: bool = True) -> dict[str, Any]:
+    """Render ``n_scenes`` sim scenes of ``scene_set``, perceive each with a fresh pipeline
+    over ``frames`` frames (0.1 s apart, as the camera streams), score the last scene.
+
+    ``noise`` picks the sensor profile (sim/sensor.py). With ``calibrate`` (and noise) the
+    brain's camera pose comes from ``calibrate_camera`` per installation; without it the
+    brain keeps the nominal pose. ``held_out``: also perceive each scene with one of its
+    categories left out of the catalogue and a map naming fixtures the scene does not have
+    (unknown objects, phantom fixtures).
+    """
     from frankenbot.sim.sensor import SensorModel, sensor_params
     from frankenbot.sim.world import SimWorld
 
     if frames < 1:
         raise ConfigError(f"frames must be >= 1, got {frames}")
     params = sensor_params(noise)
-    fixtures = load_fixture_geometry(fixtures_path or resources.fixtures_path())
+    catalogue = catalogue if catalogue is not None else default_catalogue()
     totals = EvalTotals()
     calib_errors: list[tuple[float, float]] = []
     t_start = time.perf_counter()
@@ -233,52 +277,72 @@ def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
         bar = Progress(n_scenes, "perception eval", log=lambda line: print(line, flush=True))
     with SimWorld(seed=0, width=width, height=height) as world:
         nominal = camera_of_world(world)
+        camera, pconfig = nominal, config
         done = 0
-        for family, seed in scenes(first_seed):
+        install = -1
+        for family, seed in scenes(first_seed, scene_set):
             if done >= n_scenes:
                 break
-            install = first_seed + done // SCENES_PER_INSTALL
-            new_install = world.sensor.sensor_seed != install or done == 0
-            if new_install:
+            if first_seed + done // SCENES_PER_INSTALL != install:
+                install = first_seed + done // SCENES_PER_INSTALL
                 world.set_sensor(SensorModel(params, sensor_seed=install))
                 camera, pconfig = nominal, config
+                if calibrate and params.active:
+                    camera, pconfig, err = _calibrate(world, nominal, install, config)
+                    calib_errors.append(err)
             try:
-                world.reset(family or None, seed)
+                set_scene(world, family, seed)
             except SimError:  # the sampler could not lay out this seed: take the next one
                 continue
             done += 1
-            if new_install and calibrate and params.active:
-                shots = []
-                for _ in range(6):
-                    rgb, depth, _, _ = sensed_and_clean(world)
-                    shots.append((rgb, depth))
-                    world.advance(0.1)
-                calib = calibrate_camera(shots, nominal, fixtures, config)
-                camera = calib.camera
-                if calib.table_rgb is not None:
-                    pconfig = replace(config or PerceptionConfig(), table_rgb=calib.table_rgb)
-                calib_errors.append(pose_error(camera.matrix, world.true_camera_pose()))
-            pipeline = PerceptionPipeline(camera, fixtures, pconfig)
+            tag = f"{family or 'free'}/{seed}"
+            fmap = FixtureMap.from_data(world.fixture_map_data())
+            pipeline = PerceptionPipeline(camera, fmap, pconfig, catalogue=catalogue)
+            second = None
+            held = None
+            phantoms: list[str] = []
             for k in range(frames):
                 if k:
                     world.advance(0.1)
                 rgb, depth, depth_clean, stamp = sensed_and_clean(world)
+                if k == 0 and held_out and catalogue is not None:
+                    truth0 = truth_of_world(world, depth=depth_clean)
+                    held = _held_out_category(truth0, seed)
+                    ghost_data, phantoms = phantom_map(world)
+                    second = PerceptionPipeline(camera, FixtureMap.from_data(ghost_data),
+                                                pconfig, catalogue=catalogue.without(
+                                                    [held] if held else []))
+                c0 = time.process_time()
                 result = pipeline.process_frame(rgb, depth, stamp=stamp,
                                                 joint_positions=world.joint_positions())
+                totals.cpu_s.append(time.process_time() - c0)
                 totals.latencies_s.append(result.latency_s)
-            totals.add(result.scene, truth_of_world(world, depth=depth_clean), None,
-                       tag=f"{family or 'free'}/{seed}")
+                if second is not None:  # the phantom fixtures it drops are expected: quiet
+                    with _quiet("frankenbot.perception.fixture_state"):
+                        last2 = second.process_frame(rgb, depth, stamp=stamp,
+                                                     joint_positions=world.joint_positions())
+            truth = truth_of_world(world, depth=depth_clean)
+            totals.add(result.scene, truth, None, tag=tag)
+            kinds = {pid: p.kind for pid, p in fmap.parts.items()}
+            placed = [f.fixture_id for f in fmap.fixtures if f.kind != "zone"]
+            totals.add_fixtures(result.scene, world.fixture_states(), kinds, placed, tag)
+            if second is not None:
+                if held is not None:
+                    totals.add_held_out(last2.scene, truth, held, tag)
+                totals.add_phantoms(last2.scene, phantoms, tag)
+                _rematch(totals, pipeline, result.scene, truth, catalogue, tag)
             if bar is not None:
-                bar.step(f"{family or 'free'}/{seed}: {len(result.scene.objects)} objects, "
+                bar.step(f"{tag}: {len(result.scene.objects)} objects, "
                          f"{result.latency_s * 1000:.0f} ms")
     if bar is not None:
         bar.close()
     out = totals.summary()
-    out["frames"] = done
-    out["frames_per_scene"] = frames
-    out["noise"] = noise
-    out["first_seed"] = first_seed
-    out["calibrated"] = bool(calibrate and params.active)
+    out["perceived_frames"] = out["frames"]
+    out.update(frames=done, scenes=done, frames_per_scene=frames, noise=noise,
+               first_seed=first_seed, scene_set=scene_set,
+               calibrated=bool(calibrate and params.active),
+               catalogue=str(catalogue.path) if catalogue is not None and catalogue.path
+               else ("none (size rules)" if catalogue is None else "given"))
     if calib_errors:
         mm = np.array([e[0] for e in calib_errors]) * 1000
         deg = np.array([e[1] for e in calib_errors])
@@ -290,11 +354,38 @@ def evaluate_sim(n_scenes: int = 50, config: PerceptionConfig | None = None,
     return out
 
 
+@contextmanager
+def _quiet(logger: str) -> Iterator[None]:
+    log = logging.getLogger(logger)
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
+def _rematch(totals: EvalTotals, pipeline: PerceptionPipeline, scene: Scene,
+             truth: list[TruthObject], catalogue: ObjectCatalogue, tag: str) -> None:
+    """Every found object's own signature, matched with its category left out."""
+    dets = [o for o in scene.objects if not o.is_fixture]
+    sigs = {t.object_id: t.detection for t in pipeline.tracker.tracks}
+    for i, j in match(dets, truth, DEFAULT_MATCH_RADIUS):
+        d, t = dets[i], truth[j]
+        det = sigs.get(d.object_id)
+        if det is None or det.signature is None or t.visible < IN_VIEW_SHARE:
+            continue
+        m = catalogue.without([t.shape]).match(det.signature, det.colour)
+        totals.add_rematch(t.name, t.shape, m.category, tag)
+
+
 def pose_error(estimated: np.ndarray, true: np.ndarray) -> tuple[float, float]:
     """(translation error m, rotation error degrees) between two 4x4 poses."""
     from frankenbot.perception.marker_board import pose_difference
 
     return pose_difference(np.asarray(estimated, float), np.asarray(true, float))
+
+
 def perceived_sim_scene(task: str, seed: int) -> tuple[str, Scene, PlanImage | None, str]:
     """(task instruction, perceived scene, annotated image, object table) of a sim scene.
 
@@ -302,8 +393,6 @@ def perceived_sim_scene(task: str, seed: int) -> tuple[str, Scene, PlanImage | N
     through the perception pipeline and the set-of-mark annotation; no ground truth.
     """
     from frankenbot.perception.annotate import annotate
-    from frankenbot.perception.fixtures import load_fixtures
-    from frankenbot.perception.pipeline import PerceptionPipeline
     from frankenbot.planner.prompt import encode_png
     from frankenbot.sim.world import SimWorld
 
@@ -311,7 +400,8 @@ def perceived_sim_scene(task: str, seed: int) -> tuple[str, Scene, PlanImage | N
         instance = world.reset(task or None, seed)
         camera = camera_of_world(world)
         rgb, depth = world.render_rgbd()
-        pipeline = PerceptionPipeline(camera, load_fixtures(resources.fixtures_path()))
+        pipeline = PerceptionPipeline(camera, FixtureMap.from_data(world.fixture_map_data()),
+                                      catalogue=default_catalogue())
         scene = pipeline.process(rgb, depth, world.time, world.joint_positions())
     image, table = annotate(rgb, scene, camera)
     return (instance.instruction if task else ""), scene, encode_png(image), table

@@ -66,10 +66,9 @@ class Run:
 
 def suite_verdicts(seeds: list[int], families: tuple[str, ...]) -> list[Verdicts]:
     """Part 1: the review's verdict on every suite task's offline plan (perceived scene)."""
-    from frankenbot import resources
     from frankenbot.eval.perception_eval import camera_of_world
-    from frankenbot.perception.fixtures import load_fixtures
-    from frankenbot.perception.pipeline import PerceptionPipeline
+    from frankenbot.fixture_map import FixtureMap
+    from frankenbot.perception.pipeline import PerceptionPipeline, default_catalogue
     from frankenbot.planner.planner import Planner
     from frankenbot.planner.request import PlanRequest
     from frankenbot.planner.review import SafetyReview, apply_review, load_review_config
@@ -84,7 +83,9 @@ def suite_verdicts(seeds: list[int], families: tuple[str, ...]) -> list[Verdicts
             v = Verdicts(family)
             for seed in seeds:
                 inst = world.reset(family, seed)
-                pipeline = PerceptionPipeline(camera, load_fixtures(resources.fixtures_path()))
+                pipeline = PerceptionPipeline(camera,
+                                              FixtureMap.from_data(world.fixture_map_data()),
+                                              catalogue=default_catalogue())
                 rgb, depth = world.render_rgbd()
                 scene = pipeline.process(rgb, depth, world.time, world.joint_positions())
                 plan = planner.plan(PlanRequest(inst.instruction, scene))

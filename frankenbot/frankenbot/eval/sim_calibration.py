@@ -8,8 +8,8 @@ from typing import Any
 
 from frankenbot import resources
 from frankenbot.eval.perception_eval import camera_of_world, pose_error
+from frankenbot.fixture_map import FixtureMap
 from frankenbot.perception.calibration import CalibrationResult, calibrate_camera
-from frankenbot.perception.fixtures import load_fixture_geometry
 
 
 def calibrate_in_sim(*, noise: str = "realistic", sensor_seed: int = 0, frames: int = 6,
@@ -22,10 +22,10 @@ def calibrate_in_sim(*, noise: str = "realistic", sensor_seed: int = 0, frames: 
     from frankenbot.sim.sensor import SensorModel, sensor_params
     from frankenbot.sim.world import SimWorld
 
-    fixtures = load_fixture_geometry(resources.fixtures_path())
     with SimWorld(seed=seed, task=task, sensor=SensorModel(sensor_params(noise),
                                                            sensor_seed)) as world:
         nominal = camera_of_world(world)
+        fixtures = FixtureMap.from_data(world.fixture_map_data())
         shots = []
         for _ in range(frames):
             shots.append(world.render_rgbd())

@@ -96,11 +96,10 @@ class SimStack:
         if self.perceived:
             from frankenbot.eval.perception_eval import camera_of_world
             from frankenbot.perception.config import PerceptionConfig
-            from frankenbot.perception.fixtures import load_fixture_geometry
-            from frankenbot.perception.pipeline import PerceptionPipeline
+            from frankenbot.perception.pipeline import PerceptionPipeline, default_catalogue
             from frankenbot.perception.pixels import DepthPixelResolver
 
-            fixtures = load_fixture_geometry(self.fixtures)
+            fixtures = self._fixture_map()
             camera, config = camera_of_world(self.world), PerceptionConfig()
             if self.world.sensor.active:
                 camera, config = self._calibrated(camera, fixtures)
@@ -108,7 +107,8 @@ class SimStack:
             # scene is stale (None: perception's default)
             if stale_timeout is not None:
                 config = replace(config, stale_timeout=stale_timeout)
-            self._pipeline = PerceptionPipeline(camera, fixtures, config)
+            self._pipeline = PerceptionPipeline(camera, fixtures, config,
+                                                catalogue=default_catalogue())
             # pixel targets back-project the same depth perception sees, with its camera model
             self.pixels = DepthPixelResolver(camera)
         else:
@@ -117,6 +117,12 @@ class SimStack:
         self.names: dict[tuple[str, str], str] = {}  # (colour, shape) -> taught name
         self.robot = SimRobot(self.world, scene_source=self.scene, physics_thread=True)
         self.primitives = self._build_primitives()
+
+    def _fixture_map(self) -> Any:
+        """The world's fixture map (``frankenbot.fixture_map``) of the current scene."""
+        from frankenbot.fixture_map import FixtureMap
+
+        return FixtureMap.from_data(self.world.fixture_map_data())
 
     def _calibrated(self, nominal: Any, fixtures: Any) -> tuple[Any, Any]:
         """Calibrate the camera once, as the real-robot quick start does before any task: the
@@ -172,6 +178,9 @@ class SimStack:
         self.fixture_map = world_fixture_map(self.world)
         self.primitives = self._build_primitives()
         if self._pipeline is not None:
+            # the scene's fixtures (a cabinet here, a stove there): perception gets the map
+            # the cell is configured with, as the perception node gets the sim's ~/fixture_map
+            self._pipeline.set_fixture_map(self._fixture_map())
             self._pipeline.reset()
         if self.pixels is not None:
             self.pixels.reset()

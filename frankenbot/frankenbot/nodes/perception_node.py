@@ -5,6 +5,9 @@ Subscribes (sensor QoS: best effort; the images keep only the newest message):
   /camera/camera/aligned_depth_to_color/image_raw (sensor_msgs/Image, 16UC1 mm or 32FC1 m)
   /camera/camera/color/camera_info (sensor_msgs/CameraInfo)
   /joint_states (sensor_msgs/JointState; optional, feeds the robot self filter)
+  ``fixture_map_topic`` (std_msgs/String, latched; the sim's /frankenbot_sim/fixture_map): the
+      scene's fixture map as JSON (``frankenbot.fixture_map``); each one replaces the map
+      (until the first, or without the parameter, the map is ``fixtures_path``)
 Publishes:
   /frankenbot/scene (frankenbot_interfaces/msg/SceneObjects), one per processed frame; ``stale``
       is true (checked at ``rate``) when no usable frame arrived within ``stale_timeout`` (the
@@ -22,13 +25,13 @@ Resets also come from ``reset_topic`` (std_msgs/Header; the sim publishes one wh
   new scene): tracks are forgotten and frames stamped before header.stamp are skipped, so an
   object of a vanished scene never lends its id to a new object nearby.
 Parameters: ``perception.config.PerceptionNodeSettings`` (rate, max_latency, sync_tolerance,
-  camera_config, fixtures_path, detector_*, base_frame, publish_annotated, annotated_rate,
-  reset_topic) and every ``PerceptionConfig`` setting under its own name (stride,
-  table_height, table_rgb, min_height, max_height, workspace_min, workspace_max,
-  stale_timeout, ...), each declared with type, unit and range; the live ones (max_latency,
-  sync_tolerance, publish_annotated, annotated_rate, min_height, max_height, min_points,
-  min_points_floor, stale_timeout) take effect at the next frame, the rest are refused with
-  the reason (restart the node).
+  camera_config, fixtures_path, fixture_map_topic, catalogue_path, detector_*, base_frame,
+  publish_annotated, annotated_rate, reset_topic) and every ``PerceptionConfig`` setting under
+  its own name (stride, table_height, table_rgb, min_height, max_height, workspace_min,
+  workspace_max, stale_timeout, ...), each declared with type, unit and range; the live ones
+  (max_latency, sync_tolerance, publish_annotated, annotated_rate, min_height, max_height,
+  min_points, min_points_floor, stale_timeout) take effect at the next frame, the rest are
+  refused with the reason (restart the node).
 
 Subscription callbacks only hand the messages to ``perception.frame_sync.FrameSync`` (image
 queues of depth 1: a frame that waited is never worth more than the next one) and wake the
@@ -43,6 +46,7 @@ checks for staleness.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import threading
@@ -54,12 +58,13 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image, JointState
-from std_msgs.msg import Header
+from std_msgs.msg import Header, String
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
 from frankenbot import resources
 from frankenbot.errors import FrankenbotError, PerceptionError
+from frankenbot.fixture_map import FixtureMap
 from frankenbot.nodes.parameters import NodeSettings
 from frankenbot.nodes.ros_robot import joint_state_problem
 from frankenbot.nodes.scene_msgs import (
@@ -75,8 +80,8 @@ from frankenbot.nodes.scene_msgs import (
 from frankenbot.nodes.spin import SPIN_ENV, run_node
 from frankenbot.perception.annotate import annotate
 from frankenbot.perception.camera import CameraModel, load_camera
+from frankenbot.perception.catalogue import ObjectCatalogue
 from frankenbot.perception.config import DEFAULT_QUERIES, PerceptionNodeSettings
-from frankenbot.perception.fixtures import load_fixture_geometry
 from frankenbot.perception.frame_sync import (
     CLOCK_RESTARTED,
     OLD_SCENE,
@@ -163,8 +168,10 @@ class PerceptionNode(Node):
                                                            threshold=cfg.detector_threshold)
         self._extrinsics = (load_camera(resources.config_path(camera_config)).matrix
                             if camera_config else None)
-        self._fixtures = (load_fixture_geometry(resources.config_path(fixtures_path))
-                          if fixtures_path else ())
+        self._fixtures = (FixtureMap.load(resources.config_path(fixtures_path))
+                          if fixtures_path else FixtureMap())
+        self._catalogue = (ObjectCatalogue.load(resources.config_path(cfg.catalogue_path))
+                           if cfg.catalogue_path else None)
         self._pipeline: PerceptionPipeline | None = None
         self._tf_buffer: Any = None
         if self._extrinsics is None:
@@ -219,11 +226,14 @@ class PerceptionNode(Node):
         self.create_timer(1.0 / max(self.rate, 0.1), self.process_callback, callback_group=work)
         # Resets share the processing group: none can land halfway through a frame.
         self.create_service(Trigger, "~/reset", self.reset_service_callback, callback_group=work)
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
         if cfg.reset_topic:
-            latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                                 durability=DurabilityPolicy.TRANSIENT_LOCAL)
             self.create_subscription(Header, cfg.reset_topic, self.reset_topic_callback, latched,
                                      callback_group=work)
+        if cfg.fixture_map_topic:  # a map that changes per scene (the sim); the same group
+            self.create_subscription(String, cfg.fixture_map_topic, self.fixture_map_callback,
+                                     latched, callback_group=work)
         # its own group: a pixel is answered while a frame is being processed
         self.create_service(ResolvePixel, "~/resolve_pixel", self.resolve_pixel_callback,
                             callback_group=MutuallyExclusiveCallbackGroup())
@@ -350,6 +360,19 @@ class PerceptionNode(Node):
             f"{c['too_soon']}; rejected so far {self.frames_rejected}")
 
     # ------------------------------------------------------------------ resets
+    def fixture_map_callback(self, msg: String) -> None:
+        """A new fixture map (JSON): perception measures its fixtures from the next frame."""
+        try:
+            fmap = FixtureMap.from_data(json.loads(msg.data))
+        except (ValueError, FrankenbotError) as e:
+            self.get_logger().error(f"fixture map refused, keeping the old one: {e}")
+            return
+        self._fixtures = fmap
+        if self._pipeline is not None:
+            self._pipeline.set_fixture_map(fmap)
+        self.get_logger().info("fixture map: " + (", ".join(
+            f.fixture_id for f in fmap.fixtures) or "no fixtures"))
+
     def reset_topic_callback(self, msg: Header) -> None:
         self._reset(time_from_msg(msg.stamp), f"new scene {msg.frame_id or '(unnamed)'}")
 
@@ -388,7 +411,8 @@ class PerceptionNode(Node):
             if self._pipeline is None:
                 self._pipeline = PerceptionPipeline(camera, self._fixtures, self.config,
                                                     detector=self._detector,
-                                                    queries=self._queries or DEFAULT_QUERIES)
+                                                    queries=self._queries or DEFAULT_QUERIES,
+                                                    catalogue=self._catalogue)
             elif self._pipeline.camera is not camera:
                 self._pipeline.camera = camera
             rgb = rgb_from_image_msg(rgb_msg)

@@ -10,25 +10,39 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from frankenbot.perception.camera import CameraModel
-from frankenbot.state import Scene
+from frankenbot.state import Scene, SceneObject
 
 _MARK_RADIUS = 9
 
 
 def object_table(scene: Scene) -> str:
     """One line per object: mark number, id, label, centre position and size in centimetres in
-    the robot's base frame, and the object's kind (its shape class: block, bowl, plate, ...),
-    which decides what primitives accept it."""
-    lines = ["#  id                 label            x_cm   y_cm   z_cm   size_cm (x*y*z)  kind"]
+    the robot's base frame, the object's kind (its category: block, mug, drawer, ...), which
+    decides what primitives accept it, and a fixture part's measured state."""
+    lines = ["#  id                 label            x_cm   y_cm   z_cm   size_cm (x*y*z)  kind"
+             "  state"]
     for n, obj in enumerate(scene.objects, start=1):
         x, y, z = (round(v * 100.0, 1) for v in obj.position)
         sx, sy, sz = (round(v * 100.0, 1) for v in obj.size)
         label = obj.label + (" (fixture)" if obj.is_fixture else "")
-        lines.append(f"{n:<2} {obj.object_id:<18} {label:<16} {x:6.1f} {y:6.1f} {z:6.1f}   "
-                     f"{f'{sx:g}*{sy:g}*{sz:g}':<16} {obj.shape}")
+        lines.append((f"{n:<2} {obj.object_id:<18} {label:<16} {x:6.1f} {y:6.1f} {z:6.1f}   "
+                      f"{f'{sx:g}*{sy:g}*{sz:g}':<16} {obj.shape}  {state_text(obj)}").rstrip())
     if scene.stale:
         lines.append("(scene is stale: camera frames stopped)")
     return "\n".join(lines)
+
+
+def state_text(obj: SceneObject) -> str:
+    """A fixture part's measured state: "on", "off", "closed", "opening 0.12" (metres for a
+    drawer or sliding door, radians for a hinged door), or "" (none measured)."""
+    if obj.on is not None:
+        return "on" if obj.on else "off"
+    if obj.opening is None:
+        return ""
+    return "closed" if obj.opening < CLOSED_BELOW else f"opening {obj.opening:.2f}"
+
+
+CLOSED_BELOW = 0.01  # m or rad: a part this little open reads "closed"
 
 
 RULER_STEP = 80  # px between the pixel ruler's labelled grid lines

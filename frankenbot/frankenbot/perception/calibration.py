@@ -3,7 +3,8 @@
 Why: the brain's positions are only as good as ``T_base_optical``; a hand-measured camera pose is
 off by millimetres and fractions of a degree, which at 1.2 m is a centimetre on the table. The
 table top constrains height, roll and pitch; a fixed box fixture (the drawer cabinet of
-``config/scene_fixtures.yaml``) with two vertical faces in view constrains x, y and yaw. So the
+``config/scene_fixtures.yaml``; any box-shaped fixture of the map: the one-drawer unit, the
+cabinet, the microwave or cupboard) with two vertical faces in view constrains x, y and yaw. So the
 observed point cloud is aligned to a model of exactly those surfaces by point-to-plane ICP with a
 robust loss (objects, the arm and the open drawer are outliers), starting from the current pose.
 Several frames are pooled (voxel averaging) so the depth noise averages out.
@@ -22,13 +23,14 @@ import numpy as np
 import open3d as o3d
 
 from frankenbot.errors import PerceptionError
+from frankenbot.fixture_map import Fixture, FixtureMap
 from frankenbot.perception.camera import CameraModel
 from frankenbot.perception.config import PerceptionConfig
-from frankenbot.perception.fixtures import FixtureGeometry
+from frankenbot.perception.fixture_geometry import fixture_shape
 from frankenbot.perception.segmentation import backproject, check_frame, depth_to_mm
 from frankenbot.transforms import quat_from_matrix
 
-BOX_SHAPES = ("drawer", "bin_fixture", "cabinet", "box")
+BOX_KINDS = ("drawer", "cabinet", "microwave", "cupboard")  # fixtures with box bodies
 MIN_FACE_POINTS = 150  # model-matched points on vertical faces of each horizontal direction
 
 
@@ -65,7 +67,24 @@ def _grid(lo: np.ndarray, hi: np.ndarray, spacing: float) -> np.ndarray:
     return np.stack([gx.ravel(), gy.ravel()], axis=1)
 
 
-def model_surfaces(fixtures: Sequence[FixtureGeometry], config: PerceptionConfig,
+def _footprint(fixture: Fixture, xy: np.ndarray, margin: float) -> np.ndarray:
+    """Which table points ``xy`` lie under the fixture or where its parts sweep (closed and
+    fully open): the camera does not see the table there."""
+    travel = {p.part_id: p.travel for p in fixture.all_parts()}
+    pts = np.column_stack([xy, np.zeros(len(xy))])
+    out = np.zeros(len(xy), bool)
+    for states in ({}, travel):
+        for box in fixture_shape(fixture, states).solids:
+            loc = box.local(pts)
+            out |= np.all(np.abs(loc[:, :2]) <= box.half[:2] + margin, axis=1)
+    return out
+
+
+def box_fixtures(fixtures: FixtureMap) -> tuple[Fixture, ...]:
+    return tuple(f for f in fixtures.fixtures if f.kind in BOX_KINDS)
+
+
+def model_surfaces(fixtures: FixtureMap, config: PerceptionConfig,
                    spacing: float = 0.005) -> tuple[np.ndarray, np.ndarray]:
     """(points, normals) sampled on the table top and the box fixtures' top and side faces."""
     pts: list[np.ndarray] = []
@@ -73,15 +92,15 @@ def model_surfaces(fixtures: Sequence[FixtureGeometry], config: PerceptionConfig
     lo = np.asarray(config.workspace_min[:2], float)
     hi = np.asarray(config.workspace_max[:2], float)
     table = _grid(lo, hi, 2 * spacing)
-    boxes = [g for g in fixtures if g.obj.shape in BOX_SHAPES]
+    boxes = box_fixtures(fixtures)
     keep = np.ones(len(table), dtype=bool)
-    for g in boxes:  # the table under a fixture (and where its drawer slides out) is not seen
-        keep &= np.array([not g.footprint_contains(x, y, margin=0.02) for x, y in table])
+    for f in boxes:  # the table under a fixture (and where its drawer slides out) is not seen
+        keep &= ~_footprint(f, table, 0.02)
     table = table[keep]
     pts.append(np.column_stack([table, np.full(len(table), config.table_height)]))
     nrm.append(np.tile([0.0, 0.0, 1.0], (len(table), 1)))
-    for g in boxes:
-        (cx, cy, cz), (sx, sy, sz), yaw = g.obj.position, g.obj.size, g.obj.yaw
+    for f in boxes:
+        (cx, cy, cz), (sx, sy, sz), yaw = f.position, f.size, f.yaw
         c, s = math.cos(yaw), math.sin(yaw)
         rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
         faces = []
@@ -119,7 +138,7 @@ def observed_cloud(frames: Sequence[tuple[np.ndarray, np.ndarray]], camera: Came
 
 
 def calibrate_camera(frames: Sequence[tuple[np.ndarray, np.ndarray]], initial: CameraModel,
-                     fixtures: Sequence[FixtureGeometry],
+                     fixtures: FixtureMap,
                      config: PerceptionConfig | None = None) -> CalibrationResult:
     """Estimate T_base_optical from ``frames`` (rgb, depth) of a static cell, starting at
     ``initial`` (the nominal or last calibrated pose, within ~2 cm and ~2 degrees).
@@ -130,9 +149,9 @@ def calibrate_camera(frames: Sequence[tuple[np.ndarray, np.ndarray]], initial: C
     config = config or PerceptionConfig()
     if not frames:
         raise PerceptionError("calibration needs at least one frame")
-    if not any(g.obj.shape in BOX_SHAPES for g in fixtures):
+    if not box_fixtures(fixtures):
         raise PerceptionError("calibration needs a box fixture (e.g. the drawer cabinet) in "
-                              "scene_fixtures.yaml: the table alone leaves x, y and yaw free")
+                              "the fixture map: the table alone leaves x, y and yaw free")
     cam_pts = observed_cloud(frames, initial, config)
     model_p, model_n = model_surfaces(fixtures, config)
     target = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(model_p))

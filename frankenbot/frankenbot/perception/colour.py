@@ -33,6 +33,7 @@ SEG_NAMES: tuple[str, ...] = tuple(HUE_CENTRES) + ("brown", "achromatic")
 BROWN_GROUP = len(SEG_NAMES) - 2
 ACHROMATIC_GROUP = len(SEG_NAMES) - 1
 BROWN_HUE = (10.0, 50.0)
+PINK_HUE = (295.0, 345.0)  # degrees: the hues a pale object may be pink at
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,18 @@ class ColourThresholds:
     white_value: float = 0.75  # achromatic brighter than this: white
     black_value: float = 0.22  # achromatic darker than this: black
     brown_value: float = 0.45  # orange/red-ish hue darker than this: brown
-    brown_saturation: float = 0.6  # warm hue less saturated than this: brown (wood)
+    brown_saturation: float = 0.6  # warm hue less saturated than this: its own segmentation
+    # group (wood); named brown below brown_name_saturation (a lit brown box reads 0.71,
+    # an orange one 0.94 or more)
+    brown_name_saturation: float = 0.83
+    # achromatic: white when the top face is at least this bright relative to the table's
+    # (white tops measured 1.02-1.13, gray ones 0.71-0.91 under the D435-like model; an
+    # object's shaded sides say little, a white mug's are darker than a gray tray's top)
+    white_top_ratio: float = 0.96
+    # pink: a pale magenta (the pink plate measured saturation 0.22-0.46 at hue 300-320; the
+    # purple block and bottle 0.74-0.80 at 282-293)
+    pink_max_saturation: float = 0.5
+    pink_min_saturation: float = 0.18
 
 
 def rgb_to_hsv(rgb: np.ndarray) -> np.ndarray:
@@ -114,12 +126,14 @@ UNCLIPPED_SHARE = 0.25  # of an object's pixels: enough unclipped ones to name i
 
 
 def name_colour(hsv_pixels: np.ndarray, clipped: np.ndarray | None = None,
-                th: ColourThresholds = ColourThresholds()) -> str:
+                th: ColourThresholds = ColourThresholds(),
+                top_ratio: float | None = None) -> str:
     """Name the dominant colour of an object's pixels (N, 3 HSV).
 
     ``clipped`` (N bools) marks pixels with a channel at the clip level: their hue moved (away
     from the clipped channel's primary), so when at least ``UNCLIPPED_SHARE`` of the pixels
-    did not clip, only those name the colour."""
+    did not clip, only those name the colour. ``top_ratio``: the brightness of the object's
+    top face over the table's (when measured): it tells white from gray."""
     px = np.asarray(hsv_pixels, dtype=np.float32).reshape(-1, 3)
     if px.shape[0] == 0:
         return ""
@@ -128,14 +142,18 @@ def name_colour(hsv_pixels: np.ndarray, clipped: np.ndarray | None = None,
         if np.count_nonzero(keep) >= max(1.0, UNCLIPPED_SHARE * px.shape[0]):
             px = px[keep]
     achrom = (px[:, 1] < th.min_saturation) | (px[:, 2] < th.min_value_chromatic)
+    if np.count_nonzero(achrom) * 2 > px.shape[0] and _pale_pink(px, th):
+        return "pink"  # a pastel pink lit from above reads nearly white (the pink plate)
     if np.count_nonzero(achrom) * 2 > px.shape[0]:
         # Median brightness: a gray bin's lit rims reach white levels but most of it is darker,
         # while a white object stays bright on nearly every face the camera sees.
         value = float(np.median(px[achrom, 2]))
-        if value >= th.white_value:
-            return "white"
         if value <= th.black_value:
             return "black"
+        if top_ratio is not None:
+            return "white" if top_ratio >= th.white_top_ratio else "gray"
+        if value >= th.white_value:
+            return "white"
         return "gray"
     chrom = px[~achrom]
     # Circular mean of hue, weighted by saturation (highlights carry less hue information).
@@ -146,9 +164,22 @@ def name_colour(hsv_pixels: np.ndarray, clipped: np.ndarray | None = None,
     value = float(np.median(chrom[:, 2]))
     sat = float(np.median(chrom[:, 1]))
     if BROWN_HUE[0] <= hue <= BROWN_HUE[1] and (value < th.brown_value
-                                               or sat < th.brown_saturation):
+                                               or sat < th.brown_name_saturation):
         return "brown"
+    if name == "purple" and hue >= PINK_HUE[0] and sat < th.pink_max_saturation:
+        return "pink"  # a pale magenta (a lit pink plate), not the deep violet of purple
     return name
+
+
+def _pale_pink(px: np.ndarray, th: ColourThresholds) -> bool:
+    """Mostly pale pixels of one magenta hue: a pink object, not a white or gray one."""
+    sat = px[:, 1]
+    if float(np.median(sat)) < th.pink_min_saturation:
+        return False
+    ang = np.deg2rad(px[:, 0])
+    hue = float(np.rad2deg(np.arctan2(np.sum(sat * np.sin(ang)),
+                                      np.sum(sat * np.cos(ang)))) % 360.0)
+    return PINK_HUE[0] <= hue <= PINK_HUE[1]
 
 
 assert all(n in COLOURS for n in (*HUE_CENTRES, *ACHROMATIC, "brown"))

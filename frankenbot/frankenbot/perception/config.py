@@ -35,8 +35,9 @@ class PerceptionConfig:
     ransac_iterations: int = setting(150, "RANSAC iterations of the table fit", low=1)
     min_height: float = setting(0.004, "points lower than this above the table are table (raise "
                                 "for noisy depth)", unit="m", low=0.0005, live=True)
-    max_height: float = setting(0.30, "points higher than this above the table are ignored",
-                                unit="m", low=0.01, live=True)
+    max_height: float = setting(0.30, "points higher than this above the table are ignored "
+                                "(over a fixture's top: this high over that top)", unit="m",
+                                low=0.01, live=True)
     stride: int = setting(2, "pixel stride of the point cloud (1 = every pixel, 2 = a quarter)",
                           low=1, high=16)
     grid_cell: float = setting(0.004, "top-down grid cell of the connected components",
@@ -95,8 +96,9 @@ class PerceptionConfig:
     rim_gone_frames: int = setting(3, "consecutive frames the rim must be seen through", low=1)
     stale_timeout: float = setting(1.0, "the scene is stale when no frame was processed for "
                                    "this long", unit="s", low=0.01, live=True)
-    keep_unknown: int = setting(0, "1: also report clusters whose shape is unknown "
-                                "(obstacles)", low=0, high=1)
+    keep_unknown: int = setting(0, "without an object catalogue (the first waves' size rules)"
+                                ", 1: also report clusters whose shape is unknown (obstacles); "
+                                "with one, unknown objects are always reported", low=0, high=1)
     base_keepout_radius: float = setting(0.15, "around base_link's z axis: the robot's own base",
                                          unit="m", low=0.0)
     robot_radius: float = setting(0.09, "self filter: achromatic clusters this close to the arm "
@@ -128,8 +130,15 @@ class PerceptionNodeSettings:
         "", "camera.yaml: translation + quaternion of the colour optical frame in base_link (a "
         "bare name is looked up in the package's config/); empty: the pose from TF base_frame "
         "<- camera frame (needs tf2_ros)")
-    fixtures_path: str = setting("", "scene_fixtures.yaml (drawer, zone; a bare name: the "
-                                 "package's config/); empty: none")
+    fixtures_path: str = setting("", "the cell's fixture map, scene_fixtures.yaml (a bare "
+                                 "name: the package's config/); empty: none")
+    fixture_map_topic: str = setting("", "std_msgs/String topic (latched) with the scene's "
+                                     "fixture map as JSON (the sim's frankenbot_sim/fixture_map"
+                                     "; it replaces fixtures_path per scene); empty: "
+                                     "fixtures_path only")
+    catalogue_path: str = setting("objects.yaml", "the object catalogue (a bare name: the "
+                                  "package's config/; `frankenbot objects enroll` writes it); "
+                                  "empty: the size rules of block, bowl, plate and bin")
     detector_backend: str = setting("geometric", "geometric (colour + depth clusters) or owlv2 "
                                     "(open-vocabulary, transformers)",
                                     choices=("geometric", "owlv2"))

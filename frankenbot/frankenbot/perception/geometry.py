@@ -9,13 +9,16 @@ whether the footprint's middle is lower than its rim (a container).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
 from frankenbot.perception.colour import name_colour
+from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.containers import fit_outline_circle
 from frankenbot.perception.segmentation import Cluster
+from frankenbot.perception.signature import Signature, measure_signature
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,10 @@ class Detection:
     confidence: float
     n_points: int
     name: str = ""  # detector label (open vocabulary, e.g. "mug"); "" = named by shape
+    signature: Signature | None = field(default=None, compare=False)  # shape signature
+    # a sample of the segmented points (base_link), what grasp synthesis works from
+    points: np.ndarray | None = field(default=None, compare=False, repr=False)
+    sigma: float = 0.0  # depth noise (m, RMS) at its range: how loosely to match its signature
 
 
 def _convex_hull(xy: np.ndarray) -> tuple[np.ndarray, float]:
@@ -88,6 +95,10 @@ def min_area_rect(xy: np.ndarray, hull: np.ndarray | None = None
     return centre, e0, e1, yaw
 
 
+ROUND_MIN_DIAMETER = 0.09  # m: footprints this long or longer may be completed to a circle
+ROUND_COMPLETION = 0.006  # m: ... when the circle is this much wider than the rectangle
+ROUND_MAX_GROWTH = 1.25  # ... and never more than this times the visible length
+TOP_COLOUR_BAND = 0.006  # m under the top: the top face's pixels (white or gray)
 OUTLINE_SLACK = 0.006  # m beyond the 1st/99th percentile an outline point may still lie
 
 
@@ -146,8 +157,19 @@ def _concave(cluster: Cluster, centre: np.ndarray, width: float, top: float, hei
 def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
             viewpoint: tuple[float, float] | None = None,
             eye: tuple[float, float, float] | None = None,
-            sample_angle: float = 0.0) -> Detection:
-    """Turn one cluster into a Detection (shape, colour, centre, size, yaw, confidence).
+            sample_angle: float = 0.0, support: float | None = None,
+            complete_blocks: bool = True, table_value: float | None = None,
+            circle_config: PerceptionConfig | None = None) -> Detection:
+    """Turn one cluster into a Detection (shape, colour, centre, size, yaw, confidence) with
+    its shape signature (``perception/signature.py``).
+
+    ``support``: the height over the table of the surface the object stands on (the table,
+    a fixture's top, a drawer's floor), when known; the object's height is its top over it.
+    None: the object may be lifted or stand in something; its lowest seen point decides.
+    ``complete_blocks``: finish a block seen by one face only (below); off when a catalogue
+    names the object afterwards (a lemon is not a block seen edge-on). ``table_value``: the
+    table's brightness in the cluster's colour space, to tell a white top from a gray one.
+    ``circle_config``: complete a round footprint seen in part (its outline's circle).
 
     ``viewpoint`` (camera x, y in base) lets a block seen only by one face be completed: its
     hidden depth lies away from the camera. ``eye`` (camera position) and ``sample_angle``
@@ -163,6 +185,13 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
     sigma = float(getattr(cluster, "sigma", 0.0))
     if xy.shape[0] >= 50:
         centre, length, width = _robust_rect(xy, yaw)
+    if circle_config is not None and length >= ROUND_MIN_DIAMETER:
+        # a round footprint partly hidden (an object in front, the arm) measures short across
+        # it; the circle its visible outline lies on gives its true centre and diameter
+        circle = fit_outline_circle(xy, circle_config)
+        if circle is not None and 2 * circle.radius > width + ROUND_COMPLETION:
+            d = min(2 * circle.radius, ROUND_MAX_GROWTH * length)
+            centre, length, width = np.asarray(circle.centre, float), max(length, d), d
     h = cluster.heights
     top = float(np.percentile(h, 98))
     if sigma > 0:
@@ -173,11 +202,20 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
             top = float(np.median(band))
     bottom_visible = float(np.percentile(h, 2))
     plane_z = float(np.median(cluster.points[:, 2] - h))  # table z under the object
-    rest = bottom_visible if bottom_visible > 0.015 else 0.0  # lifted / on top of something
+    if support is not None:
+        rest = support
+    else:
+        rest = bottom_visible if bottom_visible > 0.015 else 0.0  # lifted / on something
     height = max(top - rest, 0.005)
     fill = area / rect_area
     concave = _concave(cluster, centre, width, top, height) if length > 0.05 else False
-    if concave and rest > 0.0 and length >= rules.plate_min_footprint:
+    # the signature's top: where few samples lie on a small top face (far away, or partly
+    # hidden by the gripper) the band's median sinks towards the sides; the 99th percentile
+    # less its noise does not
+    sig_top = max(top, float(np.percentile(h, 99)) - 2.0 * sigma) if sigma > 0 else top
+    signature = measure_signature(cluster.points, h, centre, yaw, length, width, sig_top, rest,
+                                  area, sigma)
+    if concave and rest > 0.0 and length >= rules.plate_min_footprint and support is None:
         # A wide ring whose lower part is missing is a container standing on the table whose
         # floor and lower walls sank into strong depth noise, not a flat thing held up: a
         # lifted plate is filled, its middle as high as its rim.
@@ -185,15 +223,10 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
     if length <= rules.block_max_footprint and not concave:
         shape = "block"
         # A block whose lower part is hidden (inside a bowl) is taken to be as tall as it is long.
-        if rest > 0.0 and top - rest < 0.8 * length:
+        if rest > 0.0 and top - rest < 0.8 * length and support is None:
             height = min(length, top)
-        if viewpoint is not None and width < 0.6 * length:
-            # One face seen edge-on: the block is square, its centre lies behind that face.
-            normal = np.array([-math.sin(yaw), math.cos(yaw)])
-            away = centre - np.asarray(viewpoint, dtype=float)
-            sign = 1.0 if float(normal @ away) >= 0 else -1.0
-            centre = centre + sign * normal * (length - width) / 2.0
-            width = length
+        if viewpoint is not None and complete_blocks:
+            centre, width = complete_block(centre, length, width, yaw, viewpoint)
     elif height < rules.flat_height and length >= rules.plate_min_footprint:
         shape = "plate"
     elif concave and length >= rules.bin_min_footprint:
@@ -208,12 +241,30 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
     z = plane_z + top - height / 2.0
     if eye is not None and sample_angle > 0:
         centre = centre + _far_edge_shift(centre, plane_z + top, eye, sample_angle)
-    colour = name_colour(*cluster.colour_pixels())
+    top_ratio = None
+    if table_value is not None and table_value > 0:
+        band = h >= top - max(TOP_COLOUR_BAND, 2.0 * sigma)
+        if np.count_nonzero(band) >= 5:
+            top_ratio = float(np.percentile(cluster.hsv[band, 2], 75)) / table_value
+    colour = name_colour(*cluster.colour_pixels(), top_ratio=top_ratio)
     n = cluster.points.shape[0]
     confidence = float(min(1.0, 0.5 + n / 400.0)) * (1.0 if shape != "unknown" else 0.5)
     return Detection(shape=shape, colour=colour,
                      position=(float(centre[0]), float(centre[1]), z),
-                     size=(length, width, height), yaw=yaw, confidence=confidence, n_points=n)
+                     size=(length, width, height), yaw=yaw, confidence=confidence, n_points=n,
+                     signature=signature, sigma=sigma)
+
+
+def complete_block(centre: np.ndarray, length: float, width: float, yaw: float,
+                   viewpoint: tuple[float, float]) -> tuple[np.ndarray, float]:
+    """A block seen by one face edge-on (narrower than 0.6 of its length) is square: its
+    centre lies behind that face, away from the camera. Returns (centre, width)."""
+    if width >= 0.6 * length:
+        return centre, width
+    normal = np.array([-math.sin(yaw), math.cos(yaw)])
+    away = centre - np.asarray(viewpoint, dtype=float)
+    sign = 1.0 if float(normal @ away) >= 0 else -1.0
+    return centre + sign * normal * (length - width) / 2.0, length
 
 
 def split_stack(det: Detection, ratio: float = 1.6,
@@ -233,6 +284,9 @@ def split_stack(det: Detection, ratio: float = 1.6,
     n = max(2, round(height / length))
     edge = height / n
     bottom = det.position[2] - height / 2
+    sig = None if det.signature is None else replace(det.signature, height=edge)
     return [replace(det, position=(det.position[0], det.position[1], bottom + edge * (k + 0.5)),
-                    size=(length, width, edge), n_points=det.n_points // n)
+                    size=(length, width, edge), n_points=det.n_points // n, signature=sig,
+                    points=None if det.points is None else det.points[
+                        np.abs(det.points[:, 2] - (bottom + edge * (k + 0.5))) <= edge / 2])
             for k in range(n)]

@@ -1,9 +1,14 @@
 """The perception entry point: one RGB-D frame in, one tracked Scene out.
 
-``PerceptionPipeline.process`` runs segmentation, measurement and tracking and merges the
-configured fixtures. ``scene_at(now)`` is what consumers poll: the latest scene, marked stale
-when no frame has arrived for ``stale_timeout`` (the executor treats that as an anomaly).
-Thread-safe: a node or a background source can process frames while others read.
+``PerceptionPipeline.process`` finds the table, measures the fixture map's fixtures (are they
+there, how open is each drawer and door, is each lamp lit: ``perception/fixture_state.py``),
+takes the fixtures' own points out, clusters what is left, names each cluster by the object
+catalogue (``perception/recognition.py``; what it does not know is an ``unknown`` object
+with its size and colour) and tracks the objects across frames. The fixtures and their parts
+join the scene with their measured state. ``scene_at(now)`` is what consumers poll: the
+latest scene, marked stale when no frame has arrived for ``stale_timeout`` (the executor
+treats that as an anomaly). Thread-safe: a node or a background source can process frames
+while others read, and ``set_fixture_map`` can replace the map between frames (a new scene).
 """
 
 from __future__ import annotations
@@ -16,27 +21,55 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from frankenbot import resources, shapes
 from frankenbot.errors import PerceptionError
+from frankenbot.fixture_map import FixtureMap
 from frankenbot.perception.camera import CameraModel
+from frankenbot.perception.catalogue import ObjectCatalogue
 from frankenbot.perception.colour import ACHROMATIC_GROUP
 from frankenbot.perception.config import DEFAULT_QUERIES, PerceptionConfig
 from frankenbot.perception.detector import BoxDetector
-from frankenbot.perception.fixtures import FixtureGeometry
-from frankenbot.perception.geometry import Detection, ShapeRules, measure, split_stack
+from frankenbot.perception.fixture_geometry import (
+    FixtureShape,
+    ceiling_regions,
+    fixture_mask,
+    support_height,
+)
+from frankenbot.perception.fixture_state import FixtureObserver
+from frankenbot.perception.geometry import Detection, ShapeRules, measure
+from frankenbot.perception.occlusion import occluded_shares
+from frankenbot.perception.recognition import (
+    FRAGMENT_MARGIN,
+    is_hollow,
+    join_pieces,
+    overlaps,
+    recognise,
+    without_fragments,
+)
 from frankenbot.perception.segmentation import (
     Cluster,
+    Foreground,
     TablePlane,
+    cluster_foreground,
     cluster_in_box,
+    depth_to_mm,
     foreground,
-    segment,
 )
 from frankenbot.perception.self_filter import arm_segments, distance_to_segments, is_robot
-from frankenbot.perception.tracker import Track, Tracker
-from frankenbot.state import SHAPES, Scene, SceneObject
+from frankenbot.perception.tracker import PERMANENT_HITS, Track, Tracker
+from frankenbot.state import MAX_POINTS, SHAPES, Scene
 
-DRAWER_FLOOR = 0.02  # m from a drawer fixture's bottom to the floor of its sliding box
-HOLLOW_SHAPES = ("bin", "bowl")  # open containers: the camera sees down to their floor
 PALE = 0.45  # median saturation below which a cluster at the arm counts as the arm
+STACK_CONTACT = 0.02  # m: a cluster whose lowest point is this close to another's top is on it
+MIN_UNKNOWN_EXTENT = 0.02  # m: an unknown thing narrower than this is noise, not an object
+MIN_UNKNOWN_HEIGHT = 0.015  # m: ... or lower (under strong noise the table lifts that far)
+MIN_UNKNOWN_POINTS = 40  # samples an unknown object needs (a known one: the usual minimum)
+FIXTURE_PIECE_MARGIN = 0.035  # m round a fixture's solids where unknown pieces are its own
+OPEN_FOR_SINK = 0.03  # m: a drawer open this far has a floor an object may have dropped to
+LIFTED = 0.04  # m: an object at the gripper whose lowest seen point is this high is held
+CONTAINER_WIDTH = 0.09  # m: a footprint at least this wide holding another's is a container
+CONTAINER_FLOOR = 0.008  # m: its floor over the table (the sim's bowls, bins and baskets)
+PARTIAL_SHARE = 0.1  # of its outline bounded by nearer things: the object is seen in part
 
 
 @dataclass(frozen=True)
@@ -53,20 +86,21 @@ class PerceptionPipeline:
     """RGB-D -> Scene, with tracking across frames and stale detection."""
 
     def __init__(self, camera: CameraModel,
-                 fixtures: Sequence[SceneObject | FixtureGeometry] = (),
+                 fixtures: FixtureMap | None = None,
                  config: PerceptionConfig | None = None,
                  shape_rules: ShapeRules | None = None,
                  detector: BoxDetector | None = None,
-                 queries: Sequence[str] = DEFAULT_QUERIES) -> None:
+                 queries: Sequence[str] = DEFAULT_QUERIES,
+                 catalogue: ObjectCatalogue | None = None) -> None:
+        """``fixtures``: the cell's fixture map (None: no fixtures); ``catalogue``: the known
+        objects (``default_catalogue()``: the package's ``config/objects.yaml``; None: the
+        first waves' size rules name blocks, bowls, plates and bins)."""
         self.detector = detector
         self.queries = tuple(queries)
         self.config = config or PerceptionConfig()
         self.camera = camera
-        self.geometry = tuple(f if isinstance(f, FixtureGeometry) else FixtureGeometry(f)
-                              for f in fixtures)
-        self.fixtures = tuple(replace(g.obj, is_fixture=True) for g in self.geometry)
-        self._handles: dict[str, SceneObject] = {}  # measured drawer handles by fixture id
-        self.drawer_openings: dict[str, float] = {}  # fixture id -> metres (last measured)
+        self.catalogue = catalogue
+        self.observer = FixtureObserver(fixtures or FixtureMap())
         self._rim_votes: dict[str, int] = {}  # container id -> frames its rim was seen through
         self._settle: dict[str, float] = {}  # track id -> centre height it settled down to
         # track id -> stamp it was last seen at the arm (held, or under the gripper)
@@ -77,20 +111,29 @@ class PerceptionPipeline:
         self.shape_rules = shape_rules or ShapeRules()
         self.tracker = Tracker(self.config.match_distance, self.config.memory_s)
         self._rng = np.random.default_rng(0)
-        self._scene_lock = threading.Lock()  # guards _scene, _last_frame, tracker state
+        self._scene_lock = threading.Lock()  # guards _scene, _last_frame, tracker, observer
         self._scene = Scene(stamp=0.0, stale=True)
         self._last_frame: float | None = None
         self.last_result: FrameResult | None = None
 
+    @property
+    def fixture_map(self) -> FixtureMap:
+        return self.observer.fmap
+
+    def set_fixture_map(self, fmap: FixtureMap) -> None:
+        """Replace the fixture map (the sim loaded a scene with other fixtures, or the cell's
+        map was edited): every fixture's presence and state is measured afresh."""
+        with self._scene_lock:
+            self.observer.set_map(fmap)
+
     def reset(self) -> None:
-        """Forget all tracks (a new episode / a reset scene)."""
+        """Forget all tracks and measured fixture states (a new episode / a reset scene)."""
         with self._scene_lock:
             self.tracker.reset()
+            self.observer.reset()
             self._scene = Scene(stamp=0.0, stale=True)
             self._last_frame = None
             self.last_result = None
-            self._handles.clear()
-            self.drawer_openings.clear()
             self._rim_votes = {}
             self._bins = {}
             self._settle = {}
@@ -114,14 +157,13 @@ class PerceptionPipeline:
                 segments = arm_segments(joint_positions)
             except ValueError as e:
                 raise PerceptionError(f"self filter: {e}") from e
+        with self._scene_lock:
+            plane, fg, fixture_shapes = self._fixtures_out(rgb, depth, stamp)
         if self.detector is None:
-            plane, clusters = segment(rgb, depth, self.camera, self.config, self._rng,
-                                      self._table_value_ref)
-            if self._table_value_ref < 0 and plane.value > 0:
-                self._table_value_ref = plane.value  # the exposure reference (see segment)
+            clusters = cluster_foreground(fg, self.camera, self.config)
             names = [""] * len(clusters)
         else:
-            plane, clusters, names = self._detector_clusters(rgb, depth)
+            clusters, names = self._detector_clusters(rgb, fg)
         viewpoint = (float(self.camera.position[0]), float(self.camera.position[1]))
         px, py, pz = (float(v) for v in self.camera.position)
         eye = (px, py, pz)
@@ -133,10 +175,29 @@ class PerceptionPipeline:
                  or not is_robot(c.points, segments, self.config.robot_radius))
                 and not _at_robot_base(c.points, self.config.base_keepout_radius)
                 for c in clusters]
+        kept = [(c, n) for c, n, k in zip(clusters, names, keep, strict=True) if k]
+        supports = self._supports([c for c, _ in kept], fixture_shapes, segments)
         rules = self.shape_rules
-        measured = [d for c, n, k in zip(clusters, names, keep, strict=True) if k
-                    for d in split_stack(_named(measure(c, rules, viewpoint, eye, sample_angle), n),
-                                         min_edge=rules.stack_min_edge)]
+        catalogue = self.catalogue
+
+        # seen in part: bordered by nearer things in the image, or standing on or in another
+        # object (its lower part hidden: a block in a bowl)
+        hidden = ([s >= PARTIAL_SHARE or sup is None for s, sup in zip(occluded_shares(
+            [c for c, _ in kept], depth_to_mm(depth), self.config.stride), supports,
+            strict=True)] if catalogue is not None else [False] * len(kept))
+
+        def named(c: Cluster, n: str, sup: float | None, partial: bool) -> list[Detection]:
+            return recognise(_with_points(_named(
+                measure(c, rules, viewpoint, eye, sample_angle, sup,
+                        complete_blocks=catalogue is None, table_value=fg.table_value,
+                        circle_config=self.config if catalogue is not None else None), n),
+                c, self._rng), catalogue, rules, viewpoint, partial)
+
+        per_cluster = [named(c, n, sup, part) for (c, n), sup, part
+                       in zip(kept, supports, hidden, strict=True)]
+        if catalogue is not None:
+            per_cluster = join_pieces(kept, supports, hidden, per_cluster, named)
+        measured = without_fragments([d for ds in per_cluster for d in ds])
         with self._scene_lock:
             bins = [(d.colour, d.position, d.size, d.yaw) for d in measured if d.shape == "bin"]
             for o in self._scene.objects:  # remembered a while after they vanish: a bin lost
@@ -145,30 +206,102 @@ class PerceptionPipeline:
             self._bins = {k: v for k, v in self._bins.items()
                           if 0.0 <= stamp - v[0] <= BIN_MEMORY_S}
             bins += [b for _t, b in self._bins.values()]
-            detections = tuple(d for d in measured if self._keep(d, stamp)
+            known = [t.detection for t in self.tracker.tracks
+                     if t.detection.shape != shapes.UNKNOWN]
+            detections = tuple(d for d in measured if self._keep(d, known)
                                and not _piece_of_bin(d, bins))
             vacated = self._seen_through(self.tracker.tracks, depth, segments, stamp)
             live = self.tracker.update(list(detections), stamp, vacated)
+            pieces = young_pieces(live)
+            if pieces:  # an unknown piece of an object its next frames showed whole
+                self.tracker.forget(pieces)
+                live = [t for t in live if t.object_id not in pieces]
             if segments is not None:
                 self._note_at_arm(live, segments, stamp)
             if self._settle:
                 self.tracker.settle(self._settle)
             objects = self.tracker.scene_objects(stamp)
-            fixtures = tuple(replace(f, last_seen=stamp) for f in self.fixtures)
-            handles = tuple(h for h in self._handles.values()
-                            if stamp - h.last_seen <= self.config.memory_s)
-            scene = Scene.of((*objects, *fixtures, *handles), stamp=stamp, stale=False)
+            fixtures = self.observer.scene_objects(stamp, self.config.memory_s)
+            scene = Scene.of((*objects, *fixtures), stamp=stamp, stale=False)
             self._scene = scene
             self._last_frame = stamp
             result = FrameResult(scene, detections, plane, time.perf_counter() - t0)
             self.last_result = result
         return result
 
-    def _detector_clusters(self, rgb: np.ndarray, depth: np.ndarray
-                           ) -> tuple[TablePlane, list[Cluster], list[str]]:
+    def _fixtures_out(self, rgb: np.ndarray, depth: np.ndarray, stamp: float
+                      ) -> tuple[TablePlane, Foreground, tuple[FixtureShape, ...]]:
+        """The table, the samples above it with the fixtures' own points taken out (after
+        measuring the fixtures on them), and the fixtures at their measured states."""
+        before = self.observer.shapes()
+        regions = ceiling_regions(before)
+        ceiling = None
+        if regions:
+            def ceiling(points: np.ndarray) -> np.ndarray:
+                out = np.zeros(points.shape[0])
+                for box, top in regions:
+                    loc = box.local(points)
+                    over = np.all(np.abs(loc[:, :2]) <= box.half[:2], axis=1)
+                    out[over] = np.maximum(out[over], top + self.config.max_height)
+                return out
+        plane, fg = foreground(rgb, depth, self.camera, self.config, self._rng,
+                               self._table_value_ref, ceiling)
+        if self._table_value_ref < 0 and plane.value > 0:
+            self._table_value_ref = plane.value  # the exposure reference (see foreground)
+        if not self.observer.fmap.fixtures:
+            return plane, fg, ()
+        self.observer.observe(fg, rgb, depth_to_mm(depth), self.camera, stamp)
+        fixture_shapes = self.observer.shapes()
+        if fixture_shapes and fg.points.shape[0]:
+            fg = fg.without(fixture_mask(fixture_shapes, fg.points))
+        return plane, fg, fixture_shapes
+
+    def _supports(self, clusters: Sequence[Cluster], fixture_shapes: tuple[FixtureShape, ...],
+                  segments: np.ndarray | None) -> list[float | None]:
+        """Per cluster, the height of the surface it stands on (the table, a fixture's top, an
+        open drawer's floor), or None when it may stand on or in another object or hang in
+        the gripper (then its lowest seen point decides, ``geometry.measure``)."""
+        if not clusters:
+            return []
+        lo = [c.points[:, :2].min(axis=0) for c in clusters]
+        hi = [c.points[:, :2].max(axis=0) for c in clusters]
+        tops = [float(np.percentile(c.heights, 98)) for c in clusters]
+        lows = [float(np.percentile(c.heights, 2)) for c in clusters]
+        centres = [c.points[:, :2].mean(axis=0) for c in clusters]
+        plane_z = [float(np.median(c.points[:, 2] - c.heights)) for c in clusters]
+        out: list[float | None] = []
+        for i in range(len(clusters)):
+            # another cluster under it: footprints overlapping (the one below may show only
+            # its near side), its top where this one's lowest seen point is
+            under = [j for j in range(len(clusters))
+                     if j != i and np.all(lo[i] <= hi[j] + 0.005)
+                     and np.all(lo[j] <= hi[i] + 0.005)
+                     and abs(tops[j] - lows[i]) <= STACK_CONTACT and tops[j] < tops[i]]
+            # inside a container standing on the table (its footprint holds this one's and
+            # is wider): on the container's floor, just over the table
+            inside = [j for j in under if np.all(lo[j] <= lo[i] + 0.005)
+                      and np.all(hi[i] <= hi[j] + 0.005)
+                      and float(np.max(hi[j] - lo[j])) >= CONTAINER_WIDTH
+                      and lows[j] < 0.015]
+            if inside:
+                out.append(CONTAINER_FLOOR)
+                continue
+            on_other = bool(under)
+            top_point = np.array([[centres[i][0], centres[i][1], plane_z[i] + tops[i]]])
+            held = (segments is not None and lows[i] > LIFTED and float(
+                distance_to_segments(top_point, segments)[0]) < self.config.robot_radius + 0.05)
+            if on_other or held:
+                out.append(None)
+                continue
+            sup = support_height(fixture_shapes, float(centres[i][0]), float(centres[i][1]),
+                                 plane_z[i] + lows[i], table=plane_z[i]) - plane_z[i]
+            out.append(max(sup, 0.0))
+        return out
+
+    def _detector_clusters(self, rgb: np.ndarray, fg: Foreground
+                           ) -> tuple[list[Cluster], list[str]]:
         """Boxes from the detector, each lifted to its largest above-table blob."""
         assert self.detector is not None
-        plane, fg = foreground(rgb, depth, self.camera, self.config, self._rng)
         boxes = self.detector.detect(rgb, self.queries)
         clusters: list[Cluster] = []
         names: list[str] = []
@@ -183,14 +316,14 @@ class PerceptionPipeline:
             taken.append(ids)
             clusters.append(c)
             names.append(box.label)
-        return plane, clusters, names
+        return clusters, names
 
     def _reach(self, tracks: Sequence[Track]) -> np.ndarray:
         """How near the arm's segments each track counts as at the arm (a container by its
         wall)."""
         return np.array([self.config.robot_radius + (
             max(t.detection.size[0], t.detection.size[1]) / 2
-            if t.detection.shape in HOLLOW_SHAPES else 0.0) for t in tracks])
+            if is_hollow(t.detection) else 0.0) for t in tracks])
 
     def _note_at_arm(self, tracks: Sequence[Track], segments: np.ndarray, stamp: float) -> None:
         """Remember which tracks seen in this frame were at the arm (a held block)."""
@@ -236,7 +369,7 @@ class PerceptionPipeline:
         settle: dict[str, float] = {}
         votes: dict[str, int] = {}
         for t in unseen:
-            hollow = t.detection.shape in HOLLOW_SHAPES
+            hollow = is_hollow(t.detection)
             samples = _rim_points(t.detection, self.config) if hollow else np.array(
                 [(*t.detection.position[:2],
                   t.detection.position[2] + 0.3 * t.detection.size[2])])
@@ -265,16 +398,22 @@ class PerceptionPipeline:
         """Where an object seen past may have gone down out of sight: the centre height it
         would have on the floor of an open drawer under it, if it is above that height; None
         when nothing below could hide it (then it is gone)."""
-        x, y = det.position[0], det.position[1]
-        for g in self.geometry:
-            if g.obj.shape != "drawer" or self.drawer_openings.get(g.obj.object_id, 0.0) < 0.03:
-                continue
-            if not g.footprint_contains(x, y, margin=0.0):
-                continue
-            floor = g.obj.position[2] - g.obj.size[2] / 2 + DRAWER_FLOOR
-            z = floor + det.size[2] / 2
-            if det.position[2] > z + 0.01:
-                return z
+        states = self.observer.states()
+        for shape in self.observer.shapes():
+            for part in shape.fixture.all_parts():
+                if part.kind != "drawer" or states.get(part.part_id, 0.0) < OPEN_FOR_SINK:
+                    continue
+                centre = part.cavity_at(states[part.part_id])
+                if centre is None or part.cavity_size is None:
+                    continue
+                c, s = math.cos(part.yaw), math.sin(part.yaw)
+                dx, dy = det.position[0] - centre[0], det.position[1] - centre[1]
+                if (abs(c * dx + s * dy) > part.cavity_size[0] / 2
+                        or abs(-s * dx + c * dy) > part.cavity_size[1] / 2):
+                    continue
+                z = centre[2] - part.cavity_size[2] / 2 + det.size[2] / 2
+                if det.position[2] > z + 0.01:
+                    return z
         return None
 
     def _depth_against(self, points: np.ndarray, depth: np.ndarray) -> tuple[int, int]:
@@ -303,46 +442,42 @@ class PerceptionPipeline:
                 present += 1
         return past, present
 
-    def _keep(self, det: Detection, stamp: float) -> bool:
-        """Drop fixture parts (measuring drawer handles on the way) and unknown shapes."""
-        x, y = det.position[0], det.position[1]
-        for g in self.geometry:
-            if det.colour in ("black", "gray") and g.handle is not None:
-                opening = g.handle_opening(det.position)
-                if opening is not None:
-                    self._record_handle(g, det, opening, stamp)
-                    return False
-            if _is_fixture_itself(det, g.obj):
-                return False
-            if (g.obj.shape == "drawer" and det.size[2] < 0.02 and g.footprint_contains(x, y)
-                    and abs(det.position[2] + det.size[2] / 2 - g.obj.top_z) < 0.015):
-                return False  # a patch of the cabinet's top (its colour wanders with exposure)
-            if (g.obj.shape == "drawer" and _inside_body(x, y, g.obj)
-                    and det.position[2] + det.size[2] / 2 < g.obj.top_z + 0.01):
-                return False  # under the cabinet's top, inside its body: a part of it (what
-                # its drawer holds is seen only once it slides out past the front)
-            if (g.handle is None and g.obj.shape == "drawer" and det.colour in ("black", "gray")
-                    and max(det.size[:2]) < 0.15 and g.footprint_contains(x, y, margin=0.06)):
-                return False  # a drawer configured without handle geometry: still its handle
-            if g.obj.colour and det.colour == g.obj.colour and g.footprint_contains(x, y):
-                return False  # a side or front of the fixture (an open drawer's walls)
-        return det.shape != "unknown" or bool(det.name) or bool(self.config.keep_unknown)
+    def _keep(self, det: Detection, known: Sequence[Detection]) -> bool:
+        """An unknown object must stand on its own: one this small, or touching an object the
+        tracker knows (a piece of it the arm or a neighbour left in view), is not reported."""
+        if det.shape != shapes.UNKNOWN or det.name:
+            return True
+        if self.catalogue is None:  # the size rules' unknowns are pieces, not objects
+            return bool(self.config.keep_unknown)
+        if (max(det.size[:2]) < MIN_UNKNOWN_EXTENT or det.size[2] < MIN_UNKNOWN_HEIGHT
+                or det.n_points < MIN_UNKNOWN_POINTS):
+            return False
+        if self._beside_fixture(det):
+            return False
+        return not any(overlaps(det, k, FRAGMENT_MARGIN) for k in known)
 
-    def _record_handle(self, g: FixtureGeometry, det: Detection, opening: float,
-                       stamp: float) -> None:
-        fid = g.obj.object_id
-        self.drawer_openings[fid] = opening
-        self._handles[fid] = SceneObject(
-            object_id=f"{fid}_handle", label=f"{g.obj.label or fid} handle", shape="handle",
-            colour=det.colour, position=det.position, size=det.size, yaw=det.yaw,
-            confidence=det.confidence, is_fixture=True, last_seen=stamp)
+    def _beside_fixture(self, det: Detection) -> bool:
+        """Most of an unknown cluster within a few centimetres of a fixture's solid: a piece
+        of the fixture the depth noise threw past its mask (a cabinet's side edge), not an
+        object beside it."""
+        if det.points is None or not len(det.points):
+            return False
+        shapes_now = self.observer.shapes()
+        if not shapes_now:
+            return False
+        near = np.zeros(len(det.points), bool)
+        for s in shapes_now:
+            near |= s.solid_mask(det.points, margin=FIXTURE_PIECE_MARGIN)
+        return bool(np.count_nonzero(near) >= 0.5 * len(det.points))
 
     def scene_at(self, now: float) -> Scene:
         """The latest scene; stale if the last frame is older than the timeout (or none came)."""
         with self._scene_lock:
             scene, last = self._scene, self._last_frame
         if last is None:
-            return Scene.of(self.fixtures, stamp=now, stale=True)
+            with self._scene_lock:
+                fixtures = self.observer.scene_objects(now)
+            return Scene.of(fixtures, stamp=now, stale=True)
         if now - last > self.config.stale_timeout:
             return replace(scene, stale=True)
         return scene
@@ -369,7 +504,7 @@ def _piece_of_bin(det: Detection, bins: list[tuple[str, Any, Any, float]]) -> bo
     wall, cut off where the arm hides the rest (a gray "block" on the bin's edge). Bins only:
     a bowl's rim is about a block's height, so a piece of its wall cannot be told from a block
     of its colour touching it (test_perception_same_colour.py)."""
-    if det.shape in HOLLOW_SHAPES:
+    if det.shape in shapes.HOLLOW:
         return False
     top = det.position[2] + det.size[2] / 2
     for colour, pos, size, yaw in bins:
@@ -390,19 +525,29 @@ def _piece_of_bin(det: Detection, bins: list[tuple[str, Any, Any, float]]) -> bo
     return False
 
 
-def _inside_body(x: float, y: float, fixture: SceneObject) -> bool:
-    """Is (x, y) over the fixture's own footprint (not the space its drawer slides into)?"""
-    return (abs(x - fixture.position[0]) <= fixture.size[0] / 2
-            and abs(y - fixture.position[1]) <= fixture.size[1] / 2)
+def young_pieces(tracks: Sequence[Track]) -> set[str]:
+    """Ids of young unknown tracks (seen in fewer than three frames) that touch a known
+    object: the piece a noisy first frame cut off it."""
+    known = [t.detection for t in tracks if t.detection.shape != shapes.UNKNOWN]
+    return {t.object_id for t in tracks
+            if t.detection.shape == shapes.UNKNOWN and t.hits < PERMANENT_HITS
+            and not t.detection.name
+            and any(overlaps(t.detection, k, FRAGMENT_MARGIN) for k in known)}
 
 
-def _is_fixture_itself(det: Detection, fixture: SceneObject) -> bool:
-    """A detection centred on a fixture and about its size is the fixture (drawer cabinet)."""
-    fx, fy = fixture.position[0], fixture.position[1]
-    reach = 0.5 * max(fixture.size[0], fixture.size[1]) + 0.03
-    if abs(det.position[0] - fx) > reach or abs(det.position[1] - fy) > reach:
-        return False
-    return det.size[0] >= 0.6 * min(fixture.size[0], fixture.size[1])
+def _with_points(det: Detection, cluster: Cluster, rng: np.random.Generator) -> Detection:
+    """``det`` with a sample of its cluster's points (at most ``MAX_POINTS``)."""
+    pts = cluster.points
+    if pts.shape[0] > MAX_POINTS:
+        pts = pts[np.sort(rng.choice(pts.shape[0], MAX_POINTS, replace=False))]
+    return replace(det, points=np.asarray(pts, dtype=np.float64))
+
+
+def default_catalogue() -> ObjectCatalogue | None:
+    """The package's object catalogue (config/objects.yaml), or None without one (the size
+    rules of the first waves then name block, bowl, plate and bin)."""
+    path = resources.objects_path()
+    return ObjectCatalogue.load(path) if path is not None else None
 
 
 def _named(det: Detection, name: str) -> Detection:
@@ -421,7 +566,7 @@ def _rim_points(det: Detection, config: PerceptionConfig) -> np.ndarray:
     n = config.rim_samples
     top = det.position[2] + det.size[2] / 2
     cx, cy = det.position[0], det.position[1]
-    if det.shape == "bowl":
+    if det.shape in shapes.ROUND:
         r = max(det.size[0], det.size[1]) / 2 - config.rim_inset
         a = np.linspace(0.0, 2 * np.pi, n, endpoint=False)
         xy = np.stack([cx + r * np.cos(a), cy + r * np.sin(a)], axis=1)

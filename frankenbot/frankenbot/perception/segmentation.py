@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import open3d as o3d
@@ -31,6 +31,8 @@ from frankenbot.perception.colour import (
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.containers import split_round_container
 
+VIVID = 0.6  # median saturation of a vivid cluster (the table is a dull beige)
+VIVID_SIGMAS = 2.0  # noise sigmas a vivid cluster's median height must clear
 TABLE_COLOURED_MIN = 0.015  # m: median height a cluster of the table's colour must reach
 FLYING_STEP_MM = 12  # a pixel this far from both its nearest and farthest neighbour is flying
 MIN_TABLE_VALUE = 0.02  # a table darker than this gives no usable exposure reading
@@ -159,6 +161,22 @@ class Foreground:
     table_group: int = -1  # colour group of the table itself (-1: unknown)
     clipped: np.ndarray | None = None  # (N,) bool: a colour channel at the sensor's clip level
     flat: np.ndarray | None = None  # (N,) bool: in the table's noise band, kept for its colour
+    # every sampled point inside the workspace and its height (table included): what a
+    # fixture's presence is judged on (perception/fixture_state.py)
+    all_points: np.ndarray | None = None
+    all_heights: np.ndarray | None = None
+    table_value: float = -1.0  # the table's HSV value in the colour space of ``hsv``
+
+    def without(self, drop: np.ndarray) -> "Foreground":
+        """The samples not flagged in ``drop`` (points on a fixture)."""
+        keep = ~drop
+
+        def cut(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[keep]
+
+        return replace(self, points=self.points[keep], heights=self.heights[keep],
+                       hsv=self.hsv[keep], pixels=self.pixels[keep], groups=self.groups[keep],
+                       ranges=cut(self.ranges), clipped=cut(self.clipped), flat=cut(self.flat))
 
 
 def noise_coefficient(heights: np.ndarray, ranges: np.ndarray) -> float:
@@ -198,14 +216,17 @@ def _strided_depth(depth_mm: np.ndarray, stride: int, flying_filter: bool) -> np
 
 
 def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: PerceptionConfig,
-               rng: np.random.Generator | None = None, table_value_ref: float = -1.0
+               rng: np.random.Generator | None = None, table_value_ref: float = -1.0,
+               ceiling: Callable[[np.ndarray], np.ndarray] | None = None
                ) -> tuple[TablePlane, Foreground]:
     """Validate the frame, fit the table and keep the samples between min and max height.
 
     Exposure compensation: with ``table_value_ref`` (the table's brightness under the lighting
     colours were named in) the kept samples' brightness is scaled by reference / the table's
     brightness in this frame, so a sudden change of light does not rename black, gray and
-    white. The returned plane carries this frame's table brightness."""
+    white. The returned plane carries this frame's table brightness. ``ceiling``: for points
+    above ``max_height``, the height up to which they may still be objects (over a cabinet's
+    top things stand higher than on the table)."""
     check_frame(rgb, depth, camera)
     depth_mm = depth_to_mm(depth)
     if not np.any(depth_mm):
@@ -234,6 +255,10 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
     # 1.2 m a D435's table is a few millimetres thick in noise.
     floor = np.maximum(config.min_height, config.noise_point_sigmas * noise_a * ranges ** 2)
     fg = (h > floor) & (h < config.max_height)
+    if ceiling is not None:
+        high = np.flatnonzero(h >= config.max_height)
+        if high.size:
+            fg[high] = h[high] < ceiling(p_in[high])
     seen = table_colour(rgb, idx, h, cols_n, s)  # once a frame: three uses below
     gains = _white_balance(seen, config)
     flat = np.zeros(idx.size, bool)
@@ -262,12 +287,16 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
         unclip_red_hue(hsv, raw)
     # Without a calibrated table colour (no white-balance gains), compensate exposure from the
     # table's brightness against the first frame's (a dimmed light otherwise darkens every hue).
+    table_value = plane.value
+    if gains is not None:  # white-balanced: the table looks as at calibration
+        table_value = float(max(config.table_rgb)) / 255.0
     if gains is None and idx.size and table_value_ref > 0 and plane.value > MIN_TABLE_VALUE:
         gain = min(MAX_GAIN, max(1.0 / MAX_GAIN, table_value_ref / plane.value))
         hsv[:, 2] = np.clip(hsv[:, 2] * gain, 0.0, 1.0)
+        table_value = plane.value * gain
     groups = segmentation_groups(hsv) if idx.size else np.zeros(0, np.int16)
     return plane, Foreground(p_fg, h_fg, hsv, np.stack([rows, cols], axis=1), groups, r_fg,
-                             noise_a, table_group, clipped, flat)
+                             noise_a, table_group, clipped, flat, p_in, h, table_value)
 
 
 FLAT_NOISE_BAND = 0.008  # m: a noise band thicker than this (at the median range) hides plates
@@ -341,7 +370,7 @@ def _grow_flat(clusters: list[Cluster], fg: Foreground, flat_idx: np.ndarray,
                         clipped=None if fg.clipped is None else fg.clipped[sel],
                         flat=np.ones(sel.size, bool))
         base = replace(c, flat=np.zeros(c.points.shape[0], bool))
-        out.append(_joined(base, grown))
+        out.append(joined(base, grown))
     return out
 
 
@@ -382,8 +411,14 @@ def segment(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: Per
             ) -> tuple[TablePlane, list[Cluster]]:
     """Find the table and the point clusters standing on it (or held above it)."""
     plane, fg = foreground(rgb, depth, camera, config, rng, table_value_ref)
+    return plane, cluster_foreground(fg, camera, config)
+
+
+def cluster_foreground(fg: Foreground, camera: CameraModel, config: PerceptionConfig
+                       ) -> list[Cluster]:
+    """The point clusters of ``fg`` (samples above the table, fixtures taken out)."""
     if fg.points.shape[0] == 0:
-        return plane, []
+        return []
     solid = np.flatnonzero(~fg.flat) if fg.flat is not None else np.arange(fg.points.shape[0])
     clusters = _join_rim_pieces(_merge_lit_faces(
         _cluster(fg.points[solid], fg.heights[solid], fg.hsv[solid], fg.pixels[solid],
@@ -393,8 +428,8 @@ def segment(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: Per
         clusters = _grow_flat(clusters, fg, np.flatnonzero(fg.flat), config)
     clusters = _enough_points(clusters, camera, config)
     if fg.noise_a <= 0 or fg.ranges is None:
-        return plane, clusters
-    return plane, _stand_out(clusters, fg.noise_a, camera, config, fg.table_group)
+        return clusters
+    return _stand_out(clusters, fg.noise_a, camera, config, fg.table_group)
 
 
 def _enough_points(clusters: list[Cluster], camera: CameraModel, config: PerceptionConfig
@@ -426,7 +461,12 @@ def _stand_out(clusters: list[Cluster], noise_a: float, camera: CameraModel,
         rng_m = float((np.median(c.points, axis=0) - t[:3, 3]) @ t[:3, 2])
         sigma = noise_a * rng_m ** 2
         sigmas = config.noise_cluster_sigmas
-        if c.points.shape[0] < config.min_points:  # a small (far or half-hidden) cluster
+        if (c.group != table_group and c.group != ACHROMATIC_GROUP
+                and float(np.median(c.hsv[:, 1])) >= VIVID):
+            # a vivid colour the table does not have is no patch of lifted table noise: a
+            # marker or a spatula lying flat at the back of the table counts at 2 sigma
+            sigmas = min(sigmas, VIVID_SIGMAS)
+        elif c.points.shape[0] < config.min_points:  # a small (far or half-hidden) cluster
             sigmas *= SMALL_CLUSTER_EVIDENCE  # must stand out further to count
         floor = max(config.min_height, sigmas * sigma)
         if c.group == table_group:
@@ -504,7 +544,7 @@ LIT_FACE_UNION = 1.3  # merged faces span at most this times the smaller one's f
 LIT_FACE_HEIGHT_MARGIN = 0.008  # m beyond the other's height band a face may lie
 
 
-def _hue_neighbours(a: int, b: int) -> bool:
+def hue_neighbours(a: int, b: int) -> bool:
     """Two chromatic segmentation groups next to each other on the hue circle."""
     n = len(HUE_CENTRES)
     return a != b and a < n and b < n and (abs(a - b) == 1 or abs(a - b) == n - 1)
@@ -523,17 +563,17 @@ def _merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[
     height band (a block stacked on another does not). The darker cluster names the colour.
     """
     pairs = [(i, j) for i in range(len(clusters)) for j in range(i + 1, len(clusters))
-             if _hue_neighbours(clusters[i].group, clusters[j].group)]
+             if hue_neighbours(clusters[i].group, clusters[j].group)]
     if not pairs:
         return clusters
     lo = [c.points[:, :2].min(axis=0) for c in clusters]
     hi = [c.points[:, :2].max(axis=0) for c in clusters]
     stats: dict[int, tuple[np.ndarray, float]] = {}
 
-    def band_mid(k: int) -> tuple[np.ndarray, float]:  # height band (p5, p95) and median
-        if k not in stats:
-            p5, p50, p95 = np.percentile(clusters[k].heights, (5, 50, 95))
-            stats[k] = (np.array([p5, p95]), float(p50))
+    def band_mid(k: int) -> tuple[np.ndarray, float]:  # height band (p5, p99) and median
+        if k not in stats:  # (p99: a tall object's lit top lies at the top of its sides)
+            p5, p50, p99 = np.percentile(clusters[k].heights, (5, 50, 99))
+            stats[k] = (np.array([p5, p99]), float(p50))
         return stats[k]
     parent = list(range(len(clusters)))
 
@@ -568,7 +608,7 @@ def _merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[
         parts = [replace(clusters[k], group=clusters[darkest].group,
                          colour_mask=np.full(clusters[k].points.shape[0], k == darkest))
                  for k in idx]
-        out.append(functools.reduce(_joined, parts))
+        out.append(functools.reduce(joined, parts))
     return out
 
 
@@ -623,7 +663,7 @@ def _join_rim_pieces(clusters: list[Cluster]) -> list[Cluster]:
                     or abs(across + (wi + wj) / 2 - length) > RIM_ROUND * length
                     or abs(mid[i] - mid[j]) > RIM_HEIGHT_DIFF):
                 continue
-            a = _joined(a, b)
+            a = joined(a, b)
             used.add(j)
             break
         out.append(a)
@@ -636,7 +676,7 @@ def _cat(arrays: list[np.ndarray | None]) -> np.ndarray | None:
     return np.concatenate(present) if len(present) == len(arrays) else None
 
 
-def _joined(a: Cluster, b: Cluster) -> Cluster:
+def joined(a: Cluster, b: Cluster) -> Cluster:
     """One cluster of the points of ``a`` and ``b`` (``a``'s colour group)."""
     def mask(c: Cluster) -> np.ndarray:
         return np.ones(c.points.shape[0], bool) if c.colour_mask is None else c.colour_mask
@@ -743,4 +783,5 @@ def _split_by_height(members: np.ndarray, heights: np.ndarray, gap: float) -> li
 
 
 __all__ = ["ACHROMATIC_GROUP", "Cluster", "Foreground", "TablePlane", "backproject",
-           "check_frame", "cluster_in_box", "depth_to_mm", "fit_table", "foreground", "segment"]
+           "check_frame", "cluster_foreground", "cluster_in_box", "depth_to_mm", "fit_table",
+           "foreground", "hue_neighbours", "joined", "segment"]

@@ -31,10 +31,13 @@ from typing import Mapping
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from frankenbot import shapes
 from frankenbot.perception.geometry import Detection
+from frankenbot.perception.recognition import unknown_label
 from frankenbot.state import SceneObject
 
-CONTAINER_SHAPES = ("bowl", "bin", "plate")
+# containers and solids never swap (a bowl does not turn into a block)
+CONTAINER_SHAPES = tuple(sorted(shapes.OPEN_CONTAINERS | {"plate"}))
 _SHAPE_MISMATCH_COST = 0.08  # metres-equivalent penalty when shapes differ
 _GATED = 1e6
 PERMANENT_HITS = 3  # frames a track must be seen in before a hidden one is kept indefinitely
@@ -76,6 +79,8 @@ class Track:
     last_seen: float
     hits: int
     fused: int = 1  # detections in the running mean
+    # category votes over the frames it was seen in (an odd frame does not rename it)
+    votes: tuple[tuple[str, float], ...] = ()
 
     def to_scene_object(self, now: float, memory_s: float) -> SceneObject:
         """The track as a scene object. Confidence grows with the frames it was seen in (one
@@ -84,16 +89,26 @@ class Track:
         age = max(0.0, now - self.last_seen)
         fade = 1.0 if age <= 0.0 or memory_s <= 0 else max(0.1, 1.0 - age / memory_s)
         support = min(1.0, self.hits / PERMANENT_HITS)
-        label = f"{d.colour} {d.name or d.shape}".strip()
+        label = (unknown_label(d.colour, d.size) if d.shape == shapes.UNKNOWN and not d.name
+                 else f"{d.colour} {d.name or d.shape}".strip())
+        points = () if d.points is None else tuple(map(tuple, np.round(d.points, 4).tolist()))
         return SceneObject(object_id=self.object_id, label=label, shape=d.shape, colour=d.colour,
                            position=d.position, size=d.size, yaw=d.yaw,
                            confidence=round(d.confidence * fade * support, 3),
-                           last_seen=self.last_seen, occluded=age > OCCLUDED_AFTER_S)
+                           last_seen=self.last_seen, occluded=age > OCCLUDED_AFTER_S,
+                           points=points)
 
     def seen(self, det: Detection, stamp: float) -> "Track":
         """This track matched to ``det`` at ``stamp``: fused when it stayed, restarted when
         it moved; a container seen only in part (an arc the arm left, well inside its known
-        outline) keeps its pose."""
+        outline) keeps its pose. The category is the one most frames voted for."""
+        votes = _vote(self.votes or ((self.detection.shape, _weight(self.detection.shape)),),
+                      det.shape)
+        det = replace(det, shape=_winner(votes, self.detection.shape))
+        track = replace(self, votes=votes)
+        return track._seen(det, stamp)
+
+    def _seen(self, det: Detection, stamp: float) -> "Track":
         old = self.detection
         if (old.shape in PART_SHAPES and det.shape in PART_SHAPES
                 and (min(det.size[:2]) < PART_OF_CONTAINER * min(old.size[:2])
@@ -106,6 +121,25 @@ class Track:
             return replace(self, detection=fuse(self.detection, det, n), last_seen=stamp,
                            hits=self.hits + 1, fused=n + 1)
         return replace(self, detection=det, last_seen=stamp, hits=self.hits + 1, fused=1)
+
+
+UNKNOWN_VOTE = 0.5  # an unknown frame counts half: a half-hidden object looks odd
+
+
+def _weight(shape: str) -> float:
+    return UNKNOWN_VOTE if shape == shapes.UNKNOWN else 1.0
+
+
+def _vote(votes: tuple[tuple[str, float], ...], shape: str) -> tuple[tuple[str, float], ...]:
+    out = dict(votes)
+    out[shape] = out.get(shape, 0.0) + _weight(shape)
+    return tuple(out.items())
+
+
+def _winner(votes: tuple[tuple[str, float], ...], current: str) -> str:
+    best = max(v for _, v in votes)
+    tied = [k for k, v in votes if v >= best - 1e-9]
+    return current if current in tied else tied[0]
 
 
 def _same_colour_host(det: Detection, detections: list[Detection]) -> Detection | None:
@@ -136,7 +170,16 @@ def _class_changed(old: str, new: str) -> bool:
     return (old in CONTAINER_SHAPES) != (new in CONTAINER_SHAPES)
 
 
+def _base_of(object_id: str) -> str:
+    """``red_mug_2`` -> ``red_mug``."""
+    head, _, tail = object_id.rpartition("_")
+    return head if head and tail.isdigit() else object_id
+
+
 def base_id(colour: str, shape: str) -> str:
+    """``red_mug``; an unknown object is ``unknown`` whatever its colour (its label says it)."""
+    if shape == shapes.UNKNOWN:
+        return shape
     return f"{colour}_{shape}" if colour else shape
 
 
@@ -156,6 +199,10 @@ class Tracker:
     def reset(self) -> None:
         self._tracks = []
         self._first_frame = -math.inf
+
+    def forget(self, ids: set[str]) -> None:
+        """Drop the tracks ``ids`` (pieces of another object, not objects)."""
+        self._tracks = [t for t in self._tracks if t.object_id not in ids]
 
     def settle(self, heights: Mapping[str, float]) -> None:
         """Move remembered objects down to the given centre heights (a block let go into an
@@ -253,6 +300,16 @@ class Tracker:
         result = [updated.get(i, t) for i, t in enumerate(tracks)
                   if i in matched_t or t.object_id not in vacated]
         taken = {t.object_id for t in result}
+        # A young track whose category the next frames outvoted takes the name of what it
+        # is (its first frame saw a half-hidden box as an unknown object); an established
+        # one keeps its name, which programs may use.
+        for k, t in enumerate(result):
+            d = t.detection
+            if t.hits < PERMANENT_HITS and _base_of(t.object_id) != base_id(
+                    d.colour, (d.name or d.shape).replace(" ", "_")):
+                taken.discard(t.object_id)
+                result[k] = replace(t, object_id=self._new_id(d, taken))
+                taken.add(result[k].object_id)
         # A container's piece (a plate or bowl cut in two by the arm above it) whose centre
         # lies inside a known container of its colour is that container, not a new one: a
         # second "white plate" made the task's plate ambiguous.
@@ -263,7 +320,8 @@ class Tracker:
         for det in fresh:
             oid = self._new_id(det, taken)
             taken.add(oid)
-            result.append(Track(oid, det, first_seen=stamp, last_seen=stamp, hits=1))
+            result.append(Track(oid, det, first_seen=stamp, last_seen=stamp, hits=1,
+                                votes=((det.shape, _weight(det.shape)),)))
         self._tracks = result
         return list(result)
 
@@ -271,7 +329,9 @@ class Tracker:
         """The confirmed tracks as scene objects: seen in ``CONFIRM_HITS`` frames (a phantom of
         one noisy frame, a fragment of an object cut in two once, is never reported), or seen
         in the first frame since a reset: what the first scene showed is not taken away again
-        by one frame that missed it (a planner may already have read that scene)."""
+        by one frame that missed it (a planner may already have read that scene). An unknown
+        object always waits for its second frame: it may be a piece of a noisy frame."""
         objs = [t.to_scene_object(now, self.memory_s) for t in self._tracks
-                if t.hits >= CONFIRM_HITS or t.first_seen <= self._first_frame]
+                if t.hits >= CONFIRM_HITS or (t.first_seen <= self._first_frame
+                                              and t.detection.shape != shapes.UNKNOWN)]
         return sorted(objs, key=lambda o: o.object_id)

@@ -709,6 +709,15 @@ class SimWorld:
             return self._anomalies.log()
 
     # ------------------------------------------------------------------ scene variants
+    def remove_object(self, name: str) -> None:
+        """Take an object off the table (parked out of sight): a scene with fewer objects (an
+        object alone on the table to enrol it; a measurement variant). The task's oracle is
+        unchanged."""
+        if name not in self._obj_geoms:
+            raise SimError(f"unknown object {name!r}; known: {', '.join(self._obj_geoms)}")
+        with self._lock:
+            self._park(name)
+
     def add_object(self, name: str, position: Sequence[float], yaw: float = 0.0) -> None:
         """Bring a parked catalogue object onto the table at ``position`` (its centre, m) after
         a reset: measurement variants of a task (a tower beside the carry path). The oracle of

@@ -1,0 +1,66 @@
+"""Which clusters the camera sees only in part: something nearer (another object, the arm)
+or the image's edge borders them in the image.
+
+A partly hidden object measures shorter and narrower than it is, and its footprint's ends
+look cut: the catalogue then takes those features as lower bounds (``catalogue.match`` with
+``partial``). Judged in the depth image itself: around a cluster's outline in the image
+(holes filled: a bowl's floor the camera sees past is still inside its outline), the pixels
+whose depth is clearly nearer than the cluster's next to them are its occluders; their share
+of the outline is its occluded share.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from scipy import ndimage
+
+from frankenbot.perception.segmentation import Cluster
+
+NEARER = 30  # mm: a neighbour this much nearer than the cluster hides part of it
+_SQUARE = np.ones((3, 3), dtype=bool)
+
+
+def occluded_shares(clusters: Sequence[Cluster], depth_mm: np.ndarray, stride: int
+                    ) -> list[float]:
+    """Per cluster, the share of the pixels just outside its outline (on the ``stride``
+    grid) that a nearer surface or the image's edge takes."""
+    d = np.asarray(depth_mm[::stride, ::stride], dtype=np.int32)
+    h, w = d.shape
+    out = []
+    for c in clusters:
+        rows = np.clip(c.pixels[:, 0] // stride, 0, h - 1)
+        cols = np.clip(c.pixels[:, 1] // stride, 0, w - 1)
+        r0, r1 = max(int(rows.min()) - 2, 0), min(int(rows.max()) + 3, h)
+        c0, c1 = max(int(cols.min()) - 2, 0), min(int(cols.max()) + 3, w)
+        mask = np.zeros((r1 - r0, c1 - c0), dtype=bool)
+        mask[rows - r0, cols - c0] = True
+        mask = ndimage.binary_fill_holes(ndimage.binary_closing(mask, _SQUARE))
+        ring = ndimage.binary_dilation(mask, _SQUARE) & ~mask
+        own = np.where(mask, d[r0:r1, c0:c1], 0)
+        own = ndimage.maximum_filter(own, size=3)  # the cluster's depth beside each ring pixel
+        ring_d = d[r0:r1, c0:c1]
+        near = ring & (ring_d > 0) & (own > 0) & (ring_d < own - NEARER)
+        edge = mask & _at_image_edge(mask.shape, (r0, r1, c0, c1), (h, w))
+        total = int(np.count_nonzero(ring)) + int(np.count_nonzero(edge))
+        out.append((int(np.count_nonzero(near)) + int(np.count_nonzero(edge))) / total
+                   if total else 0.0)
+    return out
+
+
+def _at_image_edge(shape: tuple[int, int], crop: tuple[int, int, int, int],
+                   image: tuple[int, int]) -> np.ndarray:
+    """Pixels of a crop that lie on the image's own border (the frame cuts what is there)."""
+    r0, r1, c0, c1 = crop
+    h, w = image
+    edge = np.zeros(shape, dtype=bool)
+    if r0 == 0:
+        edge[0, :] = True
+    if r1 == h:
+        edge[-1, :] = True
+    if c0 == 0:
+        edge[:, 0] = True
+    if c1 == w:
+        edge[:, -1] = True
+    return edge

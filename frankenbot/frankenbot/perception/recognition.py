@@ -1,0 +1,151 @@
+"""Name what a measured cluster is: its category from the object catalogue, or ``unknown``.
+
+The catalogue (``perception/catalogue.py``) matches the cluster's shape signature and colour.
+Two things need more than one lookup: a tower of same-coloured blocks is one cluster that no
+category matches, so a cluster much taller than wide is also tried as a stack of equal
+cubes (``geometry.split_stack``), kept only when every piece matches a block; and a block
+seen by one face edge-on is completed to a square once it is known to be a block (before
+that, a lemon or a marker must not be squared). Without a catalogue the size rules of
+``geometry.measure`` name the first waves' shapes, as before.
+
+Pieces: an unknown cluster that touches a recognised object is a piece of it (the arm or a
+neighbour cut it), not an object; two unknown clusters of one colour (or of neighbouring hues:
+a lit face) next to each other whose union the catalogue knows are that object.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from frankenbot import shapes
+from frankenbot.perception.catalogue import ObjectCatalogue
+from frankenbot.perception.geometry import Detection, ShapeRules, complete_block, split_stack
+from frankenbot.perception.segmentation import Cluster, hue_neighbours, joined
+from frankenbot.shapes import UNKNOWN
+
+SMALL_OBJECT = 0.07  # m: the longest side of a "small" unknown object ...
+LARGE_OBJECT = 0.16  # ... and from here on "large"
+
+
+def recognise(det: Detection, catalogue: ObjectCatalogue | None, rules: ShapeRules,
+              viewpoint: tuple[float, float] | None, partial: bool = False) -> list[Detection]:
+    """``det`` named by the catalogue (one detection, or the blocks of a tower); ``partial``:
+    the camera sees it only in part (``perception/occlusion.py``)."""
+    if catalogue is None or det.name:
+        return split_stack(det, min_edge=rules.stack_min_edge)
+    m = catalogue.match(det.signature, det.colour, partial, det.sigma)
+    if m.category != UNKNOWN:
+        named = replace(det, shape=m.category)
+        if m.category == "block" and viewpoint is not None:
+            centre, width = complete_block(np.asarray(det.position[:2]), det.size[0],
+                                           det.size[1], det.yaw, viewpoint)
+            named = replace(named, position=(float(centre[0]), float(centre[1]),
+                                             det.position[2]),
+                            size=(det.size[0], width, det.size[2]))
+        return [named]
+    pieces = split_stack(replace(det, shape="block"), min_edge=rules.stack_min_edge)
+    if len(pieces) > 1 and all(catalogue.match(p.signature, p.colour, sigma=p.sigma).category
+                               == "block" for p in pieces):
+        return pieces
+    return [replace(det, shape=UNKNOWN, confidence=min(det.confidence, 0.5))]
+
+
+def size_word(size: tuple[float, float, float]) -> str:
+    """small / medium / large by the longest side (an unknown object's label)."""
+    longest = max(size)
+    return "small" if longest < SMALL_OBJECT else "large" if longest >= LARGE_OBJECT else (
+        "medium")
+
+
+def unknown_label(colour: str, size: tuple[float, float, float]) -> str:
+    """"small gray object": what a person can point to when nothing names it."""
+    return " ".join(w for w in (size_word(size), colour, "object") if w)
+
+
+PIECE_GAP = 0.02  # m between the footprints of two pieces of one object
+FRAGMENT_MARGIN = 0.01  # m: an unknown piece this close to a known object is a piece of it
+HOLLOW_MID_DROP = 0.5  # an unknown object whose middle lies this far under its top is hollow
+
+
+def is_hollow(det: Detection) -> bool:
+    """An open container (the camera sees down into it: its rim, not its top centre, tells
+    whether it is still there), known or not."""
+    if det.shape in shapes.HOLLOW:
+        return True
+    return (det.shape == shapes.UNKNOWN and det.signature is not None
+            and det.signature.mid_drop > HOLLOW_MID_DROP)
+
+
+def overlaps(a: Detection, b: Detection, margin: float) -> bool:
+    """Do ``a`` and ``b`` touch: their point samples (top-down) within ``margin`` of each
+    other, or, without samples, their footprint rectangles (separating axes)?"""
+    if a.points is not None and b.points is not None and len(a.points) and len(b.points):
+        pa, pb = a.points[:, :2], b.points[:, :2]
+        lo, hi = np.maximum(pa.min(axis=0), pb.min(axis=0)), np.minimum(pa.max(axis=0),
+                                                                        pb.max(axis=0))
+        if np.any(lo > hi + margin):
+            return False
+        d2 = ((pa[:, None, :] - pb[None, :, :]) ** 2).sum(axis=2)
+        return bool(d2.min() <= margin * margin)
+    def corners(d: Detection) -> np.ndarray:
+        c, s = math.cos(d.yaw), math.sin(d.yaw)
+        hx, hy = d.size[0] / 2 + margin / 2, d.size[1] / 2 + margin / 2
+        local = np.array([(-hx, -hy), (hx, -hy), (hx, hy), (-hx, hy)])
+        return local @ np.array([[c, s], [-s, c]]) + np.asarray(d.position[:2])
+
+    ca, cb = corners(a), corners(b)
+    for d in (a, b):
+        for ang in (d.yaw, d.yaw + math.pi / 2):
+            axis = np.array([math.cos(ang), math.sin(ang)])
+            pa, pb = ca @ axis, cb @ axis
+            if pa.max() < pb.min() or pb.max() < pa.min():
+                return False
+    return True
+
+
+def join_pieces(kept: list[tuple[Cluster, str]], supports: list[float | None],
+                 hidden: list[bool], per_cluster: list[list[Detection]], named: Any
+                 ) -> list[list[Detection]]:
+    """Two unknown clusters of one colour, next to each other, whose union the catalogue
+    knows are one object: a mug's thin rim drops out at its sides under depth noise and its
+    near and far walls fall apart into two arcs that match nothing alone."""
+    unknown = [i for i, ds in enumerate(per_cluster)
+               if len(ds) == 1 and ds[0].shape == shapes.UNKNOWN and not ds[0].name]
+    if len(unknown) < 2:
+        return per_cluster
+    lo = {i: kept[i][0].points[:, :2].min(axis=0) for i in unknown}
+    hi = {i: kept[i][0].points[:, :2].max(axis=0) for i in unknown}
+    out = list(per_cluster)
+    used: set[int] = set()
+    for a in unknown:
+        for b in unknown:
+            if b <= a or a in used or b in used:
+                continue
+            ca, cb = kept[a][0], kept[b][0]
+            same = ca.group == cb.group and per_cluster[a][0].colour == per_cluster[b][0].colour
+            if not (same or hue_neighbours(ca.group, cb.group)):
+                continue  # (a lit face that clipped into the next hue is one of its faces)
+            if np.any(lo[a] > hi[b] + PIECE_GAP) or np.any(lo[b] > hi[a] + PIECE_GAP):
+                continue
+            sup = supports[a] if supports[a] == supports[b] else None
+            if not same:  # the bigger piece (the body, not its lit face) names the colour
+                big_a = ca.points.shape[0] >= cb.points.shape[0]
+                ca = replace(ca, colour_mask=np.full(ca.points.shape[0], big_a))
+                cb = replace(cb, group=ca.group, colour_mask=np.full(cb.points.shape[0],
+                                                                     not big_a))
+            union = named(joined(ca, cb), kept[a][1], sup, hidden[a] or hidden[b])
+            if len(union) == 1 and union[0].shape != shapes.UNKNOWN:
+                out[a], out[b] = union, []
+                used |= {a, b}
+    return out
+
+
+def without_fragments(dets: list[Detection]) -> list[Detection]:
+    """Unknown detections touching a recognised one in the same frame are pieces of it."""
+    known = [d for d in dets if d.shape != shapes.UNKNOWN]
+    return [d for d in dets if d.shape != shapes.UNKNOWN or d.name
+            or not any(overlaps(d, k, FRAGMENT_MARGIN) for k in known)]

@@ -1,0 +1,172 @@
+"""The object catalogue, shape signatures and fixture geometry, without a simulator."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from frankenbot.errors import ConfigError
+from frankenbot.fixture_map import FixtureMap
+from frankenbot.perception.catalogue import ObjectCatalogue, enrol
+from frankenbot.perception.fixture_geometry import fixture_mask, map_shapes, support_height
+from frankenbot.perception.recognition import unknown_label
+from frankenbot.perception.signature import Signature, measure_signature
+
+
+def _sig(length=0.04, width=0.04, height=0.04, fill=0.9, top=0.9, mid=0.0, ends=0.9):
+    return Signature(length, width, height, fill, top, mid, ends)
+
+
+def _noisy(sig: Signature, rng: np.random.Generator, n: int = 12) -> list[Signature]:
+    base = np.asarray(sig.values())
+    scale = np.array([0.002, 0.002, 0.002, 0.02, 0.03, 0.02, 0.05])
+    return [Signature(*(base + rng.normal(0, scale))) for _ in range(n)]
+
+
+@pytest.fixture()
+def catalogue() -> ObjectCatalogue:
+    rng = np.random.default_rng(0)
+    block = enrol("block", "red_block", "red", _noisy(_sig(), rng))
+    can = enrol("can", "red_can", "red", _noisy(_sig(0.065, 0.061, 0.1, 0.8), rng))
+    apple = enrol("apple", "red_apple", "red", _noisy(_sig(0.062, 0.047, 0.065, 0.78, 0.66),
+                                                      rng))
+    return ObjectCatalogue((block, can, apple), {"apple": ("red", "green")})
+
+
+def test_an_object_is_named_by_the_nearest_prototype_that_accepts_it(catalogue):
+    assert catalogue.match(_sig(0.041, 0.039, 0.04), "blue").category == "block"
+    assert catalogue.match(_sig(0.066, 0.06, 0.099, 0.8), "green").category == "can"
+
+
+def test_an_object_no_prototype_accepts_is_unknown_not_the_nearest(catalogue):
+    m = catalogue.match(_sig(0.066, 0.06, 0.16, 0.8), "red")  # a can half as tall again
+    assert m.category == "unknown" and m.nearest == "red_can"
+    assert catalogue.without(["can"]).match(_sig(0.065, 0.061, 0.1, 0.8), "red").category == (
+        "unknown")
+
+
+def test_a_category_that_restricts_colours_refuses_others(catalogue):
+    apple = _sig(0.062, 0.047, 0.065, 0.78, 0.66)
+    assert catalogue.match(apple, "green").category == "apple"
+    assert catalogue.match(apple, "blue").category == "unknown"
+
+
+def test_the_catalogue_survives_a_round_trip_through_its_file(catalogue, tmp_path):
+    path = tmp_path / "objects.yaml"
+    catalogue.save(path)
+    back = ObjectCatalogue.load(path)
+    assert back.categories() == catalogue.categories()
+    assert back.colours == catalogue.colours
+    sig = _sig(0.041, 0.039, 0.04)
+    assert back.match(sig).prototype == catalogue.match(sig).prototype
+
+
+def test_enrolling_replaces_a_prototype_of_the_same_name(catalogue):
+    rng = np.random.default_rng(1)
+    bigger = enrol("block", "red_block", "red", _noisy(_sig(0.06, 0.06, 0.06), rng))
+    cat = catalogue.with_prototype(bigger)
+    assert len(cat.prototypes) == len(catalogue.prototypes)
+    assert cat.match(_sig(0.06, 0.06, 0.06)).category == "block"
+
+
+def test_bad_names_views_and_files_are_refused(tmp_path):
+    with pytest.raises(ConfigError):
+        enrol("Mug!", "x", "red", [_sig()] * 3)
+    with pytest.raises(ConfigError):
+        enrol("mug", "unknown", "red", [_sig()] * 3)
+    with pytest.raises(ConfigError, match="at least 3"):
+        enrol("mug", "red_mug", "red", [_sig()] * 2)
+    bad = tmp_path / "objects.yaml"
+    bad.write_text("prototypes:\n  - {category: mug, name: red_mug}\n")
+    with pytest.raises(ConfigError, match="red_mug"):
+        ObjectCatalogue.load(bad)
+    with pytest.raises(ConfigError, match="not found"):
+        ObjectCatalogue.load(tmp_path / "missing.yaml")
+
+
+def test_an_unknown_object_is_labelled_by_size_and_colour():
+    assert unknown_label("gray", (0.05, 0.04, 0.03)) == "small gray object"
+    assert unknown_label("red", (0.09, 0.06, 0.08)) == "medium red object"
+    assert unknown_label("", (0.3, 0.2, 0.1)) == "large object"
+
+
+def _box_points(length: float, width: float, height: float, step: float = 0.003,
+                hollow: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Samples of a box's top (or, hollow, its rim and floor) seen from above."""
+    xs = np.arange(-length / 2, length / 2 + 1e-9, step)
+    ys = np.arange(-width / 2, width / 2 + 1e-9, step)
+    gx, gy = np.meshgrid(xs, ys)
+    gx, gy = gx.ravel(), gy.ravel()
+    h = np.full(gx.size, height)
+    if hollow:
+        inner = (np.abs(gx) < length / 2 - 0.01) & (np.abs(gy) < width / 2 - 0.01)
+        h[inner] = 0.008
+    pts = np.column_stack([gx + 0.5, gy, h])
+    return pts, h
+
+
+def test_a_solid_and_a_hollow_box_differ_in_their_signature():
+    for hollow in (False, True):
+        pts, h = _box_points(0.2, 0.15, 0.08, hollow=hollow)
+        sig = measure_signature(pts, h, np.array([0.5, 0.0]), 0.0, 0.2, 0.15, 0.08, 0.0,
+                                0.2 * 0.15)
+        assert math.isclose(sig.height, 0.08, abs_tol=1e-6)
+        assert sig.fill > 0.95 and sig.end_ratio > 0.9
+        if hollow:
+            assert sig.mid_drop > 0.8 and sig.top_share < 0.4
+        else:
+            assert sig.mid_drop < 0.05 and sig.top_share > 0.95
+
+
+CABINET = {"fixtures": {"cabinet": {
+    "shape": "cabinet", "colour": "brown", "position": [0.4, 0.5, 0.18],
+    "size": [0.26, 0.3, 0.36], "yaw": 0.0, "top": True,
+    "parts": {"top_drawer": {
+        "kind": "drawer", "position": [0.4, 0.5, 0.3], "size": [0.24, 0.27, 0.1],
+        "handle": [0.22, 0.5, 0.3], "bar": "horizontal", "axis": [-1, 0, 0], "travel": 0.16,
+        "cavity_centre": [0.405, 0.5, 0.3], "cavity_size": [0.22, 0.25, 0.09]}}}}}
+
+
+def test_fixture_points_are_masked_but_what_lies_in_an_open_drawer_or_on_top_is_not():
+    fmap = FixtureMap.from_data(CABINET)
+    closed = map_shapes(fmap, {})
+    opened = map_shapes(fmap, {"top_drawer": 0.16})
+    on_top = [0.4, 0.5, 0.39]  # 3 cm over the top
+    top_face = [0.4, 0.5, 0.36]
+    handle = [0.22, 0.5, 0.3]
+    pulled_handle = [0.06, 0.5, 0.3]
+    in_drawer = [0.3, 0.5, 0.3]  # over the floor of the pulled-out drawer
+    pts = np.array([on_top, top_face, handle, pulled_handle, in_drawer])
+    assert fixture_mask(closed, pts).tolist() == [False, True, True, False, True]
+    assert fixture_mask(opened, pts).tolist() == [False, True, False, True, False]
+    floor = 0.3 - 0.045
+    assert math.isclose(support_height(opened, 0.3, 0.5, floor + 0.001), floor)
+    assert math.isclose(support_height(closed, 0.4, 0.5, 0.361), 0.36)
+    assert support_height(closed, 0.8, 0.0, 0.0) == 0.0
+
+
+def test_views_in_two_clear_modes_make_two_prototypes_of_one_object():
+    """A lying bottle whose body hides its neck from some sides measures 4 cm shorter then."""
+    from frankenbot.perception.catalogue import enrol_views
+
+    rng = np.random.default_rng(2)
+    whole = _noisy(_sig(0.162, 0.053, 0.056, 0.84, 0.7, 0.0, 0.45), rng, 16)
+    short = _noisy(_sig(0.123, 0.057, 0.057, 0.85, 0.8, 0.0, 0.9), rng, 7)
+    protos = enrol_views("bottle", "purple_bottle", "purple", whole + short)
+    assert [p.name for p in protos] == ["purple_bottle", "purple_bottle_view2"]
+    assert [p.views for p in protos] == [16, 7]
+    cat = ObjectCatalogue().with_object(protos)
+    assert cat.match(_sig(0.125, 0.056, 0.057, 0.85, 0.8, 0.0, 0.9)).category == "bottle"
+    # enrolled again as one mode, the stale second prototype goes
+    one = enrol_views("bottle", "purple_bottle", "purple", whole)
+    assert [p.name for p in cat.with_object(one).prototypes] == ["purple_bottle"]
+
+
+def test_a_partly_hidden_object_may_measure_short_but_never_long(catalogue):
+    short_can = _sig(0.066, 0.040, 0.1, 0.8)  # its far half hidden
+    assert catalogue.match(short_can).category == "unknown"
+    assert catalogue.match(short_can, partial=True).category == "can"
+    long_can = _sig(0.066, 0.090, 0.1, 0.8)
+    assert catalogue.match(long_can, partial=True).category == "unknown"
