@@ -110,7 +110,7 @@ def test_moveit_plans_are_slowed_to_the_tcp_speed_limit(monkeypatch) -> None:
     from trajectory_msgs.msg import JointTrajectory as TrajectoryMsg
     from trajectory_msgs.msg import JointTrajectoryPoint
 
-    from frankenbot.motion import moveit_backend as mb
+    from frankenbot.nodes import moveit_backend as mb
     from frankenbot.motion.config import load_arm_config
     from frankenbot.motion.kinematics import HOME_JOINTS, UR5eKinematics
     from frankenbot.motion.safety import SafetyEnvelope
