@@ -167,8 +167,9 @@ def test_fixtures_from_config_are_merged(camera, table_scene):
 
 
 def test_bad_fixture_and_config_values_are_rejected():
-    with pytest.raises(ConfigError):
-        fixtures_from_data([{"id": "drawer", "shape": "cupboard", "position": [0, 0, 0],
+    with pytest.raises(ConfigError, match="unknown shape 'wardrobe'"):
+        # not in shapes.SHAPES ("cupboard" was the example until the new world made it a shape)
+        fixtures_from_data([{"id": "drawer", "shape": "wardrobe", "position": [0, 0, 0],
                              "size": [1, 1, 1]}])
     from frankenbot import settings
 
