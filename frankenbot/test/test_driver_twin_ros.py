@@ -344,6 +344,31 @@ def test_gripper_stalls_on_the_block_and_the_pick_goes_on(twin) -> None:
     assert prims.held_object == block
 
 
+def test_the_gripper_description_is_latched_where_the_real_launch_serves_it(twin) -> None:
+    """A late subscriber (as `frankenbot doctor`) gets the sim gripper's URDF on
+    /robotiq/robot_description, and its TCP is the one the twin's executor uses."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import String
+
+    from frankenbot import tcp
+    from frankenbot.motion.config import load_arm_config
+
+    got: list[String] = []
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    sub = twin.node.create_subscription(String, "/robotiq/robot_description", got.append,
+                                        latched)
+    try:
+        deadline = time.monotonic() + 10.0
+        while not got and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert got, "nothing on /robotiq/robot_description"
+        offset = tcp.tcp_offset_from_description(got[-1].data)
+        assert offset == pytest.approx(load_arm_config().kinematics.tcp_offset, abs=1e-6)
+    finally:
+        twin.node.destroy_subscription(sub)
+
+
 def test_gripper_not_activated_is_named_and_nothing_moves(twin) -> None:
     twin.reset("pick_up", 1)
     twin.fault("gripper_not_activated")

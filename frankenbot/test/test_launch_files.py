@@ -500,7 +500,7 @@ def test_gazebo_publishes_the_camera_frame_its_images_carry(monkeypatch):
     at the SDF's camera pose turned into an optical frame (z along the link's x)."""
     import xml.etree.ElementTree as ET
 
-    from frankenbot.perception.camera import _quat_to_matrix
+    from frankenbot.transforms import QuatXYZW
 
     cfg = yaml.safe_load((PACKAGE_ROOT / "config" / "gazebo.yaml").read_text())
     assert cfg["/**/frankenbot_perception"]["ros__parameters"]["camera_config"] == ""
@@ -513,7 +513,7 @@ def test_gazebo_publishes_the_camera_frame_its_images_carry(monkeypatch):
     assert values["--frame-id"] == "base_link" and values["--child-frame-id"] == sensor_frame
     pose = [float(v) for v in root.find(".//model[@name='rgbd_camera']/pose").text.split()]
     assert [float(values[k]) for k in ("--x", "--y", "--z")] == pytest.approx(pose[:3])
-    rot = _quat_to_matrix([float(values[k]) for k in ("--qx", "--qy", "--qz", "--qw")])
+    rot = QuatXYZW(*(float(values[k]) for k in ("--qx", "--qy", "--qz", "--qw"))).matrix()
     roll, pitch, yaw = pose[3:]
     view = np.array([np.cos(yaw) * np.cos(pitch), np.sin(yaw) * np.cos(pitch), -np.sin(pitch)])
     assert rot[:, 2] == pytest.approx(view, abs=1e-6)  # optical z = where the camera looks

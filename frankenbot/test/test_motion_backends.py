@@ -110,11 +110,11 @@ def test_moveit_plans_are_slowed_to_the_tcp_speed_limit(monkeypatch) -> None:
     from trajectory_msgs.msg import JointTrajectory as TrajectoryMsg
     from trajectory_msgs.msg import JointTrajectoryPoint
 
-    from frankenbot.motion import moveit_backend as mb
     from frankenbot.motion.config import load_arm_config
     from frankenbot.motion.kinematics import HOME_JOINTS, UR5eKinematics
     from frankenbot.motion.safety import SafetyEnvelope
     from frankenbot.motion.trajectory import MotionLimits, joint_move
+    from frankenbot.nodes import moveit_backend as mb
 
     for name in ("moveit", "moveit.planning", "moveit_configs_utils"):  # TEST-ONLY stand-ins
         module = types.ModuleType(name)

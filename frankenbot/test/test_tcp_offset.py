@@ -9,7 +9,7 @@ from robot_description_support import robotiq_urdf
 
 from frankenbot import robotiq, tcp
 from frankenbot.bringup.doctor import Status, tcp_check
-from frankenbot.errors import ConfigError
+from frankenbot.errors import ConfigError, SimError
 from frankenbot.motion.config import load_arm_config
 
 
@@ -54,3 +54,24 @@ def test_a_description_without_the_chain_is_refused():
         tcp.tcp_offset_from_description("<robot><link name='tool0'/></robot>")
     with pytest.raises(ConfigError, match="not valid XML"):
         tcp.parse_joints("<robot")
+
+
+def test_the_twins_gripper_description_is_the_sim_gripper_the_executor_assumes():
+    """The driver twin serves the sim gripper's URDF on /robotiq/robot_description: its pad
+    centre is the sim's TCP (safety.yaml's tcp_offset, the twin executor's), the pads are the
+    commanded gap apart, and doctor's TCP check passes for the executor's default (-1)."""
+    pytest.importorskip("mujoco")
+    from frankenbot.sim import model
+
+    closed = 0.7929  # the twin's knuckle at closed (config/real_ur5e.yaml)
+    urdf = model.gripper_description(closed)
+    assert tcp.tcp_offset_from_description(urdf) == pytest.approx(model.TCP_OFFSET, abs=1e-6)
+    assert model.TCP_OFFSET == pytest.approx(load_arm_config().kinematics.tcp_offset)
+    joints = tcp.parse_joints(urdf)
+    for width in (0.0, tcp.REFERENCE_WIDTH, robotiq.STROKE):
+        knuckle = {robotiq.KNUCKLE_JOINT: robotiq.width_to_position(width, closed)}
+        left, right = (tcp.link_pose(joints, pad, knuckle)[:3, 3] for pad in tcp.PAD_LINKS)
+        assert np.linalg.norm(left - right) == pytest.approx(width, abs=1e-6), width
+    assert tcp_check(-1.0, urdf).status == Status.OK
+    with pytest.raises(SimError, match="closed knuckle"):
+        model.gripper_description(0.0)

@@ -267,8 +267,12 @@ def _gripper_activation_check(seen: Observations) -> Check:
                      "activated shows only when commanded)")
     stalled, reached, knuckle = seen.gripper_result
     if stalled and not reached and knuckle < GRIPPER_OPEN:
+        # the action keeps its last result until the next goal: a stall from before a
+        # reactivation still shows here, so the hint says how to judge the gripper afresh
         return _missing(name, f"the last gripper goal stalled fully open ({knuckle:.3f} rad): "
-                        "the fingers did not move", robotiq.NOT_ACTIVATED)
+                        "the fingers did not move",
+                        f"{robotiq.NOT_ACTIVATED}; if it was reactivated since, command it "
+                        "once and run doctor again")
     return _ok(name, f"the last goal {'reached its target' if reached else 'stalled'} at "
                f"{knuckle:.3f} rad")
 

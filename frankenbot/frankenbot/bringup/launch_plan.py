@@ -167,7 +167,7 @@ def gazebo_camera_transform(sdf_path: str | Path, model: str = "rgbd_camera") ->
 
     import numpy as np
 
-    from frankenbot.perception.calibration import quat_xyzw
+    from frankenbot.transforms import quat_from_matrix
 
     root = ET.parse(sdf_path).getroot()
     found = next((m for m in root.iter("model") if m.get("name") == model), None)
@@ -186,7 +186,7 @@ def gazebo_camera_transform(sdf_path: str | Path, model: str = "rgbd_camera") ->
                      [-sp, cp * sr, cp * cr]])  # SDF rpy: R = Rz(yaw) Ry(pitch) Rx(roll)
     optical = link @ np.array(LINK_TO_OPTICAL)
     return static_transform("base_link", frame, (x, y, z),
-                            quat_xyzw(optical),
+                            quat_from_matrix(optical).xyzw(),
                             parameters=({"use_sim_time": True},))
 
 

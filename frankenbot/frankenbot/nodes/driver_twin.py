@@ -23,6 +23,11 @@ Publishes
   robotiq/joint_states (sensor_msgs/JointState: the knuckle), /tf_static (tf2_msgs/TFMessage:
       base_link -> camera_color_optical_frame as real_ur5e.launch.py's static publisher, and the
       UR description's fixed frames)
+  robotiq/robot_description (std_msgs/String, latched): the sim gripper's URDF rooted at tool0
+      (``sim.model.gripper_description``), where real_ur5e.launch.py's gripper
+      robot_state_publisher serves the 2F-85's; its pad frames give the sim's TCP, so
+      ``frankenbot doctor`` checks the executor's tcp_offset against the gripper the twin has
+      (the gripper's link frames are not put on /tf)
 Services
   dashboard_client/{play,stop,pause,unlock_protective_stop,power_on,power_off,brake_release}
       (std_srvs/Trigger), dashboard_client/program_state (ur_dashboard_msgs/GetProgramState),
@@ -49,19 +54,21 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Bool
+from std_msgs.msg import Bool, String
 
 from frankenbot import robotiq, ur_driver
 from frankenbot.errors import SimError
 from frankenbot.motion.jtc_rules import PointData, trajectory_problem
 from frankenbot.nodes.driver_twin_services import CellServices, static_transforms
 from frankenbot.sim import driver_twin as dt
+from frankenbot.sim.model import gripper_description
 from frankenbot.sim.world import SimWorld, TrajectoryPoint
 
 FEEDBACK_PERIOD = 0.05  # s: the JTC's action_monitor_rate (20 Hz, ur_controllers.yaml)
 GRIPPER_STATE_EVERY = 2  # joint-state ticks per /robotiq/joint_states message
 GRIPPER_ACTION = "robotiq/robotiq_gripper_controller/gripper_cmd"
 GRIPPER_STATES = "robotiq/joint_states"
+GRIPPER_DESCRIPTION = "robotiq/robot_description"  # the gripper's robot_state_publisher
 
 
 def seconds(d: Any) -> float:
@@ -160,6 +167,7 @@ class DriverTwin:
         self.mode_pub = node.create_publisher(RobotMode, io + "robot_mode", latched)
         self.gripper_pub = node.create_publisher(JointState, GRIPPER_STATES, 20)
         self.tf_static_pub = node.create_publisher(TFMessage, "/tf_static", latched)
+        self.description_pub = node.create_publisher(String, GRIPPER_DESCRIPTION, latched)
         actions = ReentrantCallbackGroup()
         self._follow = ActionServer(
             node, FollowJointTrajectory, ur_driver.FOLLOW_ACTION.lstrip("/"),
@@ -173,6 +181,7 @@ class DriverTwin:
             handle_accepted_callback=self._gripper_accepted, callback_group=actions)
         self._services = CellServices(node, self)
         self.tf_static_pub.publish(static_transforms(TFMessage))
+        self.description_pub.publish(String(data=gripper_description(self.gripper_closed)))
         with self.lock:
             self.reconcile()
         self.publish_states()

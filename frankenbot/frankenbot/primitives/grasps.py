@@ -29,6 +29,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from frankenbot.common import FailureCode
+from frankenbot.errors import FrankenbotError
 from frankenbot.primitives import shape_models
 from frankenbot.spatial import FLAT_HEIGHT
 from frankenbot.state import SceneObject
@@ -75,7 +76,7 @@ class Grasp:
     cost: float
 
 
-class NoGrasp(Exception):
+class NoGrasp(FrankenbotError):
     """No grasp of the object exists; ``code`` says why (too wide, blocked)."""
 
     def __init__(self, code: FailureCode, detail: str) -> None:

@@ -26,6 +26,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from frankenbot import shapes
+from frankenbot.errors import FrankenbotError
 from frankenbot.fixture_map import FixturePart
 from frankenbot.state import SceneObject
 
@@ -40,7 +41,7 @@ class Spot:
     finger_axis: float  # rad: direction (in the base frame) the fingers should close along
 
 
-class NoSpot(ValueError):
+class NoSpot(FrankenbotError, ValueError):
     """No release spot fits (an open drawer's exposed part too short for the object)."""
 
 

@@ -126,6 +126,51 @@ def _add_gripper(tool0: ET.Element) -> None:
              condim=4, priority=1, solref="0.004 1", solimp="0.95 0.99 0.001", **common)
 
 
+def gripper_description(closed: float) -> str:
+    """The sim gripper of ``_add_gripper`` as a URDF rooted at tool0, as the real cell's gripper
+    robot_state_publisher serves the 2F-85's (urdf/robotiq_on_tool0.urdf.xacro) on
+    /robotiq/robot_description: the driver twin publishes it, so ``frankenbot doctor`` reads
+    the TCP of the gripper the twin really has (frankenbot.tcp: the centre between
+    ``frankenbot_left_pad`` and ``frankenbot_right_pad``, TCP_OFFSET here).
+
+    The Robotiq's one joint, the knuckle (0 open .. ``closed`` rad, what /robotiq/joint_states
+    carry), leads; each finger slides FINGER_TRAVEL over that range (mimic). The pad frames sit
+    at the centre of each pad's contact face, which is the finger body's origin plane.
+    """
+    from frankenbot import robotiq, tcp
+
+    if not (math.isfinite(closed) and closed > 0.0):
+        raise SimError(f"closed knuckle position must be > 0 rad, got {closed}")
+    robot = ET.Element("robot", name="frankenbot_sim_gripper")
+
+    def joint(name: str, kind: str, parent: str, child: str, xyz: str,
+              **extra: str) -> ET.Element:
+        j = _sub(robot, "joint", name=name, type=kind)
+        _sub(j, "parent", link=parent)
+        _sub(j, "child", link=child)
+        _sub(j, "origin", xyz=xyz, rpy="0 0 0")
+        if "axis" in extra:
+            _sub(j, "axis", xyz=extra["axis"])
+        return j
+
+    for link in ("tool0", "gripper_palm", "robotiq_85_left_knuckle_link", "left_finger",
+                 "right_finger", *tcp.PAD_LINKS):
+        _sub(robot, "link", name=link)
+    joint("gripper_palm_joint", "fixed", "tool0", "gripper_palm", "0 0 0")
+    knuckle = joint(robotiq.KNUCKLE_JOINT, "revolute", "gripper_palm",
+                    "robotiq_85_left_knuckle_link", "0 0 0", axis="0 -1 0")
+    _sub(knuckle, "limit", lower="0", upper=f"{closed:.6g}", effort="10", velocity="2")
+    for side, sign, pad in (("left", 1, tcp.PAD_LINKS[0]), ("right", -1, tcp.PAD_LINKS[1])):
+        finger = joint(f"{side}_finger_joint", "prismatic", "gripper_palm", f"{side}_finger",
+                       f"0 {sign * FINGER_TRAVEL:.6g} 0", axis=f"0 {-sign} 0")
+        _sub(finger, "limit", lower="0", upper=f"{FINGER_TRAVEL:.6g}", effort="40",
+             velocity="0.15")
+        _sub(finger, "mimic", joint=robotiq.KNUCKLE_JOINT,
+             multiplier=f"{FINGER_TRAVEL / closed:.9g}", offset="0")
+        joint(f"{pad}_joint", "fixed", f"{side}_finger", pad, f"0 0 {TCP_OFFSET:.6g}")
+    return ET.tostring(robot, encoding="unicode")
+
+
 def _add_arm_settings(root: ET.Element) -> None:
     for body in root.iter("body"):
         if body.get("name") not in ("base_link", "base_link_inertia", "base", None):

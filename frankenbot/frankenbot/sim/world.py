@@ -729,3 +729,6 @@ class SimWorld:
         with self._lock:
             self._activate(name)
             self._set_pose(name, position, yaw)
+            # the woken tree joins the awake sets (collisions, constraints) only when MuJoCo
+            # recomputes them; stepping before that integrated it with no contacts at all
+            mujoco.mj_forward(self.model, self.data)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from frankenbot.errors import FrankenbotError
 from frankenbot.eval.libero.bddl import BddlTask, Predicate, Region
 from frankenbot.sim import fixtures as fx
 from frankenbot.sim.families import SLOTS
@@ -139,7 +140,7 @@ OPEN_DOOR = 1.5  # rad (past the oracle's 1.2)
 KNOB_ON = 1.2  # rad (the burner lights past fx.KNOB_ON)
 
 
-class NotSetUp(Exception):
+class NotSetUp(FrankenbotError):
     """This task cannot be represented on our table (the message says why)."""
 
 
