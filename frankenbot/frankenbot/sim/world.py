@@ -212,6 +212,7 @@ class SimWorld:
                 z = p.z if p.z is not None else layout.TABLE_TOP_Z + spec.size[2] / 2 + 0.0005
                 self._activate(p.name)
                 self._set_pose(p.name, (p.x, p.y, z), p.yaw)
+                self._wake(p.name)
             self._task, self._family, self._seed = sampled.task, family, int(seed)
             self._anomalies.reset(self)
             self._new_sensor_episode()
@@ -263,9 +264,17 @@ class SimWorld:
         self.model.geom_conaffinity[geoms] = self._conaffinity[geoms]
         self.model.body_gravcomp[self._bodies[name]] = 0.0
         self.model.tree_sleep_policy[self._obj_tree[name]] = SLEEP_NEVER
-        self.data.tree_asleep[self._obj_tree[name]] = -1  # awake from now on
         if name not in self._active:
             self._active.append(name)
+
+    def _wake(self, name: str) -> None:
+        """Wake a parked object's tree the way MuJoCo wakes one itself: a sleeping tree that
+        moves is woken, with the island it sleeps in, at the next step. (Writing its
+        ``tree_asleep`` directly broke the island's cycle: the object then flew off with no
+        contacts, or the physics went non-finite.)"""
+        v = self._obj_vadr[name]
+        if self.data.tree_asleep[self._obj_tree[name]] >= 0:
+            self.data.qvel[v + 2] = -1e-6  # m/s down: nothing it could feel
 
     def _set_pose(self, name: str, pos: Sequence[float], yaw: float) -> None:
         a, v = self._obj_qadr[name], self._obj_vadr[name]
@@ -729,6 +738,4 @@ class SimWorld:
         with self._lock:
             self._activate(name)
             self._set_pose(name, position, yaw)
-            # the woken tree joins the awake sets (collisions, constraints) only when MuJoCo
-            # recomputes them; stepping before that integrated it with no contacts at all
-            mujoco.mj_forward(self.model, self.data)
+            self._wake(name)
