@@ -182,7 +182,9 @@ class GraspLostMonitor(_Base):
 
 
 class ObjectMovedMonitor(_Base):
-    """An object the running primitive works on moved since the primitive started.
+    """An object the running primitive works on moved since the primitive started (fixtures
+    and their parts excepted: a drawer or door moves on its joint when worked, and a blocked
+    one is the fixture primitives' ``fixture_stuck``).
 
     A large object (a bin, a bowl) that the arm partly hides while placing into it is perceived
     with a shifted centre; a shift that small against its footprint neither means it moved nor
@@ -209,8 +211,8 @@ class ObjectMovedMonitor(_Base):
                 continue
             ref = ctx.reference.get(oid)
             obj = snap.scene.get(oid)
-            if ref is None or obj is None:
-                continue
+            if ref is None or obj is None or obj.is_fixture:
+                continue  # a drawer or door moves on its joint: by the primitive, or stuck
             if r.gripper_closed_cmd and math.dist(obj.position, r.tcp_position) < \
                     self.grasp_radius:
                 continue  # being grasped and lifted: it moves with the fingers (pick checks)

@@ -295,7 +295,11 @@ def switch_and_control(target: SceneObject, scene: Scene,
         raise ObjectNotResolved(f"nothing in the scene is known to switch {say(target)} (no "
                                 "button, switch or knob lists it)", kind="impossible")
     order = list(lx.CONTROL_SHAPES)
-    controls.sort(key=lambda o: (o.shape != prefer, order.index(o.shape)))
+    # a switch or knob is worked from its measured angle; a button needs none: with the angle
+    # unmeasured (not seen well enough), the button of the same lamp is the one that can work
+    controls.sort(key=lambda o: (o.shape != prefer,
+                                 o.opening is None and lx.CONTROL_SHAPES[o.shape] != "press",
+                                 order.index(o.shape)))
     c = controls[0]
     switched = next((o for o in lit if o.object_id in c.controls), lit[0] if lit else target)
     return switched, c
