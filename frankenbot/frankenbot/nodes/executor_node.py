@@ -41,7 +41,6 @@ client, and the robot adapter's e-stop and state subscriptions.
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 import time
@@ -66,6 +65,7 @@ from frankenbot.execution.settings import ExecutorNodeSettings
 from frankenbot.fixture_map import FixtureMap
 from frankenbot.nodes.anomaly_msgs import event_to_msg
 from frankenbot.nodes.parameters import NodeSettings
+from frankenbot.nodes.scene_msgs import fixture_map_from_msg
 from frankenbot.nodes.spin import call_and_wait, run_node
 from frankenbot.program.trace import TraceEntry, trace_to_json
 from frankenbot_interfaces.action import ExecuteProgram
@@ -269,8 +269,8 @@ class ExecutorNode(Node):
     def fixture_map_callback(self, msg: String) -> None:
         """A new scene's fixture map; a malformed one is logged and the old one kept."""
         try:
-            fmap = FixtureMap.from_data(json.loads(msg.data))
-        except (ValueError, ConfigError) as e:
+            fmap = fixture_map_from_msg(msg)
+        except FrankenbotError as e:
             self.get_logger().error(f"ignoring a malformed fixture map: {e}")
             return
         with self._map_lock:

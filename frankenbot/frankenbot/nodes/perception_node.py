@@ -46,7 +46,6 @@ checks for staleness.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -69,6 +68,7 @@ from frankenbot.nodes.parameters import NodeSettings
 from frankenbot.nodes.ros_robot import joint_state_problem
 from frankenbot.nodes.scene_msgs import (
     depth_from_image_msg,
+    fixture_map_from_msg,
     image_msg_from_rgb,
     intrinsics_from_camera_info,
     rgb_from_image_msg,
@@ -363,8 +363,8 @@ class PerceptionNode(Node):
     def fixture_map_callback(self, msg: String) -> None:
         """A new fixture map (JSON): perception measures its fixtures from the next frame."""
         try:
-            fmap = FixtureMap.from_data(json.loads(msg.data))
-        except (ValueError, FrankenbotError) as e:
+            fmap = fixture_map_from_msg(msg)
+        except FrankenbotError as e:
             self.get_logger().error(f"fixture map refused, keeping the old one: {e}")
             return
         self._fixtures = fmap

@@ -7,12 +7,14 @@ are imported inside the functions so importing this module never needs a ROS ins
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
 import numpy as np
 
-from frankenbot.errors import PerceptionError
+from frankenbot.errors import ConfigError, PerceptionError
+from frankenbot.fixture_map import FixtureMap
 from frankenbot.perception.camera import Intrinsics
 from frankenbot.state import MAX_POINTS, Scene, SceneObject
 from frankenbot.transforms import QuatXYZW, quat_from_yaw
@@ -262,3 +264,13 @@ def scene_markers(scene: Scene, lifetime_s: float = 1.0) -> Any:
                 m.color.r = m.color.g = m.color.b = m.color.a = 1.0
             out.markers.append(m)
     return out
+
+
+def fixture_map_from_msg(msg: Any) -> FixtureMap:
+    """The fixture map a std_msgs/String carries as JSON (the sim's latched ~/fixture_map);
+    ConfigError when it is not one."""
+    try:
+        data = json.loads(msg.data)
+    except ValueError as e:
+        raise ConfigError(f"fixture map message is not JSON: {e}") from e
+    return FixtureMap.from_data(data)
