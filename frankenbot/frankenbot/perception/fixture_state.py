@@ -73,6 +73,7 @@ LIT_SHARE = 0.5  # of the unhidden pixels glowing: lit
 UNLIT_SHARE = 0.15  # at most this share: off
 MIN_LIT_PIXELS = 6
 DEPTH_AGREE = 0.03  # m: a pixel whose depth is this close to the lamp's shows the lamp
+ABSENT_FRAMES = 8  # frames in a row a fixture seen before must look gone to be left out
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ class FixtureObserver:
         self.fmap = fmap or FixtureMap()
         self.readings: dict[str, PartReading] = {}
         self.present: dict[str, bool] = {}
+        self._absent_runs: dict[str, int] = {}  # consecutive frames a seen fixture looked gone
 
     def set_map(self, fmap: FixtureMap) -> None:
         """A new map (a new scene): every state is measured afresh."""
@@ -100,6 +102,7 @@ class FixtureObserver:
     def reset(self) -> None:
         self.readings = {}
         self.present = {}
+        self._absent_runs = {}
 
     def states(self) -> dict[str, float]:
         """Part id -> the opening last measured (closed when never seen)."""
@@ -118,6 +121,14 @@ class FixtureObserver:
             if f.kind == "zone":
                 continue
             verdict = self._presence(f.fixture_id, fg)
+            if verdict is False and self.present.get(f.fixture_id) is True:
+                # seen before: one frame that shows lower surfaces (the arm's shadow in the
+                # depth, an open drawer's edge) does not remove it; a run of them does
+                self._absent_runs[f.fixture_id] = self._absent_runs.get(f.fixture_id, 0) + 1
+                if self._absent_runs[f.fixture_id] < ABSENT_FRAMES:
+                    verdict = None
+            elif verdict is True:
+                self._absent_runs[f.fixture_id] = 0
             if verdict is not None and verdict != self.present.get(f.fixture_id, True):
                 _log.warning("fixture %s %s", f.fixture_id,
                              "is back in view" if verdict else
