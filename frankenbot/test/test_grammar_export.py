@@ -352,9 +352,11 @@ def test_a_grammar_that_cannot_be_specialised_says_why():
 
 
 def test_shapes_narrow_each_parameter_to_the_objects_it_takes():
-    """With the scene's shapes, ``pick`` takes only blocks (or unknown shapes), ``place_in``'s
-    container only containers, and a primitive no scene object fits is not offered."""
-    shapes = {"green_block": "block", "blue_bowl": "bowl", "thing": "unknown"}
+    """With the scene's shapes, ``pick`` takes only graspable things (or unknown shapes; a bowl
+    is graspable since the new world, a bin is not), ``place_in``'s container only containers,
+    and a primitive no scene object fits is not offered."""
+    shapes = {"green_block": "block", "blue_bowl": "bowl", "thing": "unknown",
+              "gray_bin": "bin"}
     cat = default_catalog()
     lark_text = specialise_lark(shapes, cat.primitives, cat.predicates,
                                 language.program_grammar("lark"))
@@ -363,8 +365,10 @@ def test_shapes_narrow_each_parameter_to_the_objects_it_takes():
     assert _special_lark_accepts(lark_text, ok)
     assert _special_lark_accepts(lark_text, ok.replace("pick(obj=green_block)",
                                                        "pick(obj=thing)"))
+    assert _special_lark_accepts(lark_text, ok.replace("pick(obj=green_block)",
+                                                       "pick(obj=blue_bowl)"))
     assert not _special_lark_accepts(lark_text, ok.replace("pick(obj=green_block)",
-                                                           "pick(obj=blue_bowl)"))
+                                                           "pick(obj=gray_bin)"))
     assert not _special_lark_accepts(lark_text, ok.replace("container=blue_bowl",
                                                            "container=green_block"))
     # in(obj, container) is a predicate without shapes: any scene object in either place
