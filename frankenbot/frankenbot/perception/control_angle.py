@@ -111,18 +111,32 @@ def _surface_around(lx: np.ndarray, ly: np.ndarray, z: np.ndarray, hx: float, hy
     return np.asarray(coef, float)
 
 
-def _something_over(part: FixturePart, lx: np.ndarray, ly: np.ndarray, z: np.ndarray) -> bool:
+def _hidden(part: FixturePart, points: np.ndarray, eye: np.ndarray) -> bool:
+    """Something over the control or between it and the camera (the gripper): samples
+    higher than its top by OVER_CLEAR over its footprint, or whose line of sight would have
+    reached its top inside the footprint had they not been there."""
     hx, hy, hz = (v / 2 for v in part.size)
-    over = (np.abs(lx) <= hx) & (np.abs(ly) <= hy) & (z > hz + OVER_CLEAR)
-    return int(np.count_nonzero(over)) > MAX_OVER_SAMPLES
+    top = float(part.position[2]) + hz
+    high = points[points[:, 2] > top + OVER_CLEAR]
+    if high.shape[0] == 0:
+        return False
+    t = (top - eye[2]) / np.minimum(high[:, 2] - eye[2], -1e-9)  # eye above the control
+    crossing = eye + (high - eye) * t[:, None]
+    over, through = (_footprint(part, q, hx, hy) for q in (high, crossing))
+    return int(np.count_nonzero(over | through)) > MAX_OVER_SAMPLES
 
 
-def switch_angle(part: FixturePart, points: np.ndarray) -> float | None:
+def _footprint(part: FixturePart, points: np.ndarray, hx: float, hy: float) -> np.ndarray:
+    lx, ly, _ = _local(part, points)
+    return (np.abs(lx) <= hx) & (np.abs(ly) <= hy)
+
+
+def switch_angle(part: FixturePart, points: np.ndarray, eye: np.ndarray) -> float | None:
     """A rocker switch's angle about its axis (rad, the sign of the joint's: positive turns its
     +x end down for the sim's y axis), or None when not measurable in this frame."""
     lx, ly, z = _local(part, points)
     hx, hy, hz = (v / 2 for v in part.size)
-    if _something_over(part, lx, ly, z):
+    if _hidden(part, points, eye):
         return None
     plane = _surface_around(lx, ly, z, hx, hy)
     if plane is None:
@@ -153,12 +167,13 @@ def switch_angle(part: FixturePart, points: np.ndarray) -> float | None:
     return float(min(max(angle, -part.travel), part.travel))
 
 
-def knob_angle(part: FixturePart, points: np.ndarray, last: float | None = None) -> float | None:
+def knob_angle(part: FixturePart, points: np.ndarray, eye: np.ndarray,
+               last: float | None = None) -> float | None:
     """A knob's angle (rad, 0..travel, counter-clockwise about its axis) from its grip bar, or
     None when not measurable in this frame (or ambiguous with no ``last`` angle)."""
     lx, ly, z = _local(part, points)
     hx, hy, hz = (v / 2 for v in part.size)
-    if _something_over(part, lx, ly, z):
+    if _hidden(part, points, eye):
         return None
     radius = min(hx, hy) + KNOB_MARGIN
     disc = (np.hypot(lx, ly) <= radius) & (z >= -hz) & (z <= hz + OVER_CLEAR)
@@ -168,7 +183,15 @@ def knob_angle(part: FixturePart, points: np.ndarray, last: float | None = None)
     grip = disc & (z >= top - KNOB_GRIP_BAND)
     if np.count_nonzero(grip) < MIN_GRIP_SAMPLES:
         return None
-    xy = np.c_[lx[grip], ly[grip]]
+    # where each sample's line of sight meets the bar's top plane: a depth error moves a
+    # sample along that line (by over a millimetre sideways at this range, and not evenly:
+    # part of the noise is a smooth field), the pixel's direction has no such error
+    eye = np.asarray(eye, float)
+    pts = points[grip]
+    plane = float(np.median(pts[:, 2]))
+    t = (plane - eye[2]) / np.minimum(pts[:, 2] - eye[2], -1e-9)
+    gx, gy, _ = _local(part, eye + (pts - eye) * t[:, None])
+    xy = np.c_[gx, gy]
     xy = xy - xy.mean(axis=0)
     w, v = np.linalg.eigh(xy.T @ xy / xy.shape[0])
     if w[1] < GRIP_ELONGATION * max(float(w[0]), 1e-12):

@@ -180,24 +180,25 @@ class FixtureObserver:
             value = self._hinged(part, fg, camera)
             return None if value is None else PartReading(opening=value, stamp=stamp)
         if part.kind in ("switch", "knob"):
-            return self._control(part, local_cloud(part, depth_mm, camera), stamp)
+            return self._control(part, local_cloud(part, depth_mm, camera), camera, stamp)
         if part.kind in ("light", "burner"):
             lit = self._lit(part, rgb, depth_mm, camera)
             return None if lit is None else PartReading(on=lit, stamp=stamp)
         return None
 
-    def _control(self, part: FixturePart, points: np.ndarray, stamp: float
-                 ) -> PartReading | None:
+    def _control(self, part: FixturePart, points: np.ndarray, camera: CameraModel,
+                 stamp: float) -> PartReading | None:
         """A switch's or knob's angle: the mean of its last frames' measurements while they
         agree (one frame's is a few hundredths of a radian off under the D435's noise); a
         frame that cannot measure it (the gripper over it: it may be being worked) or a
         measurement far from the mean starts the series again."""
         history = self._angles.setdefault(part.part_id, [])
         if part.kind == "switch":
-            value = switch_angle(part, points)
+            value = switch_angle(part, points, camera.position)
         else:
             last = self.readings.get(part.part_id)
-            value = knob_angle(part, points, None if last is None else last.opening)
+            value = knob_angle(part, points, camera.position,
+                               None if last is None else last.opening)
         if value is None:
             history.clear()
             return None
