@@ -21,8 +21,9 @@ centimetres of surface by millimetres together, as much as a rocker's ends diffe
   of those in the knob's travel; where the travel holds two (a knob that turns more than half a
   turn), the one nearest the last measured angle; with no last angle, none (never a guess).
 
-A control with something over it (the gripper), too few samples, or a measurement that fits
-no angle of its travel, gives None: the observer then keeps the last measured angle.
+A control with something over it or between it and the camera (the gripper), too few
+samples, or a measurement that fits no angle of its travel, gives None: the observer then keeps
+the last measured angle (a control never measured has none).
 """
 
 from __future__ import annotations
