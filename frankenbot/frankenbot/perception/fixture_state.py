@@ -15,13 +15,15 @@ image says where they are now:
   is the door's angle;
 * a lamp or a burner by its colour where it is: the lit geom glows (bright and saturated),
   the unlit one is dark gray; pixels whose depth shows something else in front are not used;
+* a rocker switch by the tilt of its top, a knob by its grip bar's direction
+  (``perception/control_angle.py``);
 * presence: the column over a fixture's body must show it (samples standing clear of the
   table); a column that shows the table is a fixture the map names but the cell does not
   have, dropped from the scene with a log line, so a wrong map never has the robot act on a
   phantom fixture.
 
 A part seen in no usable way this frame keeps its last measured state (the arm in front of a
-drawer does not close it). Switch and knob angles are not measured (their lamps are).
+drawer does not close it).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import numpy as np
 from frankenbot.fixture_map import FixtureMap, FixturePart
 from frankenbot.perception.camera import CameraModel
 from frankenbot.perception.colour import rgb_to_hsv
+from frankenbot.perception.control_angle import knob_angle, local_cloud, switch_angle
 from frankenbot.perception.fixture_geometry import (
     HANDLE_RADIUS,
     FixtureShape,
@@ -74,6 +77,8 @@ UNLIT_SHARE = 0.15  # at most this share: off
 MIN_LIT_PIXELS = 6
 DEPTH_AGREE = 0.03  # m: a pixel whose depth is this close to the lamp's shows the lamp
 ABSENT_FRAMES = 8  # frames in a row a fixture seen before must look gone to be left out
+CONTROL_FRAMES = 8  # a switch's or knob's angle: the mean of this many frames' ...
+CONTROL_JUMP = 0.25  # rad: ... while each is this close to it (else it was moved)
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,7 @@ class FixtureObserver:
         self.readings: dict[str, PartReading] = {}
         self.present: dict[str, bool] = {}
         self._absent_runs: dict[str, int] = {}  # consecutive frames a seen fixture looked gone
+        self._angles: dict[str, list[float]] = {}  # a control's last frames' angles
 
     def set_map(self, fmap: FixtureMap) -> None:
         """A new map (a new scene): every state is measured afresh."""
@@ -103,6 +109,7 @@ class FixtureObserver:
         self.readings = {}
         self.present = {}
         self._absent_runs = {}
+        self._angles = {}
 
     def states(self) -> dict[str, float]:
         """Part id -> the opening last measured (closed when never seen)."""
@@ -183,10 +190,34 @@ class FixtureObserver:
         if part.kind == "hinged_door" and part.hinge is not None:
             value = self._hinged(part, fg, camera)
             return None if value is None else PartReading(opening=value, stamp=stamp)
+        if part.kind in ("switch", "knob"):
+            return self._control(part, local_cloud(part, depth_mm, camera), camera, stamp)
         if part.kind in ("light", "burner"):
             lit = self._lit(part, rgb, depth_mm, camera)
             return None if lit is None else PartReading(on=lit, stamp=stamp)
         return None
+
+    def _control(self, part: FixturePart, points: np.ndarray, camera: CameraModel,
+                 stamp: float) -> PartReading | None:
+        """A switch's or knob's angle: the mean of its last frames' measurements while they
+        agree (one frame's is a few hundredths of a radian off under the D435's noise); a
+        frame that cannot measure it (the gripper over it: it may be being worked) or a
+        measurement far from the mean starts the series again."""
+        history = self._angles.setdefault(part.part_id, [])
+        if part.kind == "switch":
+            value = switch_angle(part, points, camera.position)
+        else:
+            last = self.readings.get(part.part_id)
+            value = knob_angle(part, points, camera.position,
+                               None if last is None else last.opening)
+        if value is None:
+            history.clear()
+            return None
+        if history and abs(value - float(np.mean(history))) > CONTROL_JUMP:
+            history.clear()
+        history.append(value)
+        del history[:-CONTROL_FRAMES]
+        return PartReading(opening=float(np.mean(history)), stamp=stamp)
 
     def _sliding(self, part: FixturePart, fg: Foreground, camera: CameraModel) -> float | None:
         """A drawer's or sliding door's opening from its handle bar's samples."""

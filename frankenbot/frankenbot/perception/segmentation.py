@@ -195,7 +195,7 @@ def noise_coefficient(heights: np.ndarray, ranges: np.ndarray) -> float:
     return a
 
 
-def _strided_depth(depth_mm: np.ndarray, stride: int, flying_filter: bool) -> np.ndarray:
+def strided_depth(depth_mm: np.ndarray, stride: int, flying_filter: bool) -> np.ndarray:
     """Every ``stride``-th pixel of the depth image; with ``flying_filter``, pixels whose depth
     lies between a nearer and a farther neighbour across a step (flying pixels: a stereo
     camera's mix of foreground and background at an edge) become holes."""
@@ -232,7 +232,7 @@ def foreground(rgb: np.ndarray, depth: np.ndarray, camera: CameraModel, config: 
     if not np.any(depth_mm):
         raise PerceptionError("depth image has no valid pixel (all zero/NaN)")
     s = config.stride
-    small = _strided_depth(depth_mm, s, bool(config.flying_filter))
+    small = strided_depth(depth_mm, s, bool(config.flying_filter))
     rows_n, cols_n = small.shape
     k = camera.intrinsics
     scaled = CameraModel(Intrinsics(k.fx / s, k.fy / s, k.cx / s, k.cy / s, cols_n, rows_n),
