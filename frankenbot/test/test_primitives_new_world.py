@@ -4,12 +4,16 @@ real interpreter and primitives, and the refusals that move nothing."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
-from primitives_support import make_primitives
+from primitives_support import ground_truth_scene, make_primitives
 
 from frankenbot.common import FailureCode
+from frankenbot.fixture_map import FixtureMap
 from frankenbot.ports import CancelToken
+from frankenbot.primitives.factory import build_primitives
 
 pytest.importorskip("mujoco")
 pytestmark = pytest.mark.slow
@@ -87,15 +91,33 @@ def test_stacking_needs_a_flat_top(world):
     assert _still(world, before) and prims.held_object == obj
 
 
-def test_a_door_swung_out_of_reach_is_refused_and_one_within_reach_is_closed(world):
+def _shifted(data, dx: float):
+    """Fixture-map data with every fixture moved ``dx`` m along x (a cell laid out farther)."""
+    keys = ("position", "handle", "hinge", "cavity_centre")
+    out = json.loads(json.dumps(data))
+    for fx in out["fixtures"].values():
+        for entry in (fx, *fx.get("parts", {}).values()):
+            for k in keys:
+                if k in entry:
+                    entry[k][0] += dx
+    return out
+
+
+def test_a_door_out_of_reach_is_refused_and_one_within_reach_is_closed(world):
     world.reset("close_door", 0)  # the microwave, open 95 degrees
     part = world.task.params["target"]
     assert part == "microwave_door" and world.fixture_states()[part] > 1.4
-    _, _, prims = make_primitives(world)
+    # a cell whose map puts the microwave 0.6 m farther: its handle is past the arm's reach
+    far_map = FixtureMap.from_data(_shifted(world.fixture_map_data(), 0.6))
+    from frankenbot.sim.robot_adapter import SimRobot
+
+    robot = SimRobot(world, scene_source=ground_truth_scene(world), physics_thread=False)
+    prims = build_primitives(robot, fixture_map=lambda: far_map)
     before = world.joint_positions().copy()
     far = prims.execute("close_door", {"door": "microwave"}, CancelToken())
     assert far.code == FailureCode.UNREACHABLE and "nothing moved" in far.detail
     assert _still(world, before)
+    _, _, prims = make_primitives(world)
     world.set_fixture_state(part, 0.9)
     world.advance(0.2)
     near = prims.execute("close_door", {"door": "microwave"}, CancelToken())
