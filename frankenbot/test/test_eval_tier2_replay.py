@@ -84,8 +84,15 @@ def test_forcing_different_repairs_earns_different_oracle_verdicts():
         assert logged.decisions, (o.status, o.reason, o.handling)
         assert o.success, (o.status, o.reason, o.handling)
         abort = next(k for k in logged.decisions[0]["candidates"] if k == "abort")
-        forced = tr.ScriptedExpert(force_at=0, force_key=abort)
-        o2 = runner.run(spec, no_tier1, expert=forced, tier2_method="lm")
+        # which detector sees a drop first (the program's drop monitor or the built-in
+        # grasp-lost one) is a race between threads; a replay that did not reach the logged
+        # situation is discarded, as the replay tool does, and played again (at most 3 times)
+        for _attempt in range(3):
+            forced = tr.ScriptedExpert(force_at=0, force_key=abort)
+            o2 = runner.run(spec, no_tier1, expert=forced, tier2_method="lm")
+            if forced.decisions and tr.same_situation(forced.decisions[0]["situation"],
+                                                      logged.decisions[0]["situation"]):
+                break
         assert tr.same_situation(forced.decisions[0]["situation"],
                                  logged.decisions[0]["situation"])
         assert not o2.success and o2.status != "success"
