@@ -31,6 +31,10 @@ from frankenbot.fixture_map import FixtureMap
 from frankenbot.state import Scene
 
 SCENE_WAIT_S = 30.0  # wall seconds for the first perceived frame after a reset
+# Processed frames before an episode starts: a robot has looked at its table for a moment
+# before it is asked (over ROS the planner plans from the latest of many frames); one frame
+# alone let a block seen in too few samples in it be left out of the first plan.
+FIRST_FRAMES = 3
 SCENE_MODES = ("perceived", "ground_truth")
 CALIBRATION_FRAMES = 6  # frames pooled to calibrate the camera of a noisy sim
 
@@ -220,7 +224,9 @@ class SimStack:
         with runner, source:
             self._source = source
             try:
-                source.wait_for_scene(timeout=SCENE_WAIT_S)
+                scene = source.wait_for_scene(timeout=SCENE_WAIT_S)
+                for _ in range(FIRST_FRAMES - 1):  # the tracker fuses a few frames first
+                    scene = source.wait_for_scene(timeout=SCENE_WAIT_S, after=scene.stamp + 1e-6)
                 yield
             finally:
                 self.robot.stop()
