@@ -49,8 +49,8 @@ def _switch(head: str, rest: list[str], manner: str, text: str) -> Act | None:
         if w and w[end] in ("on", "off"):
             way = way or w[end]
             w = w[1:] if end == 0 else w[:-1]
-    if w[-2:-1] == ["to"] and w[-1:] and w[-1] in ("on", "off"):
-        way, w = way or w[-1], w[:-2]
+    if w[-1:] == ["to"]:  # "turn the knob to off"
+        w = w[:-1]
     ref = parse_np(w)
     if ref is None or ref.items:
         return None
