@@ -1,6 +1,6 @@
 """The offline planner's understanding stage, scored on the language development set.
 
-The set (``fixtures/language/``) is hand-written phrasings of all 11 sim families plus
+The set (``fixtures/language/``) is hand-written phrasings of every sim family plus
 multi-step ones, and refusals, each bound to a sampled development scene with the frames it must
 produce. Frame accuracy must be at least 98%, refusals exact (100%), and no wrong program: every
 plan written is a right one. The held-out fifth is scored the same way but was never tuned on.

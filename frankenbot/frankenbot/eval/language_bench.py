@@ -1,6 +1,6 @@
 """`frankenbot bench --component language`: how well the offline planner understands phrasings.
 
-Over the language development set (``language_set.py``: hand-written phrasings of all 11 sim
+Over the language development set (``language_set.py``: hand-written phrasings of every sim
 task families plus multi-step ones, and refusals, each bound to a sampled development scene):
 
 - frame accuracy: the understood frames equal the expected ones (task, roles, order, condition);
