@@ -278,11 +278,14 @@ class PerceptionPipeline:
                      and np.all(lo[j] <= hi[i] + 0.005)
                      and abs(tops[j] - lows[i]) <= STACK_CONTACT and tops[j] < tops[i]]
             # inside a container standing on the table (its footprint holds this one's and
-            # is wider): on the container's floor, just over the table
-            inside = [j for j in under if np.all(lo[j] <= lo[i] + 0.005)
+            # is wider, its rim above this one's lowest seen point): on the container's
+            # floor, just over the table. Not only a container "under" it: a block in a bowl
+            # can reach as high as the rim (0.8 + 4 cm in a 5 cm bowl), so it is no stack
+            inside = [j for j in range(len(clusters)) if j != i
+                      and np.all(lo[j] <= lo[i] + 0.005)
                       and np.all(hi[i] <= hi[j] + 0.005)
                       and float(np.max(hi[j] - lo[j])) >= CONTAINER_WIDTH
-                      and lows[j] < 0.015]
+                      and lows[j] < 0.015 and tops[j] >= lows[i] - STACK_CONTACT]
             if inside:
                 out.append(CONTAINER_FLOOR)
                 continue
