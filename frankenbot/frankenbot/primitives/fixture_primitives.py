@@ -105,6 +105,17 @@ class FixturePrimitives:
         if held is not None:
             raise _fail(FailureCode.INVALID_ARGUMENT, f"holding {held}; place it first")
 
+    def _start_opening(self, part: FixturePart, opening: bool) -> float:
+        """How far ``part`` is open before a drawer or door is worked: measured or believed;
+        unknown is taken as closed for opening, and refused (NO_STATE) for closing."""
+        now = self.opening(part)
+        if now is not None:
+            return now
+        if not opening:
+            raise _fail(FailureCode.NO_STATE, f"how far {part.part_id} is open is unknown (not "
+                        "measured, not opened by me): nothing moved")
+        return 0.0
+
     # ------------------------------------------------------------------ drawers
     def _drawer(self, args: Mapping[str, Value], cancel: CancelToken,
                 opening: bool) -> PrimitiveResult:
@@ -112,13 +123,7 @@ class FixturePrimitives:
         part = self.part(p._obj_arg(args, "drawer"), ("drawer",), "drawer")
         name = part.part_id
         self.hands_free()
-        now = self.opening(part)
-        if now is None:
-            if not opening:
-                return PrimitiveResult.failure(
-                    FailureCode.NO_STATE, f"how far {name} is open is unknown (not measured, "
-                    "not opened by me): nothing moved")
-            now = 0.0
+        now = self._start_opening(part, opening)
         if opening and now >= ALREADY_OPEN * part.travel:
             p.set_open(name, True, now)
             return PrimitiveResult.success(f"{name} is already open")
@@ -250,13 +255,7 @@ class FixturePrimitives:
         p = self.p
         part = self.part(p._obj_arg(args, "door"), ("hinged_door", "sliding_door"), "door")
         self.hands_free()
-        now = self.opening(part)
-        if now is None:
-            if not opening:
-                return PrimitiveResult.failure(
-                    FailureCode.NO_STATE, f"how far {part.part_id} is open is unknown (not "
-                    "measured, not opened by me): nothing moved")
-            now = 0.0
+        now = self._start_opening(part, opening)
         if part.handle is None:
             return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
                                            f"{part.part_id} has no handle in the fixture map")
