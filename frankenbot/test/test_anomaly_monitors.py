@@ -104,6 +104,21 @@ def test_grasp_lost_waits_for_a_sighting_stamped_after_the_stop_when_frames_lag(
     assert m.check(at(1.7, 2.0), ctx) is not None
 
 
+def test_grasp_lost_ignores_an_object_let_go_while_the_gripper_retreats():
+    """A place opens the fingers and keeps the object held until the arm has retreated and the
+    camera has seen it at its new place: the object far below the still gripper is no drop
+    (with the fingers still closed on it, the same view is one)."""
+    ctx = MonitorContext("place_in", {"obj": "red_block", "container": "green_bowl"})
+    for closed in (False, True):
+        m = GraspLostMonitor(max_offset=0.08)
+        snap = world(block("red_block", 0.4, 0.0), held_object="red_block",
+                     gripper_closed_cmd=closed, gripper_width=0.05,
+                     tcp_position=(0.4, 0.0, 0.14))
+        hits = [m.check(replace(_frame(snap, t), robot=replace(snap.robot, stamp=t)), ctx)
+                for t in (1.0, 1.1, 1.2, 1.3)]
+        assert any(hits) == closed, (closed, hits)
+
+
 def test_object_moved_compares_with_pose_at_primitive_start():
     m = ObjectMovedMonitor(threshold=0.03)
     assert m.check(world(block("red_block", 0.41, 0.0)), PICK_CTX) is None

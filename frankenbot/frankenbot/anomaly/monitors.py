@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Protocol, Sequence
 
 from frankenbot.common import AnomalyClass, AnomalyKind
-from frankenbot.state import SceneObject, WorldSnapshot
+from frankenbot.state import CLOCKS_APART_S, SceneObject, WorldSnapshot
 
 # Which argument names of a primitive refer to objects whose pose matters while it runs.
 OBJECT_ARGS = ("obj", "target", "container", "drawer")
@@ -178,9 +178,13 @@ class GraspLostMonitor(_Base):
                 self._last_stamp = snap.scene.stamp
                 self._frames_at_rest += 1
         seen_at = obj.last_seen if obj.last_seen > 0.0 else snap.scene.stamp
-        at_rest = self._frames_at_rest >= FRAMES_AT_REST and seen_at >= self._rest_since
-        if not snap.scene.stale and at_rest and fresh and self.max_offset > 0:
-            # only while the arm is still (a moving arm outruns the scene's latency) and only
+        same_clock = abs(snap.scene.stamp - r.stamp) < CLOCKS_APART_S
+        at_rest = (self._frames_at_rest >= FRAMES_AT_REST
+                   and (seen_at >= self._rest_since or not same_clock))
+        if (not snap.scene.stale and r.gripper_closed_cmd and at_rest and fresh
+                and self.max_offset > 0):
+            # only while the fingers are closed (opened, the object is being let go: a place
+            # holds it until the gripper has retreated), only while the arm is still (a moving arm outruns the scene's latency) and only
             # for a fresh sighting: a remembered pose (the object hidden, e.g. merged with a
             # same-coloured bowl below it) says nothing about where the gripper has it now
             offset = math.dist(obj.position, r.tcp_position)

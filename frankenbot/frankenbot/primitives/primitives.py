@@ -51,7 +51,7 @@ from frankenbot.primitives.grasps import Grasp, GripperModel, NoGrasp, synthesiz
 from frankenbot.primitives.gripper import GripperTiming, StepFailed, move_gripper
 from frankenbot.primitives.place_primitives import PlacePrimitives
 from frankenbot.primitives.targets import TargetPrimitives
-from frankenbot.state import RobotSnapshot, Scene, SceneObject
+from frankenbot.state import CLOCKS_APART_S, RobotSnapshot, Scene, SceneObject
 
 WAIT_POLL = 0.01  # s of robot time between cancel checks in wait()
 SLIP_WIDTH_CHANGE = 0.008  # m: a held object keeps the finger gap it was grasped at
@@ -170,7 +170,9 @@ class Primitives:
             objects = []
             for obj in scene.objects:
                 placed = self._placed.get(obj.object_id)
-                if placed is not None and obj.last_seen > placed[1]:
+                # seen since; or stamped on another clock than the robot's (never comparable)
+                if placed is not None and (obj.last_seen > placed[1] or abs(
+                        scene.stamp - placed[1]) > CLOCKS_APART_S):
                     del self._placed[obj.object_id]
                     placed = None
                 objects.append(obj if placed is None else replace(obj, position=placed[0]))
