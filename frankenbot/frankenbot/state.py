@@ -16,6 +16,9 @@ from typing import Any, Iterable, Mapping
 from frankenbot.shapes import SHAPES  # noqa: F401 - what perception may name (shapes.py)
 
 MAX_POINTS = 256  # of SceneObject.points
+# s: a scene stamp this far from the robot's clock was taken on another clock (a camera on wall
+# time, a robot on sim time): stamps from the two are then not compared
+CLOCKS_APART_S = 30.0
 
 # Colour names perception may assign (closest named colour in HSV).
 COLOURS = ("red", "green", "blue", "yellow", "orange", "purple", "white", "black", "gray",

@@ -87,6 +87,38 @@ def test_grasp_lost_ignores_frames_taken_while_the_arm_moved():
     assert m.check(_frame(snap, 1.2), ctx) is not None
 
 
+def test_grasp_lost_waits_for_a_sighting_stamped_after_the_stop_when_frames_lag():
+    """Under load the camera's frames arrive late: the frames that come after the arm stopped
+    were taken while it moved (stamps before the stop), however many of them arrive."""
+    m = GraspLostMonitor(max_offset=0.12)
+    ctx = MonitorContext("place_in", {"obj": "red_block", "container": "green_bowl"})
+    snap = world(block("red_block", 0.4, 0.0), held_object="red_block", gripper_closed_cmd=True,
+                 gripper_width=0.04, tcp_position=(0.4, 0.2, 0.3))
+    def at(scene_stamp: float, robot_stamp: float, moving: bool = False) -> WorldSnapshot:
+        return replace(_frame(snap, scene_stamp, moving=moving),
+                       robot=replace(snap.robot, moving=moving, stamp=robot_stamp))
+
+    assert m.check(at(1.0, 1.5, moving=True), ctx) is None
+    for i, stamp in enumerate((1.1, 1.2, 1.3, 1.4)):  # arriving at rest, taken in the move
+        assert m.check(at(stamp, 1.6 + 0.1 * i), ctx) is None
+    assert m.check(at(1.7, 2.0), ctx) is not None
+
+
+def test_grasp_lost_ignores_an_object_let_go_while_the_gripper_retreats():
+    """A place opens the fingers and keeps the object held until the arm has retreated and the
+    camera has seen it at its new place: the object far below the still gripper is no drop
+    (with the fingers still closed on it, the same view is one)."""
+    ctx = MonitorContext("place_in", {"obj": "red_block", "container": "green_bowl"})
+    for closed in (False, True):
+        m = GraspLostMonitor(max_offset=0.08)
+        snap = world(block("red_block", 0.4, 0.0), held_object="red_block",
+                     gripper_closed_cmd=closed, gripper_width=0.05,
+                     tcp_position=(0.4, 0.0, 0.14))
+        hits = [m.check(replace(_frame(snap, t), robot=replace(snap.robot, stamp=t)), ctx)
+                for t in (1.0, 1.1, 1.2, 1.3)]
+        assert any(hits) == closed, (closed, hits)
+
+
 def test_object_moved_compares_with_pose_at_primitive_start():
     m = ObjectMovedMonitor(threshold=0.03)
     assert m.check(world(block("red_block", 0.41, 0.0)), PICK_CTX) is None

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Protocol, Sequence
 
 from frankenbot.common import AnomalyClass, AnomalyKind
-from frankenbot.state import SceneObject, WorldSnapshot
+from frankenbot.state import CLOCKS_APART_S, SceneObject, WorldSnapshot
 
 # Which argument names of a primitive refer to objects whose pose matters while it runs.
 OBJECT_ARGS = ("obj", "target", "container", "drawer")
@@ -139,6 +139,7 @@ class GraspLostMonitor(_Base):
         self.fresh_s = fresh_s  # s: older sightings of the held object are not checked
         self.opened_width = opened_width  # m: a finger gap this wide never holds a block
         self._frames_at_rest = 0  # scene frames seen since the arm stopped moving
+        self._rest_since = math.inf  # robot clock: when the arm last came to rest
         self._last_stamp = -math.inf
         self.empty_width = empty_width
         self.max_offset = max_offset
@@ -163,16 +164,27 @@ class GraspLostMonitor(_Base):
                 return self._hit(f"fingers opened to {r.gripper_width * 1000:.0f} mm while "
                                  f"holding {held}", (held,))
         fresh = obj.last_seen <= 0.0 or snap.scene.stamp - obj.last_seen <= self.fresh_s
-        # frames that arrive right after the arm stops were taken while it still moved
+        # frames that arrive right after the arm stops were taken while it still moved: the
+        # sighting must be stamped after the arm came to rest (the camera's latency grows with
+        # load, so counting frames alone is not enough) and a couple of frames must have come
         if r.moving:
             self._frames_at_rest = 0
+            self._rest_since = math.inf
             self._last_stamp = snap.scene.stamp
-        elif snap.scene.stamp != self._last_stamp:
-            self._last_stamp = snap.scene.stamp
-            self._frames_at_rest += 1
-        at_rest = self._frames_at_rest >= FRAMES_AT_REST
-        if not snap.scene.stale and at_rest and fresh and self.max_offset > 0:
-            # only while the arm is still (a moving arm outruns the scene's latency) and only
+        else:
+            if self._rest_since == math.inf:
+                self._rest_since = r.stamp
+            if snap.scene.stamp != self._last_stamp:
+                self._last_stamp = snap.scene.stamp
+                self._frames_at_rest += 1
+        seen_at = obj.last_seen if obj.last_seen > 0.0 else snap.scene.stamp
+        same_clock = abs(snap.scene.stamp - r.stamp) < CLOCKS_APART_S
+        at_rest = (self._frames_at_rest >= FRAMES_AT_REST
+                   and (seen_at >= self._rest_since or not same_clock))
+        if (not snap.scene.stale and r.gripper_closed_cmd and at_rest and fresh
+                and self.max_offset > 0):
+            # only while the fingers are closed (opened, the object is being let go: a place
+            # holds it until the gripper has retreated), only while the arm is still (a moving arm outruns the scene's latency) and only
             # for a fresh sighting: a remembered pose (the object hidden, e.g. merged with a
             # same-coloured bowl below it) says nothing about where the gripper has it now
             offset = math.dist(obj.position, r.tcp_position)

@@ -131,10 +131,14 @@ class ProgramExecutor:
         beliefs = getattr(primitives, "facts", None)
         # the fixture map (each part's travel and cavity) for open/closed/on_state/in
         fixture_map = getattr(primitives, "fixture_map", None)
+        # where the primitives let go of objects the camera has not seen since
+        scene_beliefs = getattr(primitives, "believed_scene", None)
         self.snapshot = SnapshotSource(robot_snapshot, scene,
                                        stale_after_s=params.scene_stale_after_s, clock=clock,
                                        beliefs=beliefs if callable(beliefs) else None,
                                        fixture_map=fixture_map if callable(fixture_map)
+                                       else None,
+                                       scene_beliefs=scene_beliefs if callable(scene_beliefs)
                                        else None)
         self._run_lock = threading.Lock()  # one program at a time
         self._state_lock = threading.Lock()  # guards the fields of the current run below

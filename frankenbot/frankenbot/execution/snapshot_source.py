@@ -25,13 +25,17 @@ class SnapshotSource:
                  stale_after_s: float = STALE_AFTER_S,
                  clock: Callable[[], float] = time.monotonic,
                  beliefs: Callable[[], Mapping[str, bool]] | None = None,
-                 fixture_map: Callable[[], Any] | None = None) -> None:
+                 fixture_map: Callable[[], Any] | None = None,
+                 scene_beliefs: Callable[[Scene], Scene] | None = None) -> None:
         if not stale_after_s > 0:
             raise ValueError(f"stale_after_s must be > 0, got {stale_after_s!r}")
         self._robot = robot
         self._scene = scene
         self._beliefs = beliefs  # e.g. the primitives' open:<part>; set_fact wins
         self._fixture_map = fixture_map  # the current FixtureMap (None: no fixtures known)
+        # the robot's own knowledge over the camera's (where it let go of an object it has
+        # not seen since): e.g. the primitives' believed_scene
+        self._scene_beliefs = scene_beliefs
         self._clock = clock
         self.stale_after_s = stale_after_s
         self._lock = threading.Lock()  # guards the reads and the staleness bookkeeping
@@ -57,6 +61,8 @@ class SnapshotSource:
                 self._last_change = now
             if not scene.stale and now - self._last_change > self.stale_after_s:
                 scene = replace(scene, stale=True)
+            if self._scene_beliefs is not None:
+                scene = self._scene_beliefs(scene)
             facts = dict(self._beliefs()) if self._beliefs is not None else {}
             facts.update(self._facts)
             fmap = self._fixture_map() if self._fixture_map is not None else None

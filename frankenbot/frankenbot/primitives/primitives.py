@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Mapping
 
 import numpy as np
@@ -51,7 +51,7 @@ from frankenbot.primitives.grasps import Grasp, GripperModel, NoGrasp, synthesiz
 from frankenbot.primitives.gripper import GripperTiming, StepFailed, move_gripper
 from frankenbot.primitives.place_primitives import PlacePrimitives
 from frankenbot.primitives.targets import TargetPrimitives
-from frankenbot.state import RobotSnapshot, SceneObject
+from frankenbot.state import CLOCKS_APART_S, RobotSnapshot, Scene, SceneObject
 
 WAIT_POLL = 0.01  # s of robot time between cancel checks in wait()
 SLIP_WIDTH_CHANGE = 0.008  # m: a held object keeps the finger gap it was grasped at
@@ -102,8 +102,10 @@ class Primitives:
             self.fixture_map: FixtureMapProvider = lambda: fixed
         else:
             self.fixture_map = fixture_map
-        self._beliefs_lock = threading.Lock()  # guards _held, _open, _angle, _closed_cmd
+        self._beliefs_lock = threading.Lock()  # guards _held, _placed, _open, _angle, _closed_cmd
         self._held: _Held | None = None
+        # object -> (centre where it was let go, robot time): until the camera sees it again
+        self._placed: dict[str, tuple[tuple[float, float, float], float]] = {}
         self._open: dict[str, tuple[bool, float | None]] = {}  # part -> (open, opening)
         self._angle: dict[str, float] = {}  # switch / knob -> angle left at (rad)
         self._closed_cmd = False
@@ -157,6 +159,25 @@ class Primitives:
         with self._beliefs_lock:
             return {f"open:{k}": v for k, (v, _) in self._open.items()}
 
+    def believed_scene(self, scene: Scene) -> Scene:
+        """``scene`` with each object this robot let go and the camera has not seen since
+        where it was let go (a block put into a drawer is hidden by the drawer's walls and the
+        arm above it; its track still holds where the camera last saw it, in the gripper).
+        A sighting after the release wins and ends the belief."""
+        with self._beliefs_lock:
+            if not self._placed:
+                return scene
+            objects = []
+            for obj in scene.objects:
+                placed = self._placed.get(obj.object_id)
+                # seen since; or stamped on another clock than the robot's (never comparable)
+                if placed is not None and (obj.last_seen > placed[1] or abs(
+                        scene.stamp - placed[1]) > CLOCKS_APART_S):
+                    del self._placed[obj.object_id]
+                    placed = None
+                objects.append(obj if placed is None else replace(obj, position=placed[0]))
+        return replace(scene, objects=tuple(objects))
+
     def believed_opening(self, part: FixturePart) -> float | None:
         """How far ``part`` was left open by these primitives (None: not worked by them); a
         switch or knob: the angle it was left at."""
@@ -193,6 +214,7 @@ class Primitives:
         replaced: a sim reset, or the table rearranged by hand)."""
         with self._beliefs_lock:
             self._held = None
+            self._placed = {}
             self._open = {}
             self._angle = {}
 
@@ -414,6 +436,7 @@ class Primitives:
         with self._beliefs_lock:
             self._held = _Held(object_id, obj.size, grasp_z - bottom, wrap_angle(obj.yaw - yaw),
                                obj.shape, closed)
+            self._placed.pop(object_id, None)
         self._line(top_down_pose(x, y, above_z, yaw), cancel, "lift")
         grip = self.robot.gripper_state()
         # fingers closed on nothing, or no longer at the width they closed to on the object
@@ -527,13 +550,18 @@ class Primitives:
         section = (min(held.size[0], held.size[1]) if held.shape == "block" or held.grip <= 0.0
                    else held.grip)
         self._gripper(min(0.085, section + cfg.release_margin), cancel)
-        # The object counts as held until the gripper has retreated: until the camera shows it
-        # at its new place, a drop monitor (`not holding(x) and not in(x, c) during place_in`)
-        # would otherwise take the intended release for a drop.
+        # The object counts as held until the gripper has retreated and a camera frame taken
+        # since shows it at its new place: judged on an older frame (the camera's latency grows
+        # with load), a drop monitor (`not holding(x) and not in(x, c) during place_in`) would
+        # take the intended release for a drop.
         try:
             self._line(top_down_pose(x, y, above_z, yaw), cancel, "retreat")
+            self._newer_view(held.object_id, cancel)
         finally:
             with self._beliefs_lock:
+                if self._held is held:
+                    self._placed[held.object_id] = ((x, y, support_z + held.size[2] / 2.0),
+                                                    self.robot.now())
                 self._held = None
         return PrimitiveResult.success(f"released {held.object_id}",
                                        position=(x, y, support_z))
