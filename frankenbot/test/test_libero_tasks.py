@@ -86,6 +86,28 @@ def test_the_mapping_keeps_libero_words_and_directions():
     assert goal == "in(yellow_box_2, top_drawer) and closed(top_drawer)"
 
 
+def test_layouts_keep_the_landmarks_libero_names_a_look_alike_by():
+    """"between the plate and the ramekin", "from table center": in every layout the bowl
+    meant is still the one nearest the middle of the two, and of everything on the table."""
+    from frankenbot.eval.libero.scenes import _span_centre
+
+    for name, middle_of in (
+            ("pick_up_the_black_bowl_between_the_plate_and_the_ramekin_and_place_it_on_the_plate",
+             ("white_plate", "white_bowl")),
+            ("pick_up_the_black_bowl_from_table_center_and_place_it_on_the_plate", None)):
+        m = map_task(BY_NAME[name])
+        for seed in range(6):
+            spec = sample_scene(m, seed)
+            pos = {p.name: (p.x, p.y) for p in spec.placements}
+            if middle_of is None:
+                point = _span_centre(list(spec.placements), families.fixture_map(spec.fixtures))
+            else:
+                a, b = (pos[n] for n in middle_of)
+                point = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+            assert math.dist(pos["black_bowl"], point) < math.dist(pos["black_bowl_2"], point), (
+                name, seed)
+
+
 @pytest.mark.parametrize("name", [
     "pick_up_the_black_bowl_between_the_plate_and_the_ramekin_and_place_it_on_the_plate",
     "pick_up_the_black_bowl_in_the_top_drawer_of_the_wooden_cabinet_and_place_it_on_the_plate",

@@ -121,6 +121,15 @@ SUPERLATIVES: dict[str, str] = {
     "further": "farthest", "leftmost": "leftmost", "rightmost": "rightmost",
     "tallest": "tallest",
 }
+# "the bowl next to the plate": of the objects the words fit, the one nearest the anchor
+NEAR_PREPS = ("right next to", "next to", "close to", "near to", "adjacent to", "right by",
+              "beside", "near", "by", "alongside", "nearby")
+# "the bowl between the plate and the cup": the one nearest the middle of the two anchors
+BETWEEN_PREPS = ("in between", "between")
+# "the bowl in the middle of the table", "the block at the centre": nearest the middle of
+# everything on the table (the brain has no model of the table itself)
+CENTRE_WORDS = {"centre", "center", "middle"}
+CENTRE_PREPS = ("at", "in", "from", "on", "near", "by", "off")
 # the robot itself as a reference point ("closest to you")
 SELF_WORDS = {"you", "me", "robot", "arm", "base", "yourself", "us", "gripper"}
 

@@ -104,11 +104,18 @@ def inside(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str, c: str)
     hx = max(0.0, box.size[0] / 2.0 - IN_FOOTPRINT_SHRINK)
     hy = max(0.0, box.size[1] / 2.0 - IN_FOOTPRINT_SHRINK)
     span = _open_drawer_span(snap, objs, box)
+    if span is None and box.shape == "drawer" and (box.opening or 0.0) > 0.0:
+        # no map and no handle seen: the box and its contents slid out by its opening,
+        # towards its front (a fixture's front faces its local -x)
+        span = (-hx - float(box.opening or 0.0), hx - float(box.opening or 0.0))
     lo, hi = span if span is not None else (-hx, hx)
     if not lo <= lx <= hi or abs(ly) > hy:
         return False
     b = _bottom(o)
-    return _bottom(box) - IN_BELOW_BOTTOM_TOL <= b <= box.top_z + IN_ABOVE_RIM_MARGIN
+    # a drawer is shut in by the furniture above it: what rests above its rim stands on the
+    # furniture (a bowl on the cabinet), not in the drawer
+    rim = IN_FOOTPRINT_SHRINK if box.shape == "drawer" else IN_ABOVE_RIM_MARGIN
+    return _bottom(box) - IN_BELOW_BOTTOM_TOL <= b <= box.top_z + rim
 
 
 def on(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str, y: str) -> bool:

@@ -114,7 +114,7 @@ def sample_scene(mapped: MappedTask, seed: int, language: str = "benchmark") -> 
         except SimError as e:
             last = str(e)
             continue
-        confused = _confusable(mapped, placements, tmap)
+        confused = _confusable(mapped, placements, tmap, fmap)
         if confused:
             last = confused
             continue
@@ -179,11 +179,14 @@ ORDER_MIN = 0.02  # m: LIBERO differences smaller than this name no order
 NEAREST_MARGIN = 1.5  # LIBERO's nearest neighbour must be this much nearer than the next
 
 
-def _confusable(mapped: MappedTask, placements: list[Placement], tmap: TableMap) -> str:
+def _confusable(mapped: MappedTask, placements: list[Placement], tmap: TableMap,
+                fmap=None) -> str:
     """Why objects alike (two black bowls, two plates) could be mistaken for each other in this
     layout ("" if they cannot): LIBERO tells them apart by where they stand ("the left plate",
-    "the black bowl next to the ramekin", "at the front"), so each keeps its order along both
-    table axes among its look-alikes and its nearest other object."""
+    "the black bowl next to the ramekin", "between the plate and the ramekin", "from table
+    center", "at the front"), so each keeps its order along both table axes among its
+    look-alikes, its nearest other object, and being the look-alike nearest the middle of two
+    other objects or of the table."""
     table = {s.name: tmap(*_box_centre(s.region.ranges[0])) for s in mapped.starts
              if s.kind == "table" and s.region is not None and s.region.ranges}
     ours = {p.name: (p.x, p.y) for p in placements if p.name in table}
@@ -210,7 +213,37 @@ def _confusable(mapped: MappedTask, placements: list[Placement], tmap: TableMap)
             got = min(others, key=lambda n: math.dist(ours[a], ours[n]))
             if got != near[0]:
                 return f"{a} is nearest {got}, in LIBERO {near[0]}"
+    others_of = {tuple(g): [n for n in table if n not in g] for g in looks.values()
+                 if len(g) >= 2}
+    for group, others in others_of.items():
+        points = [(f"the middle of {b} and {c}", _mid(table[b], table[c]),
+                   _mid(ours[b], ours[c])) for i, b in enumerate(others) for c in others[i + 1:]]
+        points.append(("the middle of the table", (0.0, 0.0), _span_centre(placements, fmap)))
+        for what, libero, here in points:
+            near = sorted(group, key=lambda n: math.dist(table[n], libero))
+            if math.dist(table[near[1]], libero) < NEAREST_MARGIN * math.dist(
+                    table[near[0]], libero):
+                continue
+            got = min(group, key=lambda n: math.dist(ours[n], here))
+            if got != near[0]:
+                return f"{got} is nearest {what}, in LIBERO {near[0]}"
     return ""
+
+
+def _mid(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    return ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+
+
+def _span_centre(placements: list[Placement], fmap) -> tuple[float, float]:
+    """The middle of everything on our table, objects and fixtures, as the planner reads
+    "the middle of the table" (the brain has no model of the table itself)."""
+    boxes = [(p.x, p.y, *layout.OBJECT_BY_NAME[p.name].size[:2]) for p in placements]
+    if fmap is not None:
+        boxes += [(o.position[0], o.position[1], o.size[0], o.size[1])
+                  for o in fmap.scene_objects()]
+    xs = [x + k * w / 2 for x, _y, w, _d in boxes for k in (-1, 1)]
+    ys = [y + k * d / 2 for _x, y, _w, d in boxes for k in (-1, 1)]
+    return ((min(xs) + max(xs)) / 2, (min(ys) + max(ys)) / 2)
 
 
 def _yaw(name: str, rng: np.random.Generator) -> float:

@@ -19,6 +19,7 @@ from frankenbot.planner.understanding.resolve import (
     PICKABLE,
     Binding,
     colour_list,
+    furniture_named,
     item,
     matching,
     note,
@@ -251,7 +252,14 @@ def _bind_place(k: str, ref: Ref, act: Act, ctx: Binding) -> list[Frame]:
         role = "push_target" if k == "push" and not dref.shape else (
             "item" if dref.shape in PICKABLE and dref.shape not in CONTAINER_SHAPES
             else "container")
-        target = resolve(dref, ctx, role)
+        try:
+            target = resolve(dref, ctx, role)
+        except ObjectNotResolved:
+            # "on top of the cabinet": the furniture, though the word means a drawer of it
+            # when opened ("open the cabinet")
+            target = furniture_named(dref, ctx) if act.prep == "on" else None
+            if target is None:
+                raise
     if target.object_id == obj.object_id:
         raise ObjectNotResolved(f"cannot put {obj.object_id} on or in itself", kind="impossible")
     if act.prep == "on" and target.shape == "drawer":  # "on top of it": the drawer's cabinet

@@ -239,6 +239,12 @@ def _parse_clause(words: list[str], prev: Act | None) -> Act:
         raise defer(Refusal(f"where should {obj.text} go? say where to put it",
                              kind="ambiguous"))
     readings = [_placing(verb, manner, *s, text) for s in splits]
+    if verb == "pick" and head not in lx.TRANSPORT_VERBS:
+        # "pick up the bowl on the box": the object is picked where it is, or (rarely said)
+        # taken onto the box; the scene decides
+        whole = parse_np(rest)
+        if whole is not None and (whole.where is not None or whole.superlative):
+            readings.append(Act("pick", obj=whole, manner=manner, text=text))
     if verb in ("put", "stack") and sum(w in lx.ABOVE_WORDS for w in rest) >= 2:
         try:  # "stack A on B on C": a column, or "A on the B that is on C"
             readings.append(tower_act(rest, manner, text))

@@ -44,7 +44,7 @@ def parse_np(toks: list[str]) -> Ref | None:
         return Ref(text, pronoun=True)
     if words in (["the", "same", "place"], ["in", "there"], ["that", "place"]):
         return Ref(text, pronoun=True)
-    for reading in (_excluding, _restricted, _matching):
+    for reading in (_excluding, _central, _between, _near, _restricted, _matching):
         ref = reading(words)
         if ref is not None:
             return ref
@@ -148,6 +148,8 @@ def parse_np(toks: list[str]) -> Ref | None:
         elif w in lx.POSITION_WORDS and not position and any(
                 lx.NOUNS.get(x) in lx.POSITIONED_SHAPES for x in words[i + 1:]):
             position = lx.POSITION_WORDS[w]  # "the top drawer", "the lower drawer"
+        elif w in lx.CENTRE_WORDS | {"central"} and not superlative:
+            superlative = "middle"  # "the middle bowl": the one amid the others
         elif w in lx.COLOUR_WORDS and not colour and not (
                 w in lx.NOUNS and i == len(words) - 1):  # "the lemon": the fruit, not a hue
             colour = w
@@ -246,6 +248,63 @@ def _restricted(words: list[str]) -> Ref | None:
             anchor.shape or anchor.colour or anchor.object_id or anchor.pronoun):
         return None
     return replace(head, text=" ".join(words), where=(lx.WHERE_PREPS[ph], anchor))
+
+
+def _head(words: list[str]) -> Ref | None:
+    """The object phrase before a relation ("the bowl that is" -> "the bowl")."""
+    while words and words[-1] in lx.RELATIVE_WORDS:
+        words = words[:-1]
+    head = parse_np(words) if words else None
+    if head is None or head.items or head.pronoun or head.where or head.superlative:
+        return None
+    return head
+
+
+def _near(words: list[str]) -> Ref | None:
+    """``the bowl next to the plate``, ``the block beside the box``: of the objects the head
+    fits, the one nearest the anchor (judged when bound)."""
+    cut = _split_at(words, lx.NEAR_PREPS)
+    if cut is None:
+        return None
+    left, _ph, right = cut
+    head, anchor = _head(left), parse_np(right)
+    if head is None or anchor is None or anchor.items or anchor.quantifier == "all" or not (
+            anchor.shape or anchor.colour or anchor.object_id or anchor.pronoun):
+        return None
+    return replace(head, text=" ".join(words), superlative="near", relative_to=anchor)
+
+
+def _between(words: list[str]) -> Ref | None:
+    """``the bowl between the plate and the cup``: of the objects the head fits, the one
+    nearest the middle of the two anchors."""
+    cut = _split_at(words, lx.BETWEEN_PREPS)
+    if cut is None:
+        return None
+    left, _ph, right = cut
+    head, anchors = _head(left), parse_np(right)
+    if head is None or anchors is None or len(anchors.items) != 2 or any(
+            a.pronoun or a.quantifier == "all" for a in anchors.items):
+        return None
+    return replace(head, text=" ".join(words), superlative="between", relative_to=anchors)
+
+
+def _central(words: list[str]) -> Ref | None:
+    """``the bowl in the middle of the table``, ``the block at the centre``, ``the bowl from
+    table center``: of the objects the head fits, the one nearest the middle of everything on
+    the table."""
+    for i in range(1, len(words) - 1):
+        if words[i] not in lx.CENTRE_PREPS:
+            continue
+        tail = [w for w in words[i + 1:] if w not in lx.DETERMINERS]
+        if tail and tail[0] in lx.TABLE_WORDS:
+            tail = tail[1:]  # "table center"
+        if not tail or tail[0] not in lx.CENTRE_WORDS or tail[1:] and not (
+                len(tail) == 3 and tail[1] == "of" and tail[2] in lx.TABLE_WORDS):
+            continue
+        head = _head(words[:i])
+        if head is not None:
+            return replace(head, text=" ".join(words), superlative="central")
+    return None
 
 
 def _matching(words: list[str]) -> Ref | None:

@@ -155,7 +155,7 @@ def _where(ref: Ref, cands: list[SceneObject], ctx: Binding, noun: str) -> list[
     as perceived now (the program's own predicates judge it)."""
     assert ref.where is not None
     rel, anchor_ref = ref.where
-    anchor = any_object(anchor_ref, ctx)
+    anchor = _anchor(anchor_ref, ctx)
     kept = [o for o in cands if o.object_id != anchor.object_id
             and relation_holds(rel, o.object_id, anchor.object_id, ctx.scene)]
     if kept or ref.quantifier == "all" and not ref.colour and not ref.shape:
@@ -166,6 +166,28 @@ def _where(ref: Ref, cands: list[SceneObject], ctx: Binding, noun: str) -> list[
                                 "sees it now)", kind="impossible")
     raise ObjectNotResolved(f"there is no {noun} {said} {say(anchor)} (as the camera sees it "
                             "now)", kind="impossible")
+
+
+def _anchor(ref: Ref, ctx: Binding) -> SceneObject:
+    """What a relation is judged against ("on the cabinet"): any object, or the piece of
+    furniture itself where its word means one of its parts elsewhere ("open the cabinet": a
+    drawer; "the bowl on the cabinet": the cabinet)."""
+    try:
+        return any_object(ref, ctx)
+    except ObjectNotResolved:
+        furniture = furniture_named(ref, ctx)
+        if furniture is None:
+            raise
+        return furniture
+
+
+def furniture_named(ref: Ref, ctx: Binding) -> SceneObject | None:
+    """The one piece of furniture in the scene a furniture word of ``ref`` names ("the
+    cabinet" where the scene has a cabinet), else None."""
+    words = set(ref.text.split())
+    found = [o for o in ctx.scene.objects if o.is_fixture and not ref.position
+             and (o.shape in words & set(lx.HOUSING_WORDS) or o.object_id in words)]
+    return found[0] if len(found) == 1 else None
 
 
 def relation_holds(rel: str, a: str, b: str, scene: Scene) -> bool:
@@ -217,16 +239,39 @@ def _superlative(ref: Ref, cands: list[SceneObject], ctx: Binding, noun: str) ->
     import math
 
     origin = (0.0, 0.0)
-    if ref.relative_to is not None:
+    if ref.superlative in ("near", "between"):
+        # "the bowl next to the plate", "the bowl between the plate and the cup": the anchors
+        # may be of any kind, and are never the object meant
+        anchors = [any_object(a, ctx) for a in (ref.relative_to.items if ref.relative_to
+                                                 is not None else ())
+                   or (ref.relative_to,) if a is not None]
+        origin = (sum(a.position[0] for a in anchors) / len(anchors),
+                  sum(a.position[1] for a in anchors) / len(anchors))
+        ids = {a.object_id for a in anchors}
+        cands = [o for o in cands if o.object_id not in ids]
+    elif ref.superlative == "central":  # the middle of everything on the table
+        xs = [x for o in ctx.scene.objects for x in (o.position[0] - o.size[0] / 2,
+                                                     o.position[0] + o.size[0] / 2)]
+        ys = [y for o in ctx.scene.objects for y in (o.position[1] - o.size[1] / 2,
+                                                     o.position[1] + o.size[1] / 2)]
+        origin = ((min(xs) + max(xs)) / 2, (min(ys) + max(ys)) / 2)
+    elif ref.superlative == "middle":  # "the middle bowl": the one amid the others
+        origin = (sum(o.position[0] for o in cands) / len(cands),
+                  sum(o.position[1] for o in cands) / len(cands))
+    elif ref.relative_to is not None:
         anchor = resolve(ref.relative_to, ctx, "container")
         origin = (anchor.position[0], anchor.position[1])
         cands = [o for o in cands if o.object_id != anchor.object_id] or cands
+    if not cands:
+        raise ObjectNotResolved(f"there is no {noun} {ref.text!r} could mean, other than what "
+                                "it is said to be near", kind="impossible")
 
     def dist(o: SceneObject) -> float:
         return math.hypot(o.position[0] - origin[0], o.position[1] - origin[1])
 
     keys: dict[str, Callable[[SceneObject], float]] = {
-        "largest": lambda o: -_volume(o), "smallest": _volume, "closest": dist,
+        "largest": lambda o: -_volume(o), "smallest": _volume, "closest": dist, "near": dist,
+        "between": dist, "central": dist, "middle": dist,
         "farthest": lambda o: -dist(o), "leftmost": lambda o: -o.position[1],
         "rightmost": lambda o: o.position[1], "tallest": lambda o: -o.size[2],
     }
