@@ -56,6 +56,25 @@ def test_in_checks_footprint_and_height_band():
     assert not evaluate_predicate(P("in", "red_block", "green_bowl"), snap(BOWL))
 
 
+def test_an_object_in_the_closed_fingers_is_in_and_on_nothing():
+    """A block carried just above the bowl (or a block) is not in it, so a program cannot end in
+    success with the block still in the hand; once the fingers open it is judged again."""
+    low = obj("red_block", (0.5, 0.2, 0.05))  # its bottom 3 cm above the bowl's floor
+    base = obj("blue_block", (0.3, 0.0, 0.02))
+    on_top = obj("red_block", (0.3, 0.0, 0.06))
+
+    def world(o, closed, other):
+        return WorldSnapshot(RobotSnapshot(gripper_width=0.04, held_object="red_block",
+                                           gripper_closed_cmd=closed),
+                             Scene.of((o, other)))
+
+    for closed in (True, False):
+        assert evaluate_predicate(P("in", "red_block", "green_bowl"),
+                                  world(low, closed, BOWL)) is not closed
+        assert evaluate_predicate(P("on", "red_block", "blue_block"),
+                                  world(on_top, closed, base)) is not closed
+
+
 def test_in_respects_the_container_yaw():
     tray = obj("gray_bin", (0.0, 0.0, 0.02), (0.30, 0.06, 0.04), yaw=math.pi / 2)
     along_rotated_long_axis = obj("red_block", (0.0, 0.12, 0.02))

@@ -69,6 +69,12 @@ def holding(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str) -> boo
             and GRIPPER_EMPTY_MAX_WIDTH < r.gripper_width < GRIPPER_FULLY_OPEN_WIDTH)
 
 
+def _in_hand(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str) -> bool:
+    """``x`` is in the closed fingers: it is in or on nothing else, however close above a
+    container or a support the arm carries it (a block held over the bin is not in it)."""
+    return snap.robot.gripper_closed_cmd and holding(snap, objs, x)
+
+
 def _open_drawer_span(snap: WorldSnapshot, objs: Mapping[str, SceneObject],
                       box: SceneObject) -> tuple[float, float] | None:
     """Local x range an open drawer's contents occupy: from its handle to its back wall.
@@ -89,7 +95,7 @@ def _open_drawer_span(snap: WorldSnapshot, objs: Mapping[str, SceneObject],
 
 def inside(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str, c: str) -> bool:
     o, box = objs.get(x), objs.get(c)
-    if o is None or x == c:
+    if o is None or x == c or _in_hand(snap, objs, x):
         return False
     in_fixture = _in_fixture(snap, objs, o, c)
     if in_fixture is not None:
@@ -120,7 +126,7 @@ def inside(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str, c: str)
 
 def on(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str, y: str) -> bool:
     o, base = objs.get(x), objs.get(y)
-    if o is None or base is None or x == y:
+    if o is None or base is None or x == y or _in_hand(snap, objs, x):
         return False
     if abs(_bottom(o) - base.top_z) > ON_Z_TOL:
         return False
