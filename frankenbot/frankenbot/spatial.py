@@ -108,6 +108,38 @@ def relation_holds(relation: str, a: tuple[float, float], b: tuple[float, float]
     return along >= REL_MIN_OFFSET and across <= along and close
 
 
+@dataclass(frozen=True)
+class FaceRelation:
+    """Where a footprint stands against one face of a box (a fixture): ``out`` from the face
+    (its centre's distance past it), ``across`` from the face's middle, the face's
+    ``half_width``, and the ``gap`` between the footprint and the face."""
+
+    out: float
+    across: float
+    half_width: float
+    gap: float
+
+    @property
+    def holds(self) -> bool:
+        """Beside that face: past it, not beyond its ends, within REL_MAX_GAP of it."""
+        return self.out >= 0.0 and self.across <= self.half_width and self.gap <= REL_MAX_GAP
+
+
+def face_relation(relation: str, a: tuple[float, float], radius: float,
+                  box_centre: tuple[float, float], box_yaw: float,
+                  box_size: Sequence[float]) -> FaceRelation:
+    """``relation`` (left_of ... in_front_of) of a footprint of ``radius`` at ``a`` to the face
+    of the box that looks that way (a fixture beside which things stand)."""
+    ux, uy = DIRECTIONS[relation]
+    c, s = math.cos(box_yaw), math.sin(box_yaw)
+    hx, hy = box_size[0] / 2, box_size[1] / 2
+    half_along = abs(ux * c + uy * s) * hx + abs(-ux * s + uy * c) * hy
+    half_across = abs(-uy * c + ux * s) * hx + abs(uy * s + ux * c) * hy
+    dx, dy = a[0] - box_centre[0], a[1] - box_centre[1]
+    along, across = dx * ux + dy * uy, abs(-dx * uy + dy * ux)
+    return FaceRelation(along - half_along, across, half_across, along - half_along - radius)
+
+
 def _between(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float]) -> bool:
     bx, by = c[0] - b[0], c[1] - b[1]
     length2 = bx * bx + by * by
@@ -176,6 +208,14 @@ def footprint_gap(o: SceneObject, a: tuple[float, float], b: tuple[float, float]
     return min([to_box(la), to_box(lb)] + [segment_point_distance(c, la, lb) for c in corners])
 
 
+def _extent_along(o: SceneObject, ux: float, uy: float) -> float:
+    """How far ``o``'s footprint reaches from its centre along the unit direction (ux, uy)."""
+    if o.shape in ROUND_SHAPES:
+        return object_radius(o)
+    c, s = math.cos(o.yaw), math.sin(o.yaw)
+    return abs(ux * c + uy * s) * o.size[0] / 2 + abs(-ux * s + uy * c) * o.size[1] / 2
+
+
 def clearance_at(x: float, y: float, radius: float, others: Iterable[SceneObject]) -> float:
     """Smallest gap (m) between a footprint circle at (x, y) and the others' (negative:
     overlap); +inf when there are none."""
@@ -206,7 +246,9 @@ def spot_beside(relation: str, ref: SceneObject, held_size: Sequence[float],
     ux, uy = DIRECTIONS[relation]
     r_held = footprint_radius(held_size)
     others = obstacles(objects, exclude=(held_id, ref.object_id))
-    radii = object_radius(ref) + r_held
+    # beside a fixture: out from its face on that side, not from its bounding circle (beside a
+    # wide stove the circle would leave the object far from the face it is meant to stand at)
+    radii = (_extent_along(ref, ux, uy) if ref.is_fixture else object_radius(ref)) + r_held
     base = radii + gap
     max_gap = max(gap, REL_MAX_GAP - PLACE_GAP_MARGIN)
     cands = []
@@ -228,7 +270,8 @@ def spot_beside(relation: str, ref: SceneObject, held_size: Sequence[float],
         if clearance_at(x, y, r_held, others) < SPOT_CLEARANCE:
             reasons.add("occupied")
             continue
-        if clearance_at(x, y, r_held, [ref]) < gap * 0.5:
+        if (footprint_gap(ref, (x, y), (x, y)) if ref.is_fixture
+                else clearance_at(x, y, 0.0, [ref])) - r_held < gap * 0.5:
             continue
         return Spot(x, y, f"{relation.replace('_', ' ')} {ref.object_id} at "
                           f"({x:.3f}, {y:.3f}) m")
@@ -265,6 +308,103 @@ def spot_between(b: SceneObject, c: SceneObject, held_size: Sequence[float],
             return Spot(x, y, f"between {b.object_id} and {c.object_id} at ({x:.3f}, {y:.3f}) m")
     raise NoFreeSpot(f"no free spot between {b.object_id} and {c.object_id}: the gap is too "
                      f"narrow for a {2 * r_held * 100:.0f} cm footprint or occupied")
+
+
+PUSH_CLEARANCE = 0.005  # m between a pushed object's footprint and anything it passes
+PUSH_GRID = 0.02  # m between the grid points a detour is searched on
+PUSH_STANDOFF = 0.035  # m: the gripper starts this far behind the object (primitives' default)
+PUSHER_RADIUS = 0.03  # m: the closed fingers lowered behind the object must clear others
+
+
+def push_reach(size: Sequence[float], standoff: float = PUSH_STANDOFF) -> float:
+    """How far behind an object's centre the gripper comes down to push it (its half length,
+    the fingers' half thickness, the standoff)."""
+    return 0.5 * max(size[0], size[1]) + 0.012 + standoff
+
+
+def push_route(obj: SceneObject, end: tuple[float, float], objects: Iterable[SceneObject],
+               *, region: Region | None = None, standoff: float = PUSH_STANDOFF
+               ) -> list[tuple[float, float]]:
+    """Where to push ``obj`` on its way to ``end``: straight there when that shoves nothing,
+    else the shortest detour on a grid over the table region (Dijkstra over the points where
+    the object's footprint clears everything), pulled taut into as few straight legs as keep
+    clear. Each leg starts with the gripper lowered behind the object (``standoff`` behind
+    its edge): there too the table must be in the region and free. Returns the legs' ends
+    (the last is ``end``); raises NoFreeSpot when no route exists."""
+    import heapq
+
+    region = region or Region()
+    others = obstacles(objects, exclude=(obj.object_id,))
+    r = footprint_radius(obj.size, obj.shape) + PUSH_CLEARANCE
+    behind = push_reach(obj.size, standoff)
+    start = (obj.position[0], obj.position[1])
+
+    def clear(a: tuple[float, float], b: tuple[float, float]) -> bool:
+        length = math.dist(a, b)
+        if length > 1e-9:  # where the gripper comes down to push from a towards b
+            px = a[0] - (b[0] - a[0]) / length * behind
+            py = a[1] - (b[1] - a[1]) / length * behind
+            if not region.contains(px, py) or clearance_at(px, py, PUSHER_RADIUS, others) < 0:
+                return False
+        return all(footprint_gap(o, a, b) >= r for o in others)
+
+    if clear(start, end):
+        return [end]
+    nx = round((region.x[1] - region.x[0]) / PUSH_GRID)
+    ny = round((region.y[1] - region.y[0]) / PUSH_GRID)
+    nodes = {(i, j): (region.x[0] + i * PUSH_GRID, region.y[0] + j * PUSH_GRID)
+             for i in range(nx + 1) for j in range(ny + 1)}
+    free = {k for k, p in nodes.items() if region.contains(*p, r * 0.5)
+            and all(footprint_gap(o, p, p) >= r for o in others)}
+    # the search starts at the object and ends at the goal: both join the grid points within
+    # two steps that they reach in a clear straight line
+    reach = 2.5 * PUSH_GRID
+    best: dict[object, float] = {"start": 0.0}
+    came: dict[object, object] = {}
+    heap: list[tuple[float, int, object]] = [(0.0, 0, "start")]
+    tie = 1
+    while heap:
+        cost, _n, here = heapq.heappop(heap)
+        if here == "end":
+            break
+        if cost > best.get(here, math.inf):
+            continue
+        p = start if here == "start" else nodes[here]  # type: ignore[index]
+        if here == "start":
+            nbrs: list[object] = [k for k in free if math.dist(nodes[k], p) <= reach
+                                  and clear(p, nodes[k])]
+        else:
+            i, j = here  # type: ignore[misc]
+            nbrs = [(i + di, j + dj) for di in (-1, 0, 1) for dj in (-1, 0, 1)
+                    if (di or dj) and (i + di, j + dj) in free
+                    and clear(p, nodes[(i + di, j + dj)])]
+            if math.dist(p, end) <= reach and clear(p, end):
+                nbrs.append("end")
+        for k in nbrs:
+            q = end if k == "end" else nodes[k]  # type: ignore[index]
+            c = cost + math.dist(p, q)
+            if c < best.get(k, math.inf):
+                best[k], came[k] = c, here
+                heapq.heappush(heap, (c, tie, k))
+                tie += 1
+    if "end" not in came:
+        raise NoFreeSpot(f"no push path for {obj.object_id} to ({end[0]:.3f}, {end[1]:.3f}) m "
+                         "that shoves nothing on the way")
+    path = [end]
+    k = came["end"]
+    while k != "start":
+        path.append(nodes[k])  # type: ignore[index]
+        k = came[k]
+    path.append(start)
+    path.reverse()
+    legs, i = [], 0
+    while i < len(path) - 1:  # pulled taut: the farthest point still in a clear line
+        j = next(j for j in range(len(path) - 1, i, -1) if j == i + 1
+                 or clear(path[i], path[j]))
+        legs.append(path[j])
+        i = j
+    legs[-1] = end
+    return legs
 
 
 NEAR_ORDER = ("in_front_of", "left_of", "right_of", "behind")

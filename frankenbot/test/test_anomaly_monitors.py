@@ -104,6 +104,24 @@ def test_grasp_lost_waits_for_a_sighting_stamped_after_the_stop_when_frames_lag(
     assert m.check(at(1.7, 2.0), ctx) is not None
 
 
+def test_grasp_lost_judges_opened_fingers_against_the_gap_the_object_was_held_at():
+    """A round 7 cm apple, partly hidden by the fingers, is perceived 5 cm wide: the fingers at
+    the 71 mm they closed to are no drop; opened to 85 mm they are."""
+    m = GraspLostMonitor()
+    ctx = MonitorContext("place_in", {"obj": "red_apple", "container": "bottom_drawer"})
+    apple = SceneObject("red_apple", "red apple", "apple", "red", (0.4, 0.0, 0.2),
+                        (0.05, 0.05, 0.05))
+
+    def at(width: float) -> WorldSnapshot:
+        return world(apple, held_object="red_apple", gripper_closed_cmd=True,
+                     gripper_width=width, tcp_position=(0.4, 0.0, 0.2), moving=True)
+
+    assert m.check(at(0.071), ctx) is None
+    assert m.check(at(0.072), ctx) is None
+    hit = m.check(at(0.085), ctx)
+    assert hit is not None and "opened" in hit.detail
+
+
 def test_grasp_lost_ignores_an_object_let_go_while_the_gripper_retreats():
     """A place opens the fingers and keeps the object held until the arm has retreated and the
     camera has seen it at its new place: the object far below the still gripper is no drop
@@ -126,6 +144,19 @@ def test_object_moved_compares_with_pose_at_primitive_start():
     assert det is not None and det.kind == AnomalyKind.OBJECT_MOVED and "0.060" in det.detail
     # stale scenes say nothing about motion
     assert m.check(world(block("red_block", 0.46, 0.0), stale=True), PICK_CTX) is None
+
+
+def test_object_moved_leaves_alone_the_object_a_push_moves():
+    m = ObjectMovedMonitor(threshold=0.03)
+    ctx = MonitorContext("push_in_front_of", {"obj": "red_block", "ref": "blue_block"},
+                         "main/0", 0.0, {"red_block": (0.4, 0.0, 0.02),
+                                         "blue_block": (0.6, 0.0, 0.02)})
+    far = world(block("red_block", 0.52, 0.0), block("blue_block", 0.6, 0.0),
+                tcp_position=(0.2, 0.3, 0.3))
+    assert m.check(far, ctx) is None
+    pick = MonitorContext("pick", {"obj": "red_block"}, "main/0", 0.0,
+                          {"red_block": (0.4, 0.0, 0.02)})
+    assert m.check(far, pick) is not None
 
 
 def test_object_moved_tolerates_a_partly_hidden_container_but_not_a_real_move():

@@ -191,3 +191,27 @@ def test_what_a_skill_call_does_is_reviewed_like_main() -> None:
     v = review_text(via_skill, tower)
     assert v.decision == "edit" and "lift(height=0.19)" in v.program_text
     assert check_text(v.program_text, default_catalog(), tower.ids()).ok
+
+
+def test_a_place_into_a_cabinet_drawer_comes_down_in_front_not_over_the_cabinet() -> None:
+    """The bottom drawer of a 36 cm cabinet: the object goes into the pulled-out box in front of
+    the cabinet, so the carry is not judged over the cabinet's top (which would need the
+    gripper higher than it may go and refused every such task)."""
+    import math
+
+    yaw = math.pi / 2  # the cabinet faces -y, towards the robot's side of the table
+    cabinet = SceneObject("cabinet", "cabinet", "cabinet", "brown", (0.42, 0.52, 0.18),
+                          (0.26, 0.30, 0.36), yaw, is_fixture=True)
+    drawers = [SceneObject(f"{n}_drawer", f"{n} drawer", "drawer", "", (0.42, 0.512, z),
+                           (0.244, 0.272, 0.10), yaw, is_fixture=True, opening=0.0)
+               for n, z in (("bottom", 0.068), ("middle", 0.18), ("top", 0.292))]
+    put = ('task "t" { main { open_drawer(drawer=bottom_drawer) pick(obj=red_block) '
+           'place_in(obj=red_block, container=bottom_drawer) exit success } }')
+    scene = Scene.of([blk("red_block", 0.40, 0.05), cabinet, *drawers])
+    v = review_text(put, scene, mode="always")
+    assert v.decision == "approve", v.explain()
+    # the same carry to a spot behind the cabinet still has to clear it
+    behind = ('task "t" { main { pick(obj=red_block) place_at(obj=red_block, x=0.42, y=0.75) '
+              'exit success } }')
+    v = review_text(behind, scene, mode="always")
+    assert "carry_sweep" in v.explain()

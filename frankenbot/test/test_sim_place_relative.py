@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from frankenbot.planner.frames import ObjectNotResolved
 from frankenbot.planner.offline import plan_offline
 from frankenbot.planner.relative import relative_frame
 from frankenbot.sim import layout
@@ -83,3 +86,21 @@ def test_offline_planner_writes_relative_placements_for_relative_instructions() 
     text = plan_offline("put the red block between the green block and the green bowl", scene)
     assert "place_between(obj=red_block, a=green_block, b=green_bowl)" in text
     assert "place_in(" in plan_offline("put the red block in the green bowl", scene)
+
+
+def test_a_push_to_a_side_is_pushed_along_the_table_and_a_failed_check_is_no_success() -> None:
+    def o(oid: str, shape: str, x: float, y: float) -> SceneObject:
+        return SceneObject(oid, oid, shape, oid.split("_")[0], (x, y, 0.02), (0.04, 0.04, 0.04))
+
+    scene = Scene.of([o("red_block", "block", 0.4, 0.0), o("green_block", "block", 0.5, 0.1)])
+    text = plan_offline("slide the red block to the front of the green block", scene)
+    assert "push_in_front_of(obj=red_block, ref=green_block)" in text
+    assert "pick(" not in text and "monitor" not in text  # nothing is held, nothing can drop
+    # the verification loop's budget used up, the program ends in failure, never in success
+    lines = [line.strip() for line in text.splitlines()]
+    check = lines.index("if not in_front_of(red_block, green_block) { goto s1 max 2 }")
+    assert lines[check + 1].startswith("if not in_front_of(red_block, green_block) { exit "
+                                       "failure")
+    with pytest.raises(ObjectNotResolved, match="side of an object"):
+        relative_frame("push the red block between the green block and the zone", Scene.of([
+            *scene.objects, o("zone", "zone", 0.3, -0.3)]))

@@ -238,3 +238,29 @@ def test_footprint_gap_measures_to_the_rectangle_not_its_bounding_circle() -> No
     bowl = SceneObject("green_bowl", "green bowl", "bowl", "green", (0.0, 0.0, 0.025),
                        (0.15, 0.15, 0.05))
     assert spatial.footprint_gap(bowl, (0.1, -0.2), (0.1, 0.2)) == pytest.approx(0.025)
+
+
+def test_a_spot_beside_a_wide_box_is_out_from_its_face_not_its_bounding_circle() -> None:
+    stove = SceneObject("stove", "stove", "stove", "black", (0.62, -0.30, 0.015),
+                        (0.26, 0.30, 0.03), is_fixture=True)
+    plate = (0.18, 0.18, 0.012)
+    spot = spatial.spot_beside("in_front_of", stove, plate, [stove])
+    face_gap = (0.62 - 0.13) - spot.x - spatial.footprint_radius(plate)
+    assert spot.y == pytest.approx(-0.30, abs=0.02)
+    assert spatial.DEFAULT_GAP - 0.005 <= face_gap <= spatial.REL_MAX_GAP - 0.03
+
+
+def test_a_push_goes_straight_or_around_what_is_in_the_way_or_not_at_all() -> None:
+    pushed = block("red_block", 0.40, 0.20)
+    assert spatial.push_route(pushed, (0.40, -0.10), [pushed]) == [(0.40, -0.10)]
+    wall = SceneObject("gray_box", "gray box", "box", "gray", (0.40, 0.05, 0.03),
+                       (0.10, 0.04, 0.06))
+    legs = spatial.push_route(pushed, (0.40, -0.10), [pushed, wall])
+    assert len(legs) >= 2 and legs[-1] == (0.40, -0.10)
+    r = spatial.footprint_radius(pushed.size) + spatial.PUSH_CLEARANCE
+    for a, b in zip([(0.40, 0.20), *legs], legs):  # every leg clears the box
+        assert spatial.footprint_gap(wall, a, b) >= r - 1e-9
+    fence = [SceneObject(f"gray_box_{i}", "gray box", "box", "gray", (0.20 + 0.1 * i, 0.05, 0.03),
+                         (0.10, 0.04, 0.06)) for i in range(7)]
+    with pytest.raises(spatial.NoFreeSpot, match="no push path"):
+        spatial.push_route(pushed, (0.40, -0.10), [pushed, *fence])

@@ -28,7 +28,11 @@ MOTION_PRIMITIVES = frozenset({
     # pixel targets and relative placements (program/spatial_catalog.py)
     "place_at_pixel", "move_above_pixel", "push_to_pixel", "place_left_of", "place_right_of",
     "place_behind", "place_in_front_of", "place_between", "place_near", "lift",
+    "push_left_of", "push_right_of", "push_behind", "push_in_front_of",
 })
+# Primitives that move their ``obj`` along the table on purpose (it moves: no anomaly).
+PUSHING_PRIMITIVES = frozenset({"push_to", "push_to_pixel", "push_left_of", "push_right_of",
+                                "push_behind", "push_in_front_of"})
 # Primitives during which the gripper legitimately closes / opens on purpose.
 GRASPING_PRIMITIVES = frozenset({"pick", "open_gripper", "close_gripper"})
 
@@ -140,6 +144,7 @@ class GraspLostMonitor(_Base):
         self.opened_width = opened_width  # m: a finger gap this wide never holds a block
         self._frames_at_rest = 0  # scene frames seen since the arm stopped moving
         self._rest_since = math.inf  # robot clock: when the arm last came to rest
+        self._grip: tuple[str, float] | None = None  # (object, finger gap it was first held at)
         self._last_stamp = -math.inf
         self.empty_width = empty_width
         self.max_offset = max_offset
@@ -153,13 +158,17 @@ class GraspLostMonitor(_Base):
         if r.gripper_closed_cmd and r.gripper_width < self.empty_width:
             return self._hit(f"fingers closed on nothing while holding {held} "
                              f"(width {r.gripper_width * 1000:.1f} mm)", (held,))
+        if self._grip is None or self._grip[0] != held:
+            self._grip = (held, r.gripper_width)  # the gap the pick left it held at
         obj = snap.scene.get(held)
         if obj is None:
             return None
         if r.gripper_closed_cmd and self.open_margin > 0:
             # the larger horizontal extent: a held object is partly hidden by the fingers, so
-            # its perceived size shrinks; a real drop opens the fingers far wider than this
-            grip = max(max(obj.size[0], obj.size[1]) + self.open_margin, self.opened_width)
+            # its perceived size shrinks; a real drop opens the fingers far wider than this,
+            # and wider than the gap it was first held at (a 7 cm apple seen as 5 cm)
+            grip = max(max(obj.size[0], obj.size[1]) + self.open_margin, self.opened_width,
+                       self._grip[1] + self.open_margin)
             if r.gripper_width > grip:
                 return self._hit(f"fingers opened to {r.gripper_width * 1000:.0f} mm while "
                                  f"holding {held}", (held,))
@@ -221,6 +230,8 @@ class ObjectMovedMonitor(_Base):
         for oid in ctx.objects():
             if oid in (r.held_object, ctx.held_at_start):
                 continue
+            if ctx.primitive in PUSHING_PRIMITIVES and oid == ctx.args.get("obj"):
+                continue  # pushed: it is meant to move
             ref = ctx.reference.get(oid)
             obj = snap.scene.get(oid)
             if ref is None or obj is None or obj.is_fixture:

@@ -231,7 +231,13 @@ def _calibrate(world: Any, nominal: CameraModel, install: int, config: Perceptio
     """The camera of an installation, calibrated on its free scene as on the robot."""
     from frankenbot.perception.calibration import calibrate_camera
 
-    world.reset(None, install)
+    for k in range(6):  # a free scene that cannot be laid out: the calibration takes another
+        try:
+            world.reset(None, install + k * 1_000_000)
+            break
+        except SimError:
+            if k == 5:
+                raise
     shots = []
     for _ in range(6):
         rgb, depth, _, _ = sensed_and_clean(world)

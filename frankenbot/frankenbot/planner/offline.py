@@ -18,14 +18,15 @@ from dataclasses import dataclass, field
 from frankenbot.errors import PlannerError
 from frankenbot.planner import lexicon
 from frankenbot.planner.frames import Frame, ObjectNotResolved, Refusal  # noqa: F401
-from frankenbot.planner.relative import TASKS, placement_call
+from frankenbot.planner.relative import PUSH_TASKS, TASKS, placement_call
 from frankenbot.planner.understanding import Understanding, understand
 from frankenbot.state import Scene, SceneObject
 
 PICKABLE = lexicon.PICKABLE_SHAPES  # kinds of object: one home, the lexicon
 CONTAINER_SHAPES = lexicon.CONTAINER_SHAPES
 VERIFY_RETRIES = 2  # how often a verification loop may go back and try a step again
-RELATIVE_TASKS = frozenset(TASKS.values())  # frames of relative placements (relative.py)
+# frames of relative placements and pushes (relative.py)
+RELATIVE_TASKS = frozenset(TASKS.values()) | frozenset(PUSH_TASKS.values())
 HANDLER_RETRIES = 2
 
 
@@ -166,16 +167,22 @@ class _Writer:
         """Pick the object and place it relative to others (planner/relative.py)."""
         obj = f.role("obj")
         call, goal = placement_call(f)
+        if f.task in PUSH_TASKS.values():  # along the table: nothing is held, nothing drops
+            return self._verified([call], goal, top)
         _monitor_dropped(self.ctx, obj, goal, f.task)
         return self._verified([f"pick(obj={obj})", call], goal, top)
 
     def _verified(self, steps: list[str], goal: str, top: bool) -> list[str]:
-        """Steps then a bounded check that goes back once or twice (top level only)."""
+        """Steps then a bounded check that goes back once or twice (top level only); still
+        not done after that, the program ends in failure (a used-up goto falls through, and
+        the program must not go on to claim success)."""
         if not top:
             return steps
         label = self.ctx.new_label()
         negated = goal[4:] if goal.startswith("not ") else f"not {goal}"
-        return [f"{label}:", *steps, f"if {negated} {{ goto {label} max {VERIFY_RETRIES} }}"]
+        return [f"{label}:", *steps, f"if {negated} {{ goto {label} max {VERIFY_RETRIES} }}",
+                f'if {negated} {{ exit failure "{goal} still does not hold after '
+                f'{VERIFY_RETRIES} retries" }}']
 
     def _put_objects(self, obj: SceneObject, cont: SceneObject, top: bool) -> list[str]:
         ctx = self.ctx

@@ -23,20 +23,24 @@ from frankenbot.state import Scene
 
 NEAR_DISTANCE = 0.25  # m: what "next to" is checked against after place_near
 
-_VERB = r"(?:put|place|move|set|lay|drop|leave|position)"
+_VERB = r"(?:put|place|move|set|lay|drop|leave|position|push|slide|shove|nudge)"
+_PUSH_VERBS = ("push", "slide", "shove", "nudge")  # along the table, never lifted
 _RELATIONS = (
     (r"(?:to |on |at )?the left(?: side)? of|left of", "left_of"),
     (r"(?:to |on |at )?the right(?: side)? of|right of", "right_of"),
-    (r"in front of", "in_front_of"),
-    (r"behind|in back of|at the back of", "behind"),
+    (r"in front of|(?:to |at )?the front of", "in_front_of"),
+    (r"behind|in back of|(?:to |at )?the back of", "behind"),
     (r"between", "between"),
     (r"next to|near|beside|close to", "near"),
 )
 _PATTERN = re.compile(
-    rf"^(?:please )?{_VERB} (?P<obj>.+?)(?: down)? (?P<rel>{'|'.join(p for p, _ in _RELATIONS)})"
+    rf"^(?:please )?(?P<verb>{_VERB}) (?P<obj>.+?)(?: down)? "
+    rf"(?P<rel>{'|'.join(p for p, _ in _RELATIONS)})"
     rf" (?P<ref>.+?)(?: please)?$")
 TASKS = {"left_of": "place_left_of", "right_of": "place_right_of", "behind": "place_behind",
          "in_front_of": "place_in_front_of", "between": "place_between", "near": "place_near"}
+# pushed to a side of the reference (no push between two objects or "near" one)
+PUSH_TASKS = {rel: f"push_{rel}" for rel in ("left_of", "right_of", "behind", "in_front_of")}
 
 
 def _np(phrase: str) -> Ref | None:
@@ -55,6 +59,11 @@ def relative_frame(text: str, scene: Scene) -> Frame | None:
     if m is None:
         return None
     relation = next(name for pat, name in _RELATIONS if re.fullmatch(pat, m.group("rel")))
+    pushed = m.group("verb") in _PUSH_VERBS
+    if pushed and relation not in PUSH_TASKS:
+        raise ObjectNotResolved(f"the robot pushes things to a side of an object (left, "
+                                f"right, in front, behind), not {m.group('rel')} it",
+                                kind="impossible")
     obj_ref = _np(m.group("obj"))
     if relation == "between":
         parts = re.split(r"\s+and\s+", m.group("ref"), maxsplit=1)
@@ -73,7 +82,8 @@ def relative_frame(text: str, scene: Scene) -> Frame | None:
         raise ObjectNotResolved(f"a relative placement needs distinct objects, got "
                                 f"{obj.object_id} and {', '.join(ids)}")
     keys = ("a", "b") if relation == "between" else ("ref",)
-    return Frame(TASKS[relation], (("obj", obj.object_id), *zip(keys, ids, strict=True)))
+    task = PUSH_TASKS[relation] if pushed else TASKS[relation]
+    return Frame(task, (("obj", obj.object_id), *zip(keys, ids, strict=True)))
 
 
 def placement_call(frame: Frame) -> tuple[str, str]:
@@ -84,6 +94,9 @@ def placement_call(frame: Frame) -> tuple[str, str]:
         return (f"place_between(obj={obj}, a={r['a']}, b={r['b']})",
                 f"between({obj}, {r['a']}, {r['b']})")
     ref = r["ref"]
+    if frame.task.startswith("push_"):
+        relation = frame.task[len("push_"):]
+        return f"{frame.task}(obj={obj}, ref={ref})", f"{relation}({obj}, {ref})"
     if frame.task == "place_near":
         return f"place_near(obj={obj}, ref={ref})", f"near({obj}, {ref}, {NEAR_DISTANCE:g})"
     relation = frame.task[len("place_"):]

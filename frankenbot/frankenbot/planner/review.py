@@ -284,7 +284,7 @@ class SafetyReview:
                 sim.hover = (o.position[0], o.position[1], o.top_z + h, o.object_id)
         elif name == "open_gripper":
             self._drop(sim, call)
-        elif name == "push_to":
+        elif name == "push_to" or name.startswith("push_") and name[5:] in spatial.DIRECTIONS:
             self._push(sim, call)
         elif sim.held is not None and name.startswith("place"):
             self._place(sim, call)
@@ -302,6 +302,13 @@ class SafetyReview:
             t = sim.objects.get(str(_arg(call, "container" if name == "place_in" else "target")))
             if t is None:
                 return None
+            if name == "place_in" and t.shape == "drawer":
+                # into the drawer's box where it stands pulled out (its front faces its local
+                # -x), at least half its depth: the place needs it open
+                out = max(float(t.opening or 0.0), 0.5 * t.size[0])
+                return (t.position[0] - math.cos(t.yaw) * out,
+                        t.position[1] - math.sin(t.yaw) * out,
+                        t.position[2] - t.size[2] / 2 + CONTAINER_FLOOR, t.object_id)
             if name == "place_in" and t.shape not in CARRY_SHAPES_FLAT:
                 return (t.position[0], t.position[1],
                         t.position[2] - t.size[2] / 2 + CONTAINER_FLOOR, t.object_id)
@@ -360,8 +367,15 @@ class SafetyReview:
         # the carry's swept volume
         end_tcp = max(support + PLACE_CLEARANCE + sim.grasp_offset, support) + APPROACH_HEIGHT
         carry_tcp = min(sim.carry_tcp, end_tcp) if sim.carry_tcp > 0 else end_tcp
-        need = self._sweep(sim, held, (x, y), carry_tcp, exclude={str(_arg(call, k)) for k in
-                                                                  ("container", "target")})
+        exclude = {str(_arg(call, k)) for k in ("container", "target")}
+        into = sim.objects.get(str(_arg(call, "container")))
+        if into is not None and into.shape == "drawer":
+            # the furniture around the drawer: the place comes down in front of it, into the
+            # pulled-out box (the primitive's own approach), not over it
+            closed = (into.position[0], into.position[1])
+            exclude |= {o.object_id for o in sim.objects.values()
+                        if o.is_fixture and spatial.footprint_gap(o, closed, closed) == 0.0}
+        need = self._sweep(sim, held, (x, y), carry_tcp, exclude=exclude)
         if need is not None:
             if need > cfg.max_carry_height:
                 sim.add("carry_sweep", f"carrying {held.object_id} would need the gripper "
@@ -475,15 +489,26 @@ class SafetyReview:
         sim.held, sim.hover = None, None
 
     def _push(self, sim: _Sim, call: Call) -> None:
+        """A push into the zone (``push_to``) or to a side of a reference (``push_<side>``, to
+        the spot the primitive would choose): the path must not shove anything else."""
         obj = sim.objects.get(str(_arg(call, "obj")))
-        target = sim.objects.get(str(_arg(call, "target")))
+        target = sim.objects.get(str(_arg(call, "target" if call.name == "push_to" else "ref")))
         if obj is None or target is None:
             return
         start, end = (obj.position[0], obj.position[1]), (target.position[0], target.position[1])
-        r = spatial.footprint_radius(obj.size)
+        legs = [end]
+        if call.name != "push_to":  # the spot and the route the primitive will choose
+            others = [o for o in sim.objects.values() if o.object_id != obj.object_id]
+            try:
+                spot = spatial.spot_beside(call.name[len("push_"):], target, obj.size, others)
+                legs = spatial.push_route(obj, (spot.x, spot.y), sim.objects.values())
+            except spatial.NoFreeSpot:
+                return  # the primitive refuses it at run time, and nothing moves
+            end = legs[-1]
+        r = spatial.footprint_radius(obj.size, obj.shape)
         for o in spatial.obstacles(sim.objects.values(),
                                    exclude={obj.object_id, target.object_id}):
-            gap = spatial.footprint_gap(o, start, end)
+            gap = min(spatial.footprint_gap(o, a, b) for a, b in zip([start, *legs], legs))
             if gap < r + self.config.near_distance:
                 sim.near_others = True
             if gap < r + 0.005:

@@ -24,7 +24,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from frankenbot import shapes
+from frankenbot import shapes, spatial
 from frankenbot.common import FailureCode
 from frankenbot.errors import MotionError
 from frankenbot.fixture_map import FixtureMap, FixtureMapProvider, FixturePart
@@ -598,7 +598,7 @@ class Primitives:
         yaw = self._best_yaw(float(obj.position[0]), float(obj.position[1]),
                              obj.top_z + cfg.approach_height,
                              symmetric_yaws(yaw_push, math.pi))
-        reach = 0.5 * max(obj.size[0], obj.size[1]) + 0.012 + cfg.push_standoff
+        reach = spatial.push_reach(obj.size, cfg.push_standoff)
         start = np.array(obj.position[:2]) - d * reach
         # Stop when the object's centre is on the target's centre (contact side leads by half).
         end = np.array(goal) - d * (reach - cfg.push_standoff)

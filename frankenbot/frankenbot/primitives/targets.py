@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from frankenbot import shapes, spatial
@@ -57,6 +58,7 @@ class TargetPrimitives:
         }
         for rel in spatial.DIRECTIONS:
             out[f"place_{rel}"] = self._relative(rel)
+            out[f"push_{rel}"] = self._pushed(rel)
         return out
 
     # ------------------------------------------------------------------ checks
@@ -241,6 +243,48 @@ class TargetPrimitives:
             except spatial.NoFreeSpot as e:
                 return PrimitiveResult.failure(FailureCode.BLOCKED, str(e))
             return self._place_spot(held, spot, cancel)
+        return handler
+
+    def _pushed(self, relation: str) -> Handler:
+        """``push_<relation>``: push the object along the table to the free spot on that side
+        of ``ref`` (the spot a relative placement would choose)."""
+        def handler(args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
+            p = self.p
+            obj = p._find(p._obj_arg(args, "obj"))
+            ref_id = p._obj_arg(args, "ref")
+            if ref_id == obj.object_id:
+                return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
+                                               f"cannot push {ref_id} beside itself")
+            ref = p._find(ref_id)
+            if spatial.relation_holds(relation, obj.position[:2], ref.position[:2],
+                                      radii=spatial.object_radius(obj)
+                                      + spatial.object_radius(ref)):
+                return PrimitiveResult.success(f"{obj.object_id} is already "
+                                               f"{relation.replace('_', ' ')} {ref_id}")
+            objects = p.robot.scene().objects
+            try:
+                spot = spatial.spot_beside(relation, ref, obj.size, objects,
+                                           held_id=obj.object_id, region=self.region)
+                route = spatial.push_route(obj, (spot.x, spot.y), objects, region=self.region,
+                                           standoff=p.config.push_standoff)
+            except spatial.NoFreeSpot as e:
+                return PrimitiveResult.failure(FailureCode.BLOCKED, str(e))
+            push_z = max(p.config.push_height, p.config.min_tcp_z)
+            for x, y in route:
+                self._check_tcp(x, y, push_z, "push target")
+            _log.info("pushing %s %s via %s", obj.object_id, spot.detail, route[:-1] or "-")
+            for k, (x, y) in enumerate(route):
+                if k:  # where the last leg left it, as the camera sees it now
+                    seen = p._newer_view(obj.object_id, cancel)
+                    obj = seen if seen is not None else replace(
+                        obj, position=(*route[k - 1], obj.position[2]))
+                what = spot.detail if k == len(route) - 1 else f"({x:.3f}, {y:.3f}) m"
+                result = p._push_to_xy(obj, (x, y), what, cancel)
+                if not result.ok:
+                    return result
+            return PrimitiveResult.success(result.detail, target=(spot.x, spot.y,
+                                                                  p.config.table_z),
+                                           legs=len(route))
         return handler
 
     def place_between(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:

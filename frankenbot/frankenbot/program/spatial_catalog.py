@@ -81,6 +81,9 @@ def spatial_signatures(image_size: tuple[int, int] | None = None) -> tuple[Signa
     for rel, text in _SIDES.items():
         sigs.append(Signature(f"place_{rel}", _P, (_obj("obj"), _obj("ref"), _GAP),
                               f"put it on free table {text} ref"))
+    for rel, text in _SIDES.items():
+        sigs.append(Signature(f"push_{rel}", _P, (_obj("obj"), _obj("ref")),
+                              f"push an object along the table to free table {text} ref"))
     sigs += [
         Signature("place_between", _P, (_obj("obj"), _obj("a"), _obj("b")),
                   "put it on free table between a and b"),

@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from frankenbot import spatial
 from frankenbot.errors import SimError
 from frankenbot.shapes import OPEN_CONTAINERS
 from frankenbot.sim import families, layout
@@ -275,22 +276,16 @@ def _relation(obj, relation: str, ref: str, params: Mapping[str, object], view,
         lines.append(f"NO {ref} is not in the scene")
         return False
     # a fixture is a box: the object beside the face that looks that way, not past its ends,
-    # within the family oracle's gap
-    ux, uy = {"left_of": (0.0, 1.0), "right_of": (0.0, -1.0), "behind": (1.0, 0.0),
-              "in_front_of": (-1.0, 0.0)}[relation]
-    c, s = math.cos(fixture.yaw), math.sin(fixture.yaw)
-    hx, hy = fixture.size[0] / 2, fixture.size[1] / 2
-    half_along = abs(ux * c + uy * s) * hx + abs(-ux * s + uy * c) * hy
-    half_across = abs(-uy * c + ux * s) * hx + abs(uy * s + ux * c) * hy
-    dx, dy = obj.position[0] - fixture.position[0], obj.position[1] - fixture.position[1]
-    along, across = dx * ux + dy * uy, abs(-dx * uy + dy * ux)
+    # within the family oracle's gap (the geometry is frankenbot.spatial's, as the program's
+    # own relation predicates judge a fixture)
     spec = layout.OBJECT_BY_NAME.get(obj.name)
     radius = spec.radius if spec is not None else 0.5 * math.hypot(obj.size[0], obj.size[1])
-    gap = along - half_along - radius
+    face = spatial.face_relation(relation, obj.position[:2], radius, fixture.position[:2],
+                                 fixture.yaw, fixture.size)
     on_table = abs(tasks.bottom_z(obj) - layout.TABLE_TOP_Z) < 0.01 and not obj.held
-    good = (on_table and along >= half_along and gap <= tasks.REL_MAX_GAP
-            and across <= half_across)
-    lines.append(f"{'OK' if good else 'NO'} {obj.name} {relation} {ref}: {along - half_along:+.3f}"
-                 f" m out from its face, {across:.3f} m across (half width {half_across:.3f}), "
-                 f"gap {gap:.3f} m{'' if on_table else ', not resting on the table'}")
+    good = on_table and face.holds
+    lines.append(f"{'OK' if good else 'NO'} {obj.name} {relation} {ref}: {face.out:+.3f}"
+                 f" m out from its face, {face.across:.3f} m across (half width "
+                 f"{face.half_width:.3f}), gap {face.gap:.3f} m"
+                 f"{'' if on_table else ', not resting on the table'}")
     return good

@@ -112,7 +112,7 @@ def missed_atoms(goal: str, program: Any) -> list[str]:
             ok = any(name.startswith(("place", "put", "push")) and args[0] in vals
                      and vals & _aliases(args[1]) for name, vals in calls)
         elif p in RELATIONS:
-            ok = any(name == f"place_{p}" and args[0] in vals and args[1] in vals
+            ok = any(name in (f"place_{p}", f"push_{p}") and args[0] in vals and args[1] in vals
                      for name, vals in calls)
         elif p in ("open", "closed"):
             word = "open" if p == "open" else "close"
