@@ -170,7 +170,9 @@ class FixtureObserver:
         top = f.position[2] + f.size[2] / 2 - float(np.median(pts[col, 2] - h))
         if f.kind in SOLID_TOPS:
             agree = np.abs(h - top) <= TOP_BAND
-            below = h < top - TOP_BAND
+            # the table itself where the body should stand; not merely lower than the top
+            # (the camera looks into a drawer pulled out of a cabinet: its floor, not the table)
+            below = h <= PRESENT_HEIGHT
         else:  # a bounding box (a lamp on a post over a flat base): anything standing
             agree = (h > PRESENT_HEIGHT) & (h <= top + TOP_BAND)
             below = h <= PRESENT_HEIGHT
