@@ -357,47 +357,46 @@ def push_route(obj: SceneObject, end: tuple[float, float], objects: Iterable[Sce
     free = {k for k, p in nodes.items() if region.contains(*p, r * 0.5)
             and all(footprint_gap(o, p, p) >= r for o in others)}
     # the search starts at the object and ends at the goal: both join the grid points within
-    # two steps that they reach in a clear straight line
+    # two and a half steps that they reach in a clear straight line
+    src, dst = (-1, -1), (-2, -2)
+    nodes[src], nodes[dst] = start, end
     reach = 2.5 * PUSH_GRID
-    best: dict[object, float] = {"start": 0.0}
-    came: dict[object, object] = {}
-    heap: list[tuple[float, int, object]] = [(0.0, 0, "start")]
-    tie = 1
+    best: dict[tuple[int, int], float] = {src: 0.0}
+    came: dict[tuple[int, int], tuple[int, int]] = {}
+    heap: list[tuple[float, tuple[int, int]]] = [(0.0, src)]
     while heap:
-        cost, _n, here = heapq.heappop(heap)
-        if here == "end":
+        cost, here = heapq.heappop(heap)
+        if here == dst:
             break
         if cost > best.get(here, math.inf):
             continue
-        p = start if here == "start" else nodes[here]  # type: ignore[index]
-        if here == "start":
-            nbrs: list[object] = [k for k in free if math.dist(nodes[k], p) <= reach
-                                  and clear(p, nodes[k])]
+        p = nodes[here]
+        if here == src:
+            nbrs = [k for k in free if math.dist(nodes[k], p) <= reach and clear(p, nodes[k])]
         else:
-            i, j = here  # type: ignore[misc]
+            i, j = here
             nbrs = [(i + di, j + dj) for di in (-1, 0, 1) for dj in (-1, 0, 1)
                     if (di or dj) and (i + di, j + dj) in free
                     and clear(p, nodes[(i + di, j + dj)])]
             if math.dist(p, end) <= reach and clear(p, end):
-                nbrs.append("end")
+                nbrs.append(dst)
         for k in nbrs:
-            q = end if k == "end" else nodes[k]  # type: ignore[index]
-            c = cost + math.dist(p, q)
+            c = cost + math.dist(p, nodes[k])
             if c < best.get(k, math.inf):
                 best[k], came[k] = c, here
-                heapq.heappush(heap, (c, tie, k))
-                tie += 1
-    if "end" not in came:
+                heapq.heappush(heap, (c, k))
+    if dst not in came:
         raise NoFreeSpot(f"no push path for {obj.object_id} to ({end[0]:.3f}, {end[1]:.3f}) m "
                          "that shoves nothing on the way")
     path = [end]
-    k = came["end"]
-    while k != "start":
-        path.append(nodes[k])  # type: ignore[index]
+    k = came[dst]
+    while k != src:
+        path.append(nodes[k])
         k = came[k]
     path.append(start)
     path.reverse()
-    legs, i = [], 0
+    legs: list[tuple[float, float]] = []
+    i = 0
     while i < len(path) - 1:  # pulled taut: the farthest point still in a clear line
         j = next(j for j in range(len(path) - 1, i, -1) if j == i + 1
                  or clear(path[i], path[j]))

@@ -193,9 +193,10 @@ class GraspLostMonitor(_Base):
         if (not snap.scene.stale and r.gripper_closed_cmd and at_rest and fresh
                 and self.max_offset > 0):
             # only while the fingers are closed (opened, the object is being let go: a place
-            # holds it until the gripper has retreated), only while the arm is still (a moving arm outruns the scene's latency) and only
-            # for a fresh sighting: a remembered pose (the object hidden, e.g. merged with a
-            # same-coloured bowl below it) says nothing about where the gripper has it now
+            # holds it until the gripper has retreated), only while the arm is still (a moving
+            # arm outruns the scene's latency) and only for a fresh sighting: a remembered pose
+            # (the object hidden, e.g. merged with a same-coloured bowl below it) says nothing
+            # about where the gripper has it now
             offset = math.dist(obj.position, r.tcp_position)
             if offset > self.max_offset:
                 return self._hit(f"{held} seen {offset:.2f} m from the gripper", (held,))

@@ -508,7 +508,8 @@ class SafetyReview:
         r = spatial.footprint_radius(obj.size, obj.shape)
         for o in spatial.obstacles(sim.objects.values(),
                                    exclude={obj.object_id, target.object_id}):
-            gap = min(spatial.footprint_gap(o, a, b) for a, b in zip([start, *legs], legs))
+            gap = min(spatial.footprint_gap(o, a, b)
+                      for a, b in zip([start, *legs[:-1]], legs, strict=True))
             if gap < r + self.config.near_distance:
                 sim.near_others = True
             if gap < r + 0.005:

@@ -257,9 +257,10 @@ def _bind_place(k: str, ref: Ref, act: Act, ctx: Binding) -> list[Frame]:
         except ObjectNotResolved:
             # "on top of the cabinet": the furniture, though the word means a drawer of it
             # when opened ("open the cabinet")
-            target = furniture_named(dref, ctx) if act.prep == "on" else None
-            if target is None:
+            furniture = furniture_named(dref, ctx) if act.prep == "on" else None
+            if furniture is None:
                 raise
+            target = furniture
     if target.object_id == obj.object_id:
         raise ObjectNotResolved(f"cannot put {obj.object_id} on or in itself", kind="impossible")
     if act.prep == "on" and target.shape == "drawer":  # "on top of it": the drawer's cabinet
