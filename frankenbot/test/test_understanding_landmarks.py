@@ -121,3 +121,16 @@ def test_on_top_of_the_cabinet_is_the_furniture_while_open_the_cabinet_is_a_draw
                          ) == "stack(obj=green_bowl, target=cabinet)"
     with pytest.raises(ObjectNotResolved, match="which drawer"):
         understand("open the cabinet", scene)
+
+
+def test_a_pick_said_with_a_word_of_place_picks_the_object_there_not_onto_it():
+    """One bowl, on the cabinet: "pick up the bowl on the cabinet and ..." picks it from there
+    (never "put it on the cabinet"); "lift the bowl onto the cabinet" still moves it there."""
+    scene = table(bowl("green_bowl", 0.36, 0.49, 0.385), *_cabinet(0.0))
+    assert picked("pick up the green bowl on the cabinet and put it on the red plate",
+                  scene) == "green_bowl"
+    assert render_frames(understand("pick up the green bowl on the cabinet", scene).frames
+                         ) == "pick_up(obj=green_bowl)"
+    low = table(bowl("green_bowl", 0.40, 0.10), *_cabinet(0.0))
+    assert render_frames(understand("lift the green bowl onto the cabinet", low).frames
+                         ) == "stack(obj=green_bowl, target=cabinet)"

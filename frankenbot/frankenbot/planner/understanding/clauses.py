@@ -244,7 +244,11 @@ def _parse_clause(words: list[str], prev: Act | None) -> Act:
         # taken onto the box; the scene decides
         whole = parse_np(rest)
         if whole is not None and (whole.where is not None or whole.superlative):
-            readings.append(Act("pick", obj=whole, manner=manner, text=text))
+            pick = Act("pick", obj=whole, manner=manner, text=text)
+            # said with a word of place, not of motion ("on", not "onto"), a pick names
+            # where the object is: "pick up the bowl on the cabinet" picks it there
+            readings = ([pick] if not {"onto", "into", "to"} & set(rest)
+                        else [*readings, pick])
     if verb in ("put", "stack") and sum(w in lx.ABOVE_WORDS for w in rest) >= 2:
         try:  # "stack A on B on C": a column, or "A on the B that is on C"
             readings.append(tower_act(rest, manner, text))
