@@ -215,3 +215,19 @@ def test_a_place_into_a_cabinet_drawer_comes_down_in_front_not_over_the_cabinet(
               'exit success } }')
     v = review_text(behind, scene, mode="always")
     assert "carry_sweep" in v.explain()
+
+
+def test_an_object_put_on_a_cabinet_top_is_no_stack_of_the_cabinets_height() -> None:
+    """The cabinet's 36 cm top is furniture to stand a bowl on, not the base of a tower taller
+    than the stacking limit (every 'put the bowl on top of the cabinet' was refused)."""
+    cabinet = SceneObject("cabinet", "cabinet", "cabinet", "brown", (0.42, 0.52, 0.18),
+                          (0.26, 0.30, 0.36), is_fixture=True)
+    put = ('task "t" { main { pick(obj=red_block) place_on(obj=red_block, target=cabinet) '
+           'exit success } }')
+    v = review_text(put, Scene.of([blk("red_block", 0.40, 0.20), cabinet]), mode="always")
+    assert "stack" not in v.explain() and v.decision != "refuse", v.explain()
+    tall = SceneObject("gray_box", "gray box", "box", "gray", (0.42, 0.52, 0.18),
+                       (0.10, 0.10, 0.36))
+    put_box = put.replace("target=cabinet", "target=gray_box")
+    v = review_text(put_box, Scene.of([blk("red_block", 0.40, 0.20), tall]), mode="always")
+    assert v.decision == "refuse" and "stack" in v.explain()

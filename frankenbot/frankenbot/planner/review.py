@@ -448,6 +448,9 @@ class SafetyReview:
         base = sim.objects.get(base_id)
         if base is None:
             return
+        if base.is_fixture:  # a piece of furniture's top is a surface to stand things on,
+            sim.near_others = True  # not a stack (the carry up to it is still judged)
+            return
         top = base.top_z + held.size[2]
         if top > self.config.max_stack_height:
             sim.add("stack", f"stacking {held.object_id} on {base_id} makes a stack "
