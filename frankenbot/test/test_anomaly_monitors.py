@@ -120,6 +120,11 @@ def test_grasp_lost_judges_opened_fingers_against_the_gap_the_object_was_held_at
     assert m.check(at(0.072), ctx) is None
     hit = m.check(at(0.085), ctx)
     assert hit is not None and "opened" in hit.detail
+    # let go, then grasped again narrower: the old grasp's gap no longer counts
+    assert m.check(world(apple, moving=True), ctx) is None
+    assert m.check(at(0.045), ctx) is None
+    hit = m.check(at(0.075), ctx)
+    assert hit is not None and "opened" in hit.detail
 
 
 def test_grasp_lost_ignores_an_object_let_go_while_the_gripper_retreats():

@@ -153,6 +153,7 @@ class GraspLostMonitor(_Base):
     def check(self, snap: WorldSnapshot, ctx: MonitorContext) -> Detection | None:
         held = snap.robot.held_object
         if held is None or ctx.primitive in GRASPING_PRIMITIVES:
+            self._grip = None  # a new grasp records its own finger gap
             return None
         r = snap.robot
         if r.gripper_closed_cmd and r.gripper_width < self.empty_width:
