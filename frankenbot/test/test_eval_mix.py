@@ -117,3 +117,21 @@ def test_a_missing_object_is_searched_for_in_the_drawer_before_replanning():
     assert rule_choice(tried, generate_candidates(tried)).key == "replan"
     no_drawer = Situation(**{**s.__dict__, "visible": ()})
     assert rule_choice(no_drawer, generate_candidates(no_drawer)).key == "replan"
+
+
+def test_a_mix_of_named_families_draws_only_them():
+    from frankenbot.eval.suite import resolve_families
+    from frankenbot.sim.tasks import FIRST_WAVE_FAMILIES, TASK_FAMILIES
+
+    first = resolve_families(["first_wave"])
+    assert first == FIRST_WAVE_FAMILIES
+    new = resolve_families(["new_world", "stack"])
+    assert "stack" in new and not set(new) & (set(first) - {"stack"})
+    assert set(first) | set(resolve_families(["new_world"])) == set(TASK_FAMILIES)
+    with pytest.raises(ConfigError, match="unknown task family bogus.*groups: first_wave"):
+        resolve_families(["bogus"])
+    eps = draw_episodes("natural", 60, tasks={f: f for f in first})
+    assert {e.family for e in eps} <= set(first)
+    everything = draw_episodes("natural", 60, tasks={f: f for f in TASK_FAMILIES})
+    assert [e.family for e in eps] != [e.family for e in everything]
+    assert eps == draw_episodes("natural", 60, tasks={f: f for f in first})

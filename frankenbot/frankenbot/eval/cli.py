@@ -32,7 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Run the sim task suite in-process (every family x seeds, success judged by "
         "the sim's oracle, Wilson 95%% intervals), or a component's benchmark with --component.")
     p.add_argument("--tasks", nargs="*", default=[], metavar="FAMILY",
-                   help="task families (default: all)")
+                   help="task families of the suite or the --mix (default: all; 'first_wave' "
+                   "and 'new_world' name groups of them)")
     p.add_argument("--seeds", type=int, default=5, help="seeds per family")
     p.add_argument("--first-seed", type=int, default=EVALUATION_FIRST_SEED,
                    help=f"first scene seed (default: evaluation seeds, {EVALUATION_FIRST_SEED}+; "
@@ -177,6 +178,12 @@ def _bench(args: argparse.Namespace) -> int:
         return 0
     if args.mix:
         from frankenbot.eval.mix_cli import run_mix_command
+
+        if args.mix_suite and args.tasks:
+            from frankenbot.errors import ConfigError
+
+            raise ConfigError("--mix-suite draws LIBERO tasks; --tasks draws our families: "
+                              "give one of them")
 
         _seeds(args)  # the same rule: development seeds only when asked for
         return run_mix_command(args)

@@ -26,10 +26,16 @@ def run_mix_command(args: argparse.Namespace) -> int:
     if "full" not in ablations:
         ablations.insert(0, "full")
     tasks = None
+    chosen = ""  # the families asked for with --tasks ("": all of ours)
     if getattr(args, "mix_suite", ""):
         from frankenbot.eval.libero.bench import mix_tasks
 
         tasks = mix_tasks(args.mix_suite)
+    elif getattr(args, "tasks", None):
+        from frankenbot.eval.suite import resolve_families
+
+        tasks = {f: f for f in resolve_families(args.tasks)}
+        chosen = "-".join(args.tasks) if len(args.tasks) == 1 else f"{len(tasks)}families"
     specs = draw_episodes(args.mix, args.episodes, first, tasks)
     quiet = args.json
     say = (lambda s: None) if quiet else (lambda s: print(s, flush=True))
@@ -41,7 +47,9 @@ def run_mix_command(args: argparse.Namespace) -> int:
     # taken before the run: the commit the workers import and the load they start under
     meta = provenance(
         mix=args.mix, episodes=len(specs), first_seed=specs[0].seed, workers=args.workers,
-        tasks=f"LIBERO {args.mix_suite} (set-up tasks)" if tasks else "our task families",
+        tasks=(f"LIBERO {args.mix_suite} (set-up tasks)" if getattr(args, "mix_suite", "") and tasks
+               else f"our task families: {' '.join(args.tasks)} ({len(tasks)})" if tasks
+               else "our task families (all)"),
         ray=args.ray or "",
         planner=args.planner, realtime_factor=args.realtime_factor or 1.0, ablations=ablations,
         scene="perceived (MuJoCo renders through the perception pipeline)", sensor_noise="none",
@@ -68,7 +76,9 @@ def run_mix_command(args: argparse.Namespace) -> int:
     report["outcomes"] = [o.__dict__ | {"fired": [f.__dict__ for f in o.fired]}
                           for o in outcomes]
     name = f"mix-{args.mix}-{specs[0].seed}-{len(specs)}"
-    if tasks:
+    if chosen:
+        name = f"mix-{args.mix}-{chosen}-{specs[0].seed}-{len(specs)}"
+    elif tasks:
         name = f"mix-{args.mix_suite}-{args.mix}-{specs[0].seed}-{len(specs)}"
     path = write_report(args.out, name, report)
     if quiet:

@@ -21,16 +21,29 @@ class SuiteSpec:
     record: bool = False  # an MCAP recording per episode under <out>/recordings/<name>/
 
 
+# names for groups of families: the first waves' twelve, and the open world's
+FAMILY_GROUPS = ("first_wave", "new_world")
+
+
 def resolve_families(requested: Sequence[str]) -> tuple[str, ...]:
-    from frankenbot.sim.tasks import TASK_FAMILIES
+    """The task families named (all when none; a group name stands for its families)."""
+    from frankenbot.sim.tasks import FIRST_WAVE_FAMILIES, TASK_FAMILIES
 
     if not requested:
         return tuple(TASK_FAMILIES)
-    unknown = [f for f in requested if f not in TASK_FAMILIES]
+    groups = {"first_wave": FIRST_WAVE_FAMILIES,
+              "new_world": tuple(f for f in TASK_FAMILIES if f not in FIRST_WAVE_FAMILIES)}
+    unknown = [f for f in requested if f not in TASK_FAMILIES and f not in groups]
     if unknown:
         raise ConfigError(f"unknown task famil{'y' if len(unknown) == 1 else 'ies'} "
-                          f"{', '.join(unknown)}; valid: {', '.join(TASK_FAMILIES)}")
-    return tuple(requested)
+                          f"{', '.join(unknown)}; valid: {', '.join(TASK_FAMILIES)} "
+                          f"(groups: {', '.join(FAMILY_GROUPS)})")
+    out: list[str] = []
+    for name in requested:
+        for family in groups.get(name, (name,)):
+            if family not in out:
+                out.append(family)
+    return tuple(out)
 
 
 def run_suite(spec: SuiteSpec, *, out_dir: Path, realtime_factor: float = 2.0,
