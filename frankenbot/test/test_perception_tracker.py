@@ -94,3 +94,42 @@ def test_unknown_objects_are_numbered_and_labelled_by_size_and_colour():
     tr.update(frame, 1.1)
     objs = {o.object_id: o.label for o in tr.scene_objects(1.1)}
     assert objs == {"unknown": "small gray object", "unknown_2": "medium red object"}
+
+
+def test_an_object_let_go_into_shade_keeps_its_id_and_colour_when_it_reads_darker():
+    tr = Tracker(memory_s=8.0)
+    red = det("block", "red", (0.50, 0.10, 0.20), (0.04, 0.04, 0.04))
+    can = det("can", "red", (0.40, -0.05, 0.05), (0.066, 0.066, 0.1))
+    for k in range(3):
+        tr.update([red, can], 1.0 + 0.1 * k)
+    tr.settle({"red_block": 0.06})  # let go into an open drawer
+    # in the drawer's shade it reads brown, a little off where it was let go
+    brown = det("block", "brown", (0.52, 0.11, 0.05), (0.04, 0.04, 0.04))
+    tracks = tr.update([brown, can], 1.5, vacated={"red_block"})
+    ids = sorted(t.object_id for t in tracks)
+    assert ids == ["red_block", "red_can"]
+    block = next(t for t in tracks if t.object_id == "red_block")
+    assert block.detection.colour == "red" and block.last_seen == 1.5
+    assert block.detection.position[0] == pytest.approx(0.52)
+
+
+def test_a_darker_object_elsewhere_or_beside_the_seen_one_is_a_new_object():
+    tr = Tracker(memory_s=8.0)
+    red = det("block", "red", (0.50, 0.10, 0.02), (0.04, 0.04, 0.04))
+    for k in range(3):
+        tr.update([red], 1.0 + 0.1 * k)
+    # the red block still in view: a brown block beside it is another object
+    brown = det("block", "brown", (0.55, 0.10, 0.02), (0.04, 0.04, 0.04))
+    assert sorted(t.object_id for t in tr.update([red, brown], 1.4)) == [
+        "brown_block", "red_block"]
+    tr2 = Tracker(memory_s=8.0)
+    for k in range(3):
+        tr2.update([red], 1.0 + 0.1 * k)
+    far = det("block", "brown", (0.30, -0.20, 0.02), (0.04, 0.04, 0.04))  # 0.3 m away
+    assert "brown_block" in [t.object_id for t in tr2.update([far], 1.4)]
+    # a blue block is no shade of red, however close
+    tr3 = Tracker(memory_s=8.0)
+    for k in range(3):
+        tr3.update([red], 1.0 + 0.1 * k)
+    blue = det("block", "blue", (0.51, 0.10, 0.02), (0.04, 0.04, 0.04))
+    assert "blue_block" in [t.object_id for t in tr3.update([blue], 1.4, {"red_block"})]

@@ -59,6 +59,23 @@ class ColourThresholds:
     pink_min_saturation: float = 0.18
 
 
+# What a colour reads as out of the light (inside a drawer, under a shelf): a warm hue darkens
+# to brown, any colour to black, white to gray.
+_SHADED: dict[str, frozenset[str]] = {
+    "red": frozenset({"brown", "black"}), "orange": frozenset({"brown", "black"}),
+    "yellow": frozenset({"brown", "black"}), "white": frozenset({"gray"}),
+    "gray": frozenset({"black"}), "brown": frozenset({"black"}),
+}
+
+
+def shade_related(a: str, b: str) -> bool:
+    """One of the two colour names is what the other reads as in shade (red and brown, white
+    and gray, anything and black); not the same name."""
+    if a == b or not a or not b:
+        return False
+    return b in _SHADED.get(a, frozenset({"black"})) or a in _SHADED.get(b, frozenset({"black"}))
+
+
 def rgb_to_hsv(rgb: np.ndarray) -> np.ndarray:
     """uint8 or float RGB (..., 3) -> HSV (..., 3) with h in degrees [0, 360), s and v in [0, 1]."""
     arr = np.asarray(rgb)

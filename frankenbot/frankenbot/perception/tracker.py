@@ -32,6 +32,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from frankenbot import shapes
+from frankenbot.perception.colour import shade_related
 from frankenbot.perception.geometry import Detection
 from frankenbot.perception.recognition import unknown_label
 from frankenbot.state import SceneObject
@@ -48,6 +49,9 @@ PART_OF_CONTAINER = 0.85  # a container detection this much smaller than its tra
 # Round, open containers the arm cuts into arcs (bins are judged by their own rim and walls;
 # the arm and a gray bin often merge into one cluster, so a bin keeps the old rules)
 PART_SHAPES = ("plate", "bowl")
+# m: an unmatched object and a new detection of its shape this close, in a colour it reads as
+# in shade (a red block let go into a drawer reads brown there), are one object
+SHADE_MATCH_DISTANCE = 0.1
 OCCLUDED_AFTER_S = 0.35  # s unseen: the object is reported occluded
 
 
@@ -271,6 +275,23 @@ class Tracker:
             if len(dets) == 1 and len(trks) == 1:
                 r, c = trks[0], dets[0]
                 updated[r] = tracks[r].seen(detections[c], stamp)
+                matched_t.add(r)
+                matched_d.add(c)
+        # An object moved into shade (a drawer, under a shelf) reads darker: a red block a
+        # brown one. An established track and a new detection of its shape nearby in its
+        # shaded colour (or back out of it), each the only candidate of the other, are one
+        # object; the track keeps the colour it was named by.
+        pairs = [(r, c) for r, t in enumerate(tracks) if r not in matched_t
+                 and t.hits >= PERMANENT_HITS
+                 for c, d in enumerate(detections) if c not in matched_d
+                 and shade_related(t.detection.colour, d.colour)
+                 and d.shape in (t.detection.shape, shapes.UNKNOWN)
+                 and math.dist(d.position, t.detection.position) <= SHADE_MATCH_DISTANCE]
+        for r, c in pairs:
+            if sum(p[0] == r for p in pairs) == 1 and sum(p[1] == c for p in pairs) == 1:
+                t = tracks[r]
+                updated[r] = t.seen(replace(detections[c], colour=t.detection.colour,
+                                            shape=t.detection.shape), stamp)
                 matched_t.add(r)
                 matched_d.add(c)
         # An object inside a container of its own colour (a blue block in the blue bowl) is
