@@ -82,3 +82,9 @@ def test_a_drawer_barely_open_or_an_object_too_long_for_it_is_refused():
     handle = np.array(top.handle[:2]) + np.array(top.axis[:2]) * 0.007
     with pytest.raises(NoSpot):
         spot_in_drawer(middle, 0.16, tuple(handle), (0.14, 0.02), [], PALM, palm_below_rim=True)
+    # ... unless the palm stays over the walls (the primitive then lets a low object go from
+    # over the rim): the tool lies across the drawer, the palm clear of that handle
+    over = spot_in_drawer(middle, 0.16, tuple(handle), (0.14, 0.02), [], PALM)
+    out = np.array(middle.axis[:2])
+    assert float((np.array([over.x, over.y]) - handle) @ out) >= PALM.along
+    assert abs(math.cos(over.finger_axis - math.atan2(out[1], out[0]))) == pytest.approx(1.0)

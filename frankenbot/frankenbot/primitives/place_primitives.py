@@ -38,6 +38,11 @@ Handler = Callable[[Mapping[str, Value], CancelToken], PrimitiveResult]
 
 WIDE_SUPPORTS = ("plate", "tray")  # put things on them beside what is already there
 DRAWER_RIM = 0.012  # m a drawer's front wall stands above its cavity
+# a low object whose release would put the palm down between a drawer's walls where the palm
+# does not fit (a short open part) is let go from this far over the rim, if that drop is
+# at most MAX_DRAWER_DROP
+RIM_CLEAR = 0.01  # m
+MAX_DRAWER_DROP = 0.07  # m (a low object: a lying marker, a block, a lemon)
 HIGH_TOP = 0.2  # m: a fixture's top above this is approached from nearer above
 HIGH_APPROACH = 0.05  # m over it (a 10 cm hover over the cabinet strains the elbow)
 ALREADY_CLOSED_M = 0.008  # m: a drawer above open less than this is closed
@@ -155,14 +160,23 @@ class PlacePrimitives:
         face, blocker = self.p._fixture_ops.front_above(part, centre[2] - part.cavity_size[2] / 2)
         inside = [o for o in scene.values() if o.object_id != held.object_id
                   and not o.is_fixture and in_cavity(o, part, opening)]
+        floor = centre[2] - part.cavity_size[2] / 2
+        rim = floor + part.cavity_size[2] + DRAWER_RIM
+        release = floor + cfg.place_clearance + held.grasp_offset
+        palm_low = release + self.p.gripper.palm_bottom < rim
+        drop = 0.0
+        palm = Palm(cfg.palm_half_along, cfg.palm_half_across, 0.0)
         try:
-            floor = centre[2] - part.cavity_size[2] / 2
-            release = floor + cfg.place_clearance + held.grasp_offset
-            spot = spot_in_drawer(part, opening, face, held.extents(), inside,
-                                  Palm(cfg.palm_half_along, cfg.palm_half_across, 0.0),
-                                  prefer=cfg.drawer_place_offset,
-                                  palm_below_rim=release + self.p.gripper.palm_bottom
-                                  < floor + part.cavity_size[2] + DRAWER_RIM)
+            try:
+                spot = spot_in_drawer(part, opening, face, held.extents(), inside, palm,
+                                      prefer=cfg.drawer_place_offset, palm_below_rim=palm_low)
+            except NoSpot:
+                # the palm does not fit down between the walls: let go from over the rim
+                drop = rim + RIM_CLEAR - self.p.gripper.palm_bottom - release
+                if not palm_low or drop > MAX_DRAWER_DROP:
+                    raise
+                spot = spot_in_drawer(part, opening, face, held.extents(), inside, palm,
+                                      prefer=cfg.drawer_place_offset, palm_below_rim=False)
         except NoSpot as e:
             above = self.p.fixture_map().part(blocker) if blocker else None
             ajar = above is not None and (self.p._fixture_ops.opening(above) or 0.0
@@ -173,7 +187,8 @@ class PlacePrimitives:
         self.lift_to(top + held.size[2] + cfg.approach_height, cancel)
         yaw = self.p._best_yaw(spot.x, spot.y, top + held.size[2] + cfg.approach_height,
                              symmetric_yaws(spot.finger_axis + math.pi / 2, math.pi))
-        return self.p._release_at(held, spot.x, spot.y, spot.support_z, yaw, top, cancel)
+        return self.p._release_at(held, spot.x, spot.y, spot.support_z, yaw, top, cancel,
+                                  drop=drop)
 
     def place_at(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
         object_id = self.p._obj_arg(args, "obj")

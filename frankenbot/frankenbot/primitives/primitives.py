@@ -69,6 +69,7 @@ class _Held:
     yaw_in_gripper: float  # object yaw minus gripper yaw at the grasp
     shape: str = "block"
     grip: float = 0.0  # finger gap the fingers closed to on it (m)
+    seen: SceneObject | None = None  # the object as the camera showed it at the grasp
 
     def extents(self) -> tuple[float, float]:
         """The object's horizontal extent along the gripper's x axis and along its fingers."""
@@ -105,7 +106,9 @@ class Primitives:
         self._beliefs_lock = threading.Lock()  # guards _held, _placed, _open, _angle, _closed_cmd
         self._held: _Held | None = None
         # object -> (centre where it was let go, robot time): until the camera sees it again
-        self._placed: dict[str, tuple[tuple[float, float, float], float]] = {}
+        # object id -> (where it was let go, robot time then, the object as seen at its grasp)
+        self._placed: dict[str, tuple[tuple[float, float, float], float,
+                                      SceneObject | None]] = {}
         self._open: dict[str, tuple[bool, float | None]] = {}  # part -> (open, opening)
         self._angle: dict[str, float] = {}  # switch / knob -> angle left at (rad)
         self._closed_cmd = False
@@ -162,8 +165,10 @@ class Primitives:
     def believed_scene(self, scene: Scene) -> Scene:
         """``scene`` with each object this robot let go and the camera has not seen since
         where it was let go (a block put into a drawer is hidden by the drawer's walls and the
-        arm above it; its track still holds where the camera last saw it, in the gripper).
-        A sighting after the release wins and ends the belief."""
+        arm above it; its track still holds where the camera last saw it, in the gripper, or
+        the camera's tracker has dropped it). A sighting after the release wins and ends the
+        belief: of the object itself, or of a new one of its colour and shape (it may be that
+        object, fallen elsewhere)."""
         with self._beliefs_lock:
             if not self._placed:
                 return scene
@@ -176,6 +181,16 @@ class Primitives:
                     del self._placed[obj.object_id]
                     placed = None
                 objects.append(obj if placed is None else replace(obj, position=placed[0]))
+            present = {o.object_id for o in objects}
+            for oid, (position, stamp, seen) in list(self._placed.items()):
+                if oid in present or seen is None:
+                    continue
+                if abs(scene.stamp - stamp) > CLOCKS_APART_S or any(
+                        (o.colour, o.shape) == (seen.colour, seen.shape) and o.last_seen > stamp
+                        and o.object_id not in self._placed for o in scene.objects):
+                    del self._placed[oid]
+                    continue
+                objects.append(replace(seen, position=position, occluded=True))
         return replace(scene, objects=tuple(objects))
 
     def believed_opening(self, part: FixturePart) -> float | None:
@@ -435,7 +450,7 @@ class Primitives:
                 grasp_width=closed)
         with self._beliefs_lock:
             self._held = _Held(object_id, obj.size, grasp_z - bottom, wrap_angle(obj.yaw - yaw),
-                               obj.shape, closed)
+                               obj.shape, closed, obj)
             self._placed.pop(object_id, None)
         self._line(top_down_pose(x, y, above_z, yaw), cancel, "lift")
         grip = self.robot.gripper_state()
@@ -538,11 +553,12 @@ class Primitives:
 
     def _release_at(self, held: _Held, x: float, y: float, support_z: float, yaw: float,
                     clear_z: float, cancel: CancelToken,
-                    approach: float | None = None) -> PrimitiveResult:
-        """Lower the held object to rest its bottom on ``support_z``, open, retreat upwards
-        (``approach`` m over ``clear_z``; default the config's)."""
+                    approach: float | None = None, drop: float = 0.0) -> PrimitiveResult:
+        """Lower the held object to rest its bottom on ``support_z`` (let go ``drop`` m over
+        it), open, retreat upwards (``approach`` m over ``clear_z``; default the config's)."""
         cfg = self.config
-        release_z = max(support_z + cfg.place_clearance + held.grasp_offset, cfg.min_tcp_z)
+        release_z = max(support_z + cfg.place_clearance + held.grasp_offset + drop,
+                        cfg.min_tcp_z)
         above_z = max(clear_z, release_z) + (cfg.approach_height if approach is None
                                              else approach)
         self._to_pose(top_down_pose(x, y, above_z, yaw), cancel, "pre-place")
@@ -561,7 +577,7 @@ class Primitives:
             with self._beliefs_lock:
                 if self._held is held:
                     self._placed[held.object_id] = ((x, y, support_z + held.size[2] / 2.0),
-                                                    self.robot.now())
+                                                    self.robot.now(), held.seen)
                 self._held = None
         return PrimitiveResult.success(f"released {held.object_id}",
                                        position=(x, y, support_z))
