@@ -165,6 +165,16 @@ def test_a_lower_cabinet_drawer_is_filled_after_the_drawers_above_it_are_closed(
         "place_in(obj=red_block, container=bottom_drawer)")
     top = plan_offline("put the red block in the top drawer", scene)
     assert "close_drawer" not in top  # nothing above the top drawer
+    # opened by the instruction itself: the drawers above are still closed before the place
+    opened = plan_offline("open the bottom drawer and put the red block inside", scene)
+    assert "close_drawer(drawer=top_drawer)" in opened
+    assert opened.index("close_drawer(drawer=middle_drawer)") < opened.index(
+        "place_in(obj=red_block, container=bottom_drawer)")
+    # ... unless the instruction opens one of them too
+    both = plan_offline("open the middle drawer, open the bottom drawer and put the red block "
+                        "in the bottom drawer", scene)
+    assert "close_drawer(drawer=middle_drawer)" not in both
+    assert "close_drawer(drawer=top_drawer)" in both
 
 
 def test_lights_and_stoves_are_switched_by_the_control_the_fixture_map_lists():

@@ -217,6 +217,32 @@ def test_a_place_into_a_cabinet_drawer_comes_down_in_front_not_over_the_cabinet(
     assert "carry_sweep" in v.explain()
 
 
+def test_a_high_carry_into_a_drawer_lifts_but_never_hovers_over_the_drawer() -> None:
+    """A carry that must go high (a tall can in the way) into the top drawer: lifted after the
+    pick, but not sent to hover over the drawer's centre, which lies over the cabinet's housing
+    at a height the held object would hit it (the arm was stopped there)."""
+    import math
+
+    yaw = math.pi / 2
+    cabinet = SceneObject("cabinet", "cabinet", "cabinet", "brown", (0.42, 0.52, 0.18),
+                          (0.26, 0.30, 0.36), yaw, is_fixture=True)
+    top = SceneObject("top_drawer", "top drawer", "drawer", "", (0.42, 0.40, 0.292),
+                      (0.244, 0.272, 0.10), yaw, is_fixture=True, opening=0.16)
+    can = SceneObject("red_can", "red can", "can", "red", (0.41, 0.22, 0.10), (0.07, 0.07, 0.2))
+    put = ('task "t" { main { pick(obj=red_block) '
+           'place_in(obj=red_block, container=top_drawer) exit success } }')
+    scene = Scene.of([blk("red_block", 0.40, 0.05), cabinet, top, can])
+    v = review_text(put, scene, mode="always")
+    assert v.decision == "edit" and "lift(height=" in v.program_text, v.explain()
+    assert "move_above" not in v.program_text
+    # over a bowl the carry still comes down to hover over it
+    bowl_put = put.replace("top_drawer", "green_bowl")
+    in_way = replace(can, position=(0.45, -0.075, 0.10))
+    v = review_text(bowl_put, Scene.of([blk("red_block", 0.40, 0.05), in_way, BOWL]),
+                    mode="always")
+    assert "move_above(obj=green_bowl" in v.program_text, v.explain()
+
+
 def test_an_object_put_on_a_cabinet_top_is_no_stack_of_the_cabinets_height() -> None:
     """The cabinet's 36 cm top is furniture to stand a bowl on, not the base of a tower taller
     than the stacking limit (every 'put the bowl on top of the cabinet' was refused)."""

@@ -13,6 +13,8 @@ current scene (0 VLM calls).
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 
 from frankenbot.errors import PlannerError
@@ -41,6 +43,7 @@ class _Context:
     carried: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
     opened: str = ""  # the drawer the previous top-level frame opened (and verified)
+    asked_open: set[str] = field(default_factory=set)  # parts the instruction opens
 
     def new_label(self) -> str:
         self.labels += 1
@@ -61,11 +64,17 @@ def _inside(obj: SceneObject, container: SceneObject) -> bool:
 
 
 def _drawers_above(drawer: SceneObject, scene: Scene) -> list[SceneObject]:
-    """The drawers of the same cabinet above ``drawer`` (stacked over it), top first."""
+    """The drawers of the same cabinet above ``drawer`` (stacked over it, however far each
+    is pulled out along its axis), top first."""
     x, y, z = drawer.position
+    c, s = math.cos(drawer.yaw), math.sin(drawer.yaw)
+
+    def stacked(o: SceneObject) -> bool:
+        dx, dy = o.position[0] - x, o.position[1] - y
+        return abs(-s * dx + c * dy) < 0.05 and abs(c * dx + s * dy) < 0.3
+
     return sorted((o for o in scene.objects if o.shape == "drawer" and o.position[2] > z + 0.01
-                   and abs(o.position[0] - x) < 0.05 and abs(o.position[1] - y) < 0.05),
-                  key=lambda o: -o.position[2])
+                   and stacked(o)), key=lambda o: -o.position[2])
 
 
 def _describe(scene: Scene) -> str:
@@ -190,13 +199,16 @@ class _Writer:
             raise ObjectNotResolved(f"{cont.object_id} ({cont.shape}) is not a container")
         o, c = obj.object_id, cont.object_id
         pre: list[str] = []
+        if cont.shape == "drawer":
+            for above in _drawers_above(cont, ctx.scene):
+                # an ajar drawer above stands out over the open part: closed first (unless
+                # the instruction itself opens it)
+                if above.object_id not in ctx.asked_open:
+                    pre += [f"if not closed({above.object_id}) {{",
+                            f"  close_drawer(drawer={above.object_id})", "}"]
         if cont.shape in lexicon.OPENABLE and ctx.opened != c:  # unless the frame before did
             opening = lexicon.OPENABLE[cont.shape][0]
             role = lexicon.OPENABLE[cont.shape][2]
-            for above in _drawers_above(cont, ctx.scene) if cont.shape == "drawer" else []:
-                # an ajar drawer above stands out over the open part: closed first
-                pre += [f"if not closed({above.object_id}) {{",
-                        f"  close_drawer(drawer={above.object_id})", "}"]
             pre += [f"if not open({c}) {{", f"  {opening}({role}={c})", "}"]
         _monitor_dropped(ctx, o, f"in({o}, {c})", "place_in")
         return pre + self._verified([f"pick(obj={o})", f"place_in(obj={o}, container={c})"],
@@ -256,6 +268,9 @@ class _Writer:
 def synthesise(frames: tuple[Frame, ...], scene: Scene, instruction: str) -> str:
     """One program doing ``frames`` in order (each verified at top level)."""
     ctx = _Context(scene=scene)
+    ctx.asked_open = {part for f in frames if f.task in ("open_drawer", "open_door")
+                      for part in (f.role("drawer") if f.task == "open_drawer"
+                                   else f.role("door"),)}
     writer = _Writer(ctx)
     body: list[str] = []
     for f in frames:
