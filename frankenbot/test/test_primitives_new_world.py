@@ -163,3 +163,27 @@ def test_an_object_let_go_out_of_the_cameras_sight_is_believed_where_it_was_let_
     later = replace(dropped, objects=(*dropped.objects, anew), stamp=scene.stamp + 1.0)
     assert prims.believed_scene(later).get("blue_box") is None
     assert prims.believed_scene(dropped).get("blue_box") is None  # the belief is over
+
+
+def test_an_object_put_beside_a_tall_one_comes_in_over_its_top(world):
+    """The move to the pre-place pose is no straight line down: a box put beside a 15 cm carton
+    comes in high enough for the box to pass over the carton's top."""
+    world.reset("everyday_relative", 2)  # the yellow box to the left of the white carton
+    _, _, prims = make_primitives(world)
+    token = CancelToken()
+    poses = []
+    to_pose = prims._to_pose
+
+    def recording(pose, cancel, what):
+        poses.append((what, float(pose[2, 3])))
+        return to_pose(pose, cancel, what)
+
+    prims._to_pose = recording
+    carton = world.object_states()["white_carton"]
+    assert prims.execute("pick", {"obj": "yellow_box"}, token).ok
+    box = world.object_states()["yellow_box"]  # lifted in the fingers
+    tcp_over_bottom = float(world.tcp_position()[2]) - (box.position[2] - box.size[2] / 2)
+    prims.execute("place_left_of", {"obj": "yellow_box", "ref": "white_carton"}, token)
+    pre = [z for what, z in poses if what == "pre-place"]
+    top = carton.position[2] + carton.size[2] / 2
+    assert pre and pre[0] - tcp_over_bottom >= top + 0.02, (pre, top)

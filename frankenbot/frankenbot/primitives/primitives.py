@@ -59,6 +59,10 @@ STACKED_BOTTOM_Z = 0.02  # m: an object whose bottom is this high stands on anot
 ROUND_FOOTPRINT = frozenset(shapes.ROUND - {"mug"})  # a disc seen from above (stood upright)
 MAX_IK_CHECKS = 60  # grasp candidates tried against the reach, best first
 GRASP_COST_SLACK = 0.05  # of candidates this close to the best reachable, least motion wins
+# a place's pre-place pose is high enough for the held object to pass this far over whatever
+# stands within PRE_PLACE_NEIGHBOURHOOD of its footprint at the spot
+PRE_PLACE_NEIGHBOURHOOD = 0.06  # m
+PRE_PLACE_CLEARANCE = 0.03  # m
 
 
 @dataclass(frozen=True)
@@ -561,6 +565,15 @@ class Primitives:
                         cfg.min_tcp_z)
         above_z = max(clear_z, release_z) + (cfg.approach_height if approach is None
                                              else approach)
+        # the move to the pre-place pose is not a straight line down: the held object must
+        # pass over what stands near the spot (a tall carton beside which it is put)
+        reach = spatial.footprint_radius(held.size, held.shape) + PRE_PLACE_NEIGHBOURHOOD
+        tops = [o.top_z for o in self.robot.scene().objects
+                if not o.is_fixture and o.object_id != held.object_id
+                and math.hypot(o.position[0] - x, o.position[1] - y)
+                - spatial.footprint_radius(o.size, o.shape) < reach]
+        if tops:
+            above_z = max(above_z, max(tops) + PRE_PLACE_CLEARANCE + held.grasp_offset)
         self._to_pose(top_down_pose(x, y, above_z, yaw), cancel, "pre-place")
         self._line(top_down_pose(x, y, release_z, yaw), cancel, "lower")
         section = (min(held.size[0], held.size[1]) if held.shape == "block" or held.grip <= 0.0
