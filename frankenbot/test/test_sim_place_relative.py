@@ -104,3 +104,32 @@ def test_a_push_to_a_side_is_pushed_along_the_table_and_a_failed_check_is_no_suc
     with pytest.raises(ObjectNotResolved, match="side of an object"):
         relative_frame("push the red block between the green block and the zone", Scene.of([
             *scene.objects, o("zone", "zone", 0.3, -0.3)]))
+
+
+def test_a_round_object_that_turned_still_rests_on_the_table() -> None:
+    """The oracle's resting height follows the shape: an apple or ball that turned while put
+    down is as tall as before (a box turned 45 degrees about x would not be), a lemon is an
+    ellipsoid, and a box that fell over is as low as it is wide."""
+    import math
+
+    from frankenbot.sim.tasks import bottom_z
+
+    half = math.sqrt(0.5)
+    turned = (half, half, 0.0, 0.0)  # 90 degrees about x
+    tilted = (math.cos(math.pi / 8), math.sin(math.pi / 8), 0.0, 0.0)  # 45 degrees about x
+    for name in ("red_apple", "blue_ball"):
+        spec = layout.OBJECT_BY_NAME[name]
+        ball = ObjectState(name, spec.shape, spec.colour, (0.5, 0.0, spec.size[2] / 2), tilted,
+                           spec.size, 0.0, False)
+        assert bottom_z(ball) == pytest.approx(0.0)
+    lemon = layout.OBJECT_BY_NAME["yellow_lemon"]  # 8.4 cm long, 6 cm thick
+    on_end = ObjectState("yellow_lemon", "lemon", "yellow", (0.5, 0.0, 0.042),
+                         (half, 0.0, half, 0.0), lemon.size, 0.0, False)  # stood on its tip
+    assert bottom_z(on_end) == pytest.approx(0.0, abs=1e-9)
+    box = layout.OBJECT_BY_NAME["blue_box"]  # 8.5 x 5.2 x 3.5 cm
+    on_side = ObjectState("blue_box", "box", "blue", (0.5, 0.0, box.size[1] / 2), turned,
+                          box.size, 0.0, False)
+    assert bottom_z(on_side) == pytest.approx(0.0, abs=1e-9)
+    corner = ObjectState("blue_box", "box", "blue", (0.5, 0.0, box.size[2] / 2), tilted,
+                         box.size, 0.0, False)
+    assert bottom_z(corner) < -0.005  # a box balanced on its edge is no longer flat down

@@ -82,6 +82,10 @@ PLATE_HEIGHT = 0.012
 BIN_SIZE = (0.20, 0.26, 0.10)
 BIN_WALL = 0.01
 ROLLING_FRICTION = 0.002  # m: spheres and the lemon (MuJoCo's rolling friction coefficient)
+# categories drawn as a sphere (as low whichever way they turn) and as an ellipsoid whose axes
+# are the size's x, y, z
+SPHERICAL = ("apple", "ball")
+ELLIPSOIDAL = ("lemon",)
 BOWL_WALL = 0.006  # floor and wall thickness of the standard bowl (inner radius + this)
 
 
@@ -312,6 +316,20 @@ def _build_sphere(body: ET.Element, spec: ObjectSpec) -> None:
          friction=f"{spec.friction} 0.01 {ROLLING_FRICTION}", condim=6)
 
 
+APPLE_BASE = 0.45  # of the radius: the flattened bottom an apple stands on (it does not roll)
+
+
+def _build_apple(body: ET.Element, spec: ObjectSpec) -> None:
+    """A sphere on a flattened bottom: put down, an apple stays (only pushed hard, or with the
+    object_rolls anomaly, does it roll)."""
+    r = spec.dim("radius")
+    geom(body, type="sphere", size=f"{r}", rgba=fmt(spec.rgba), mass=spec.mass * 0.95,
+         friction=f"{spec.friction} 0.01 {ROLLING_FRICTION}", condim=6)
+    geom(body, type="cylinder", size=fmt((APPLE_BASE * r, 0.003)), pos=fmt((0, 0, -r + 0.003)),
+         rgba=fmt(spec.rgba), mass=spec.mass * 0.05, friction=f"{spec.friction} 0.01 0.001",
+         condim=4)
+
+
 def _build_lemon(body: ET.Element, spec: ObjectSpec) -> None:
     r, hl = spec.dim("radius"), spec.dim("half_length")
     geom(body, type="ellipsoid", size=fmt((hl, r, r)), rgba=fmt(spec.rgba), mass=spec.mass,
@@ -331,7 +349,7 @@ BUILDERS = {
     "bin": _build_walled_box, "basket": _build_walled_box, "tray": _build_walled_box,
     "mug": _build_mug, "bottle": _build_bottle, "can": _build_cylinder,
     "box": _build_block, "carton": _build_block, "spatula": _build_block,
-    "apple": _build_sphere, "ball": _build_sphere, "lemon": _build_lemon,
+    "apple": _build_apple, "ball": _build_sphere, "lemon": _build_lemon,
     "marker": _build_marker,
 }
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from frankenbot.errors import SimError
 from frankenbot.sim import families, layout, scene_spec
+from frankenbot.sim.objects import ELLIPSOIDAL, SPHERICAL
 from frankenbot.transforms import QuatWXYZ
 
 
@@ -453,12 +454,16 @@ def _yaw(q: tuple[float, float, float, float]) -> float:
 
 
 def half_height(o: ObjectState) -> float:
-    """Half the object's extent along world z, its box turned by its orientation (a bottle that
-    fell over is as low as it is wide)."""
+    """Half the object's extent along world z, its shape turned by its orientation (a bottle that
+    fell over is as low as it is wide; a ball or an apple that turned is as tall as before)."""
+    if o.shape in SPHERICAL:  # a ball that turned is no taller (its box would be)
+        return 0.5 * o.size[2]
     w, x, y, z = o.quaternion
     # third row of the rotation matrix of (w, x, y, z)
-    r20, r21, r22 = 2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)
-    return 0.5 * (abs(r20) * o.size[0] + abs(r21) * o.size[1] + abs(r22) * o.size[2])
+    row = (2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y))
+    if o.shape in ELLIPSOIDAL:  # the support function of the turned ellipsoid
+        return 0.5 * math.sqrt(sum((r * s) ** 2 for r, s in zip(row, o.size, strict=True)))
+    return 0.5 * sum(abs(r) * s for r, s in zip(row, o.size, strict=True))
 
 
 def bottom_z(o: ObjectState) -> float:
