@@ -14,7 +14,6 @@ current scene (0 VLM calls).
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, field
 
 from frankenbot.errors import PlannerError
