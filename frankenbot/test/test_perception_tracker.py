@@ -127,6 +127,17 @@ def test_a_darker_object_elsewhere_or_beside_the_seen_one_is_a_new_object():
         tr2.update([red], 1.0 + 0.1 * k)
     far = det("block", "brown", (0.30, -0.20, 0.02), (0.04, 0.04, 0.04))  # 0.3 m away
     assert "brown_block" in [t.object_id for t in tr2.update([far], 1.4)]
+    # the gripper's black fingers beside a block it hides are no shade of it, nor is an
+    # unknown brown blob (a piece of a wooden drawer) a red block
+    tr4 = Tracker(memory_s=8.0)
+    for k in range(3):
+        tr4.update([red], 1.0 + 0.1 * k)
+    fingers = det("unknown", "black", (0.52, 0.10, 0.05), (0.02, 0.08, 0.05))
+    blob = det("unknown", "brown", (0.48, 0.10, 0.02), (0.05, 0.05, 0.02))
+    black_block = det("block", "black", (0.50, 0.12, 0.02), (0.04, 0.04, 0.04))
+    tracks = tr4.update([fingers, blob, black_block], 1.4)
+    red_track = next(t for t in tracks if t.object_id == "red_block")
+    assert red_track.last_seen == pytest.approx(1.2)  # not seen in this frame
     # a blue block is no shade of red, however close
     tr3 = Tracker(memory_s=8.0)
     for k in range(3):

@@ -60,20 +60,20 @@ class ColourThresholds:
 
 
 # What a colour reads as out of the light (inside a drawer, under a shelf): a warm hue darkens
-# to brown, any colour to black, white to gray.
+# to brown, white to gray. Not black: the gripper's fingers are black, and every object the arm
+# works is next to them.
 _SHADED: dict[str, frozenset[str]] = {
-    "red": frozenset({"brown", "black"}), "orange": frozenset({"brown", "black"}),
-    "yellow": frozenset({"brown", "black"}), "white": frozenset({"gray"}),
-    "gray": frozenset({"black"}), "brown": frozenset({"black"}),
+    "red": frozenset({"brown"}), "orange": frozenset({"brown"}), "yellow": frozenset({"brown"}),
+    "white": frozenset({"gray"}),
 }
 
 
 def shade_related(a: str, b: str) -> bool:
-    """One of the two colour names is what the other reads as in shade (red and brown, white
-    and gray, anything and black); not the same name."""
+    """One of the two colour names is what the other reads as in shade (red, orange or yellow
+    and brown; white and gray); not the same name."""
     if a == b or not a or not b:
         return False
-    return b in _SHADED.get(a, frozenset({"black"})) or a in _SHADED.get(b, frozenset({"black"}))
+    return b in _SHADED.get(a, frozenset()) or a in _SHADED.get(b, frozenset())
 
 
 def rgb_to_hsv(rgb: np.ndarray) -> np.ndarray:

@@ -278,14 +278,14 @@ class Tracker:
                 matched_t.add(r)
                 matched_d.add(c)
         # An object moved into shade (a drawer, under a shelf) reads darker: a red block a
-        # brown one. An established track and a new detection of its shape nearby in its
-        # shaded colour (or back out of it), each the only candidate of the other, are one
-        # object; the track keeps the colour it was named by.
+        # brown one. An established track and a new detection of its category (not an unknown
+        # blob) nearby in its shaded colour (or back out of it), each the only candidate of the
+        # other, are one object; the track keeps the colour it was named by.
         pairs = [(r, c) for r, t in enumerate(tracks) if r not in matched_t
                  and t.hits >= PERMANENT_HITS
                  for c, d in enumerate(detections) if c not in matched_d
                  and shade_related(t.detection.colour, d.colour)
-                 and d.shape in (t.detection.shape, shapes.UNKNOWN)
+                 and d.shape == t.detection.shape
                  and math.dist(d.position, t.detection.position) <= SHADE_MATCH_DISTANCE]
         for r, c in pairs:
             if sum(p[0] == r for p in pairs) == 1 and sum(p[1] == c for p in pairs) == 1:
