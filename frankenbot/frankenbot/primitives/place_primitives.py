@@ -188,7 +188,7 @@ class PlacePrimitives:
         yaw = self.p._best_yaw(spot.x, spot.y, top + held.size[2] + cfg.approach_height,
                              symmetric_yaws(spot.finger_axis + math.pi / 2, math.pi))
         return self.p._release_at(held, spot.x, spot.y, spot.support_z, yaw, top, cancel,
-                                  drop=drop)
+                                  drop=drop, out_of_sight=True)
 
     def place_at(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
         object_id = self.p._obj_arg(args, "obj")

@@ -169,10 +169,12 @@ class Primitives:
     def believed_scene(self, scene: Scene) -> Scene:
         """``scene`` with each object this robot let go and the camera has not seen since
         where it was let go (a block put into a drawer is hidden by the drawer's walls and the
-        arm above it; its track still holds where the camera last saw it, in the gripper, or
-        the camera's tracker has dropped it). A sighting after the release wins and ends the
-        belief: of the object itself, or of a new one of its colour and shape (it may be that
-        object, fallen elsewhere)."""
+        arm above it; its track still holds where the camera last saw it, in the gripper, or,
+        let go out of the camera's sight, the tracker has dropped it). A sighting after the
+        release wins and ends the belief: of the object itself, or of a new one of its colour
+        and shape (it may be that object, fallen elsewhere). Only objects let go out of sight
+        are added back: elsewhere a dropped track is the camera's to explain, and adding it
+        back beside the object's new track made two of it."""
         with self._beliefs_lock:
             if not self._placed:
                 return scene
@@ -557,9 +559,12 @@ class Primitives:
 
     def _release_at(self, held: _Held, x: float, y: float, support_z: float, yaw: float,
                     clear_z: float, cancel: CancelToken,
-                    approach: float | None = None, drop: float = 0.0) -> PrimitiveResult:
+                    approach: float | None = None, drop: float = 0.0,
+                    out_of_sight: bool = False) -> PrimitiveResult:
         """Lower the held object to rest its bottom on ``support_z`` (let go ``drop`` m over
-        it), open, retreat upwards (``approach`` m over ``clear_z``; default the config's)."""
+        it), open, retreat upwards (``approach`` m over ``clear_z``; default the config's).
+        ``out_of_sight``: the place hides it from the camera (into a drawer): should the
+        camera's tracker drop it, it still counts where it was let go."""
         cfg = self.config
         release_z = max(support_z + cfg.place_clearance + held.grasp_offset + drop,
                         cfg.min_tcp_z)
@@ -590,7 +595,8 @@ class Primitives:
             with self._beliefs_lock:
                 if self._held is held:
                     self._placed[held.object_id] = ((x, y, support_z + held.size[2] / 2.0),
-                                                    self.robot.now(), held.seen)
+                                                    self.robot.now(),
+                                                    held.seen if out_of_sight else None)
                 self._held = None
         return PrimitiveResult.success(f"released {held.object_id}",
                                        position=(x, y, support_z))
