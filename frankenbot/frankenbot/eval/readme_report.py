@@ -251,10 +251,12 @@ ROWS: tuple[Row, ...] = (
     Row("development phrasings executed, D435-like camera", "phrasings-executed-offline-realistic",
         _suite, ">= 95%, 0 claimed successes the oracle fails",
         lambda r: _phrasings_conditions(r)),
-    Row("anomaly mix, natural 70:20:10", "mix-natural-10000-150", lambda r: _mix(r),
+    Row("anomaly mix, natural 70:20:10, first-wave families", "mix-natural-first_wave-10000-150",
+        lambda r: _mix(r),
         ">= 90% (Wilson low >= 85%); impossible handled >= 95%; <= 1.02 VLM calls/task",
         lambda r: _mix_conditions(r)),
-    Row("anomaly mix, stress 5:3:2", "mix-stress-10000-150", lambda r: _mix(r),
+    Row("anomaly mix, stress 5:3:2, first-wave families", "mix-stress-first_wave-10000-150",
+        lambda r: _mix(r),
         ">= 80%; impossible handled >= 95%", lambda r: _mix_conditions(r)),
     Row("safety review on the task suite", "bench-review", lambda r: _review_suite(r),
         "0 false refusals",
@@ -403,8 +405,9 @@ def _mix(r: dict[str, Any]) -> str:
 
 def _mix_conditions(r: dict[str, Any]) -> str:
     c = r.get("meta", {}).get("conditions", {})
+    families = c.get("tasks", "our task families")
     return (f"{r['episodes']} episodes from seed {r['first_seed']} (0-2 anomalies each, drawn "
-            f"by class), {r['planner']} planner, perceived scene, noise "
+            f"by class; {families}), {r['planner']} planner, perceived scene, noise "
             f"{c.get('sensor_noise', 'none')}, {r['workers']} worker processes, oracle-judged; "
             "impossible episodes counted apart")
 
