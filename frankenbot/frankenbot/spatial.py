@@ -24,7 +24,7 @@ enough for 200 Hz monitors.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
 from frankenbot.errors import FrankenbotError
@@ -138,6 +138,16 @@ def face_relation(relation: str, a: tuple[float, float], radius: float,
     dx, dy = a[0] - box_centre[0], a[1] - box_centre[1]
     along, across = dx * ux + dy * uy, abs(-dx * uy + dy * ux)
     return FaceRelation(along - half_along, across, half_across, along - half_along - radius)
+
+
+def objects_related(relation: str, a: SceneObject, b: SceneObject) -> bool:
+    """Does ``a`` stand ``relation`` (left_of ... in_front_of) ``b``? Beside the face of a
+    fixture (the sim's oracle reads it so), else by the two footprints' centres."""
+    if b.is_fixture:
+        return face_relation(relation, a.position[:2], object_radius(a), b.position[:2],
+                             b.yaw, b.size).holds
+    return relation_holds(relation, a.position[:2], b.position[:2],
+                          radii=object_radius(a) + object_radius(b))
 
 
 def _between(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float]) -> bool:
@@ -313,6 +323,7 @@ def spot_between(b: SceneObject, c: SceneObject, held_size: Sequence[float],
 PUSH_CLEARANCE = 0.005  # m between a pushed object's footprint and anything it passes
 PUSH_GRID = 0.02  # m between the grid points a detour is searched on
 PUSH_STANDOFF = 0.035  # m: the gripper starts this far behind the object (primitives' default)
+PUSHER_MIN_X = 0.10  # m: the least x the gripper comes down at behind a pushed object
 PUSHER_RADIUS = 0.03  # m: the closed fingers lowered behind the object must clear others
 
 
@@ -334,6 +345,9 @@ def push_route(obj: SceneObject, end: tuple[float, float], objects: Iterable[Sce
     import heapq
 
     region = region or Region()
+    # the gripper comes down behind the object, nearer the base than a placement may go
+    # (pushing a plate away from the robot), but never into the base's column
+    pusher_region = replace(region, x=(min(region.x[0], PUSHER_MIN_X), region.x[1]))
     others = obstacles(objects, exclude=(obj.object_id,))
     r = footprint_radius(obj.size, obj.shape) + PUSH_CLEARANCE
     behind = push_reach(obj.size, standoff)
@@ -344,7 +358,8 @@ def push_route(obj: SceneObject, end: tuple[float, float], objects: Iterable[Sce
         if length > 1e-9:  # where the gripper comes down to push from a towards b
             px = a[0] - (b[0] - a[0]) / length * behind
             py = a[1] - (b[1] - a[1]) / length * behind
-            if not region.contains(px, py) or clearance_at(px, py, PUSHER_RADIUS, others) < 0:
+            if (not pusher_region.contains(px, py)
+                    or clearance_at(px, py, PUSHER_RADIUS, others) < 0):
                 return False
         return all(footprint_gap(o, a, b) >= r for o in others)
 

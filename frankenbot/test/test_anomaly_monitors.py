@@ -208,6 +208,11 @@ def test_target_occupied_for_stacking_and_table_spots_but_not_bowls():
                        (0.15, 0.15, 0.06))
     into = MonitorContext("place_in", {"obj": "red_block", "container": "green_bowl"})
     assert m.check(world(bowl, block("blue_block", 0.5, 0.1, 0.05)), into) is None
+    # a fixture's top (the cabinet's): place_on finds a free spot beside what stands there
+    cabinet = SceneObject("cabinet", "cabinet", "cabinet", "brown", (0.42, 0.52, 0.18),
+                          (0.26, 0.3, 0.36), is_fixture=True)
+    on_top = MonitorContext("place_on", {"obj": "red_block", "target": "cabinet"})
+    assert m.check(world(cabinet, block("blue_block", 0.45, 0.55, 0.38)), on_top) is None
 
 
 def test_stall_needs_motion_command_and_still_joints_for_stall_time():

@@ -127,6 +127,21 @@ def test_scenes_sample_deterministically_and_start_unsolved(name):
             assert not any(f.body_contains(p.x, p.y) for f in fmap.fixtures), p
 
 
+def test_an_object_in_an_open_drawer_starts_in_the_part_pulled_out():
+    """The camera looks into an open drawer only where it is out of the cabinet: the bowl
+    LIBERO puts in the top drawer starts there, on the drawer's floor, on every seed."""
+    m = map_task(BY_NAME[
+        "pick_up_the_black_bowl_in_the_top_drawer_of_the_wooden_cabinet_and_place_it_on_the_plate"])
+    for seed in range(6):
+        spec = sample_scene(m, seed)
+        fmap = families.fixture_map(spec.fixtures)
+        cabinet = next(f for f in fmap.fixtures if f.kind == "cabinet")
+        drawer = fmap.part("top_drawer")
+        bowl = next(p for p in spec.placements if p.name == "black_bowl")
+        assert not cabinet.body_contains(bowl.x, bowl.y), (seed, bowl)
+        assert bowl.z is not None and bowl.z < drawer.position[2], seed
+
+
 def test_goal_expressions_refuse_what_they_cannot_judge():
     with pytest.raises(SimError, match="unknown predicate"):
         parse_goal("near(a, b)")

@@ -191,3 +191,21 @@ def test_an_object_put_beside_a_tall_one_comes_in_over_its_top(world):
     pre = [z for what, z in poses if what == "pre-place"]
     top = carton.position[2] + carton.size[2] / 2
     assert pre and pre[0] - tcp_over_bottom >= top + 0.02, (pre, top)
+
+
+def test_a_bowl_put_on_the_stove_stands_on_its_burner(world):
+    """"Put the bowl on the stove": on the burner, where cooking happens (LIBERO's goal reads
+    the burner's region), not at the freest corner of the stove's top."""
+    from frankenbot.eval.libero import bddl
+    from frankenbot.eval.libero.mapping import map_tasks
+    from frankenbot.eval.libero.scenes import sample_scene
+
+    done, _ = map_tasks(bddl.load_tasks("libero-goal"))
+    task = next(m for m in done if m.task.name == "put_the_bowl_on_the_stove")
+    world.reset_scene(sample_scene(task, 0))
+    _, _, prims = make_primitives(world)
+    token = CancelToken()
+    assert prims.execute("pick", {"obj": "black_bowl"}, token).ok
+    assert prims.execute("place_on", {"obj": "black_bowl", "target": "stove"}, token).ok
+    verdict = world.evaluate()
+    assert verdict.success, verdict.text

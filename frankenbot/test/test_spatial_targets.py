@@ -264,3 +264,27 @@ def test_a_push_goes_straight_or_around_what_is_in_the_way_or_not_at_all() -> No
                          (0.10, 0.04, 0.06)) for i in range(7)]
     with pytest.raises(spatial.NoFreeSpot, match="no push path"):
         spatial.push_route(pushed, (0.40, -0.10), [pushed, *fence])
+
+
+def test_a_plate_is_pushed_in_front_of_a_stove_past_a_box_from_the_robots_side() -> None:
+    """The way to the stove's front past a box runs between the box and the robot: the
+    gripper then comes down behind the plate nearer the base than a placement may go."""
+    plate = SceneObject("white_plate", "white plate", "plate", "white", (0.372, 0.001, 0.006),
+                        (0.174, 0.172, 0.012))
+    box = SceneObject("blue_box", "blue box", "box", "blue", (0.41, -0.172, 0.017),
+                      (0.084, 0.055, 0.034), yaw=1.016)
+    stove = SceneObject("stove", "stove", "stove", "black", (0.62, -0.33, 0.015),
+                        (0.26, 0.30, 0.03), is_fixture=True)
+    scene = [plate, box, stove]
+    spot = spatial.spot_beside("in_front_of", stove, plate.size, scene, held_id="white_plate")
+    legs = spatial.push_route(plate, (spot.x, spot.y), scene)
+    assert legs[-1] == (spot.x, spot.y) and len(legs) >= 2
+    assert min(x for x, _ in legs) < spatial.Region().x[0] + 0.1  # round the box's near side
+    r = spatial.footprint_radius(plate.size, plate.shape) + spatial.PUSH_CLEARANCE
+    for a, b in zip([plate.position[:2], *legs[:-1]], legs, strict=True):
+        assert spatial.footprint_gap(box, a, b) >= r - 1e-9
+    # where it then stands is in front of the stove as the program's predicate reads it
+    there = SceneObject("white_plate", "white plate", "plate", "white", (*legs[-1], 0.006),
+                        plate.size)
+    assert spatial.objects_related("in_front_of", there, stove)
+    assert not spatial.objects_related("in_front_of", plate, stove)

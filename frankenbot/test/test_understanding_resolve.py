@@ -55,3 +55,43 @@ def test_a_matching_container_is_chosen_per_item():
         "put_in(obj=blue_block, target=blue_bowl)")
     with pytest.raises(ObjectNotResolved, match="no bowl matches"):
         understand("put the yellow block in the bowl that matches it", standard_scene())
+
+
+def _bowls_one_raised(second_raised: bool = False):
+    from frankenbot.state import Scene, SceneObject
+
+    def bowl(oid: str, xy: tuple[float, float], z: float) -> SceneObject:
+        return SceneObject(oid, "black bowl", "bowl", "black", (*xy, z), (0.14, 0.13, 0.04))
+
+    return Scene.of((
+        bowl("black_bowl", (0.36, 0.03), 0.061),  # its bottom 4 cm up, on nothing seen
+        bowl("black_bowl_2", (0.5, 0.2), 0.061 if second_raised else 0.02),
+        SceneObject("white_plate", "white plate", "plate", "white", (0.36, -0.15, 0.006),
+                    (0.18, 0.18, 0.012)),
+    ))
+
+
+def test_a_name_the_lexicon_does_not_know_must_be_the_objects_taught_name():
+    """"the cookie box": unknown words before a known noun are a name; only an object whose
+    label holds them is meant, and none seen is said so (not "not understood")."""
+    r = ref("the cookie box")
+    assert (r.shape, r.name_words) == ("box", ("cookie",))
+    assert ref("carefully box") is None  # no determiner: not a name
+    with pytest.raises(ObjectNotResolved, match="no cookie box in view"):
+        understand("put black_bowl_2 in the cookie box", _bowls_one_raised())
+    with pytest.raises(ObjectNotResolved, match="no fluffy plate"):
+        understand("pick up the fluffy plate", _bowls_one_raised())
+
+
+def test_an_object_on_a_support_the_camera_cannot_see_is_the_one_on_it():
+    """"the black bowl on the cookie box" where the bowl hides the box: of two black bowls,
+    the one standing on something unseen is meant; with two such, or none, the absence of
+    the box stands."""
+    assert frames("pick up the black bowl on the cookie box and place it on the plate",
+                  _bowls_one_raised()) == "put_in(obj=black_bowl, target=white_plate)"
+    with pytest.raises(ObjectNotResolved, match="cookie box"):
+        understand("pick up the black bowl on the cookie box and place it on the plate",
+                   _bowls_one_raised(second_raised=True))
+    with pytest.raises(ObjectNotResolved, match="cookie box"):
+        understand("pick up the black bowl in the cookie box and place it on the plate",
+                   _bowls_one_raised())

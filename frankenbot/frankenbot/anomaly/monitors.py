@@ -276,7 +276,8 @@ def _sits_on(other: SceneObject, base: SceneObject, margin: float = 0.01) -> boo
 
 class TargetOccupiedMonitor(_Base):
     """The place target is already taken: something sits on the block we stack on, or on the
-    table spot we place at (bowls and bins may hold several objects, so they never count)."""
+    table spot we place at (bowls and bins may hold several objects, so they never count; on
+    a fixture's top, the cabinet's, the place finds a free spot itself)."""
 
     name = "builtin:target_occupied"
     kind = AnomalyKind.TARGET_OCCUPIED
@@ -302,6 +303,8 @@ class TargetOccupiedMonitor(_Base):
         key = "target" if ctx.primitive == "place_on" else "container"
         base = snap.scene.get(str(ctx.args.get(key, "")))
         if base is None or (ctx.primitive == "place_in" and base.shape != "plate"):
+            return None
+        if base.is_fixture:  # a fixture's top: place_on finds a free spot on it, or fails
             return None
         for other in snap.scene.objects:
             if other.object_id in (obj, base.object_id) or other.is_fixture:

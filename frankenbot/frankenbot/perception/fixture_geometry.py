@@ -172,8 +172,7 @@ class FixtureShape:
 
     def over_top(self, x: float, y: float) -> bool:
         """Is (x, y) over the fixture's body (what stands there stands on its top)?"""
-        loc = self.body.local(np.array([[x, y, self.body.centre[2]]]))[0]
-        return bool(abs(loc[0]) <= self.body.half[0] and abs(loc[1]) <= self.body.half[1])
+        return _over(self.body, x, y)
 
 
 def fixture_shape(fixture: Fixture, states: Mapping[str, float]) -> FixtureShape:
@@ -226,7 +225,8 @@ def fixture_mask(shapes: tuple[FixtureShape, ...], points: np.ndarray) -> np.nda
 def support_height(shapes: tuple[FixtureShape, ...], x: float, y: float, low: float,
                    table: float = 0.0) -> float:
     """The surface an object at (x, y) whose lowest seen point is at ``low`` stands on: a
-    fixture's top, an open drawer's (or a cavity's) floor under it, else the table."""
+    fixture's top (or a part raised on it, the stove's burner plate), an open drawer's (or a
+    cavity's) floor under it, else the table."""
     best = table
     for s in shapes:
         for c in s.cavities:
@@ -235,10 +235,22 @@ def support_height(shapes: tuple[FixtureShape, ...], x: float, y: float, low: fl
             if (abs(loc[0]) <= c.half[0] and abs(loc[1]) <= c.half[1]
                     and low >= floor - 0.01 and floor > best):
                 best = floor
+        if not s.fixture.top:
+            continue
         top = s.body.top_z()
-        if s.fixture.top and s.over_top(x, y) and low >= top - 0.02 and top > best:
+        if s.over_top(x, y) and low >= top - 0.02 and top > best:
             best = top
+        for box in s.parts.values():  # a plate raised on the top (the stove's burner)
+            part_top = box.top_z()
+            if (float(box.centre[2] - box.half[2]) >= top - 0.002 and part_top > best
+                    and low >= part_top - 0.02 and _over(box, x, y)):
+                best = part_top
     return best
+
+
+def _over(box: Box, x: float, y: float) -> bool:
+    loc = box.local(np.array([[x, y, box.centre[2]]]))[0]
+    return bool(abs(loc[0]) <= box.half[0] and abs(loc[1]) <= box.half[1])
 
 
 def ceiling_regions(shapes: tuple[FixtureShape, ...]) -> tuple[tuple[Box, float], ...]:

@@ -56,6 +56,8 @@ class Detection:
     sigma: float = 0.0  # depth noise (m, RMS) at its range: how loosely to match its signature
 
 
+SUNK_RING_MAX = 0.05  # m: the most of a container's wall depth noise hides
+
 def _convex_hull(xy: np.ndarray) -> tuple[np.ndarray, float]:
     """(hull vertices, hull area) of 2-D points; (the points, 0.0) when they have no hull."""
     pts = np.asarray(xy, dtype=float)
@@ -215,10 +217,12 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
     sig_top = max(top, float(np.percentile(h, 99)) - 2.0 * sigma) if sigma > 0 else top
     signature = measure_signature(cluster.points, h, centre, yaw, length, width, sig_top, rest,
                                   area, sigma)
-    if concave and rest > 0.0 and length >= rules.plate_min_footprint and support is None:
+    if (concave and 0.0 < rest <= SUNK_RING_MAX and length >= rules.plate_min_footprint
+            and support is None):
         # A wide ring whose lower part is missing is a container standing on the table whose
         # floor and lower walls sank into strong depth noise, not a flat thing held up: a
-        # lifted plate is filled, its middle as high as its rim.
+        # lifted plate is filled, its middle as high as its rim. Noise hides a few
+        # centimetres, not the height of a cabinet a bowl stands on at the gripper.
         rest, height = 0.0, max(top, 0.005)
     if length <= rules.block_max_footprint and not concave:
         shape = "block"

@@ -66,7 +66,12 @@ MIN_UNKNOWN_HEIGHT = 0.015  # m: ... or lower (under strong noise the table lift
 MIN_UNKNOWN_POINTS = 40  # samples an unknown object needs (a known one: the usual minimum)
 FIXTURE_PIECE_MARGIN = 0.035  # m round a fixture's solids where unknown pieces are its own
 OPEN_FOR_SINK = 0.03  # m: a drawer open this far has a floor an object may have dropped to
-LIFTED = 0.04  # m: an object at the gripper whose lowest seen point is this high is held
+UNSEEN_SUPPORT = 0.03  # m: over the table with its lowest seen point this high, nothing near
+# it, a footprint at least UNSEEN_SUPPORT_WIDTH wide both ways (a bowl, a plate), it stands on
+# something the camera does not see
+UNSEEN_SUPPORT_WIDTH = 0.08
+LIFTED = 0.04  # m: an object at the gripper whose lowest seen point is this high over the
+# surface under it is held
 CONTAINER_WIDTH = 0.09  # m: a footprint at least this wide holding another's is a container
 CONTAINER_FLOOR = 0.008  # m: its floor over the table (the sim's bowls, bins and baskets)
 PARTIAL_SHARE = 0.1  # of its outline bounded by nearer things: the object is seen in part
@@ -176,15 +181,18 @@ class PerceptionPipeline:
                 and not _at_robot_base(c.points, self.config.base_keepout_radius)
                 for c in clusters]
         kept = [(c, n) for c, n, k in zip(clusters, names, keep, strict=True) if k]
-        supports = self._supports([c for c, _ in kept], fixture_shapes, segments)
         rules = self.shape_rules
         catalogue = self.catalogue
+        shares = (occluded_shares([c for c, _ in kept], depth_to_mm(depth), self.config.stride)
+                  if catalogue is not None else [0.0] * len(kept))
+        supports = self._supports([c for c, _ in kept], fixture_shapes, segments,
+                                  [s >= PARTIAL_SHARE for s in shares])
 
         # seen in part: bordered by nearer things in the image, or standing on or in another
         # object (its lower part hidden: a block in a bowl)
-        hidden = ([s >= PARTIAL_SHARE or sup is None for s, sup in zip(occluded_shares(
-            [c for c, _ in kept], depth_to_mm(depth), self.config.stride), supports,
-            strict=True)] if catalogue is not None else [False] * len(kept))
+        hidden = ([s >= PARTIAL_SHARE or sup is None for s, sup in zip(shares, supports,
+                                                                      strict=True)]
+                  if catalogue is not None else [False] * len(kept))
 
         def named(c: Cluster, n: str, sup: float | None, partial: bool) -> list[Detection]:
             return recognise(_with_points(_named(
@@ -257,10 +265,15 @@ class PerceptionPipeline:
         return plane, fg, fixture_shapes
 
     def _supports(self, clusters: Sequence[Cluster], fixture_shapes: tuple[FixtureShape, ...],
-                  segments: np.ndarray | None) -> list[float | None]:
+                  segments: np.ndarray | None, bordered: Sequence[bool] | None = None
+                  ) -> list[float | None]:
         """Per cluster, the height of the surface it stands on (the table, a fixture's top, an
         open drawer's floor), or None when it may stand on or in another object or hang in
-        the gripper (then its lowest seen point decides, ``geometry.measure``)."""
+        the gripper (then its lowest seen point decides, ``geometry.measure``).
+
+        ``bordered``: per cluster, whether nearer things border it in the image. A wide one
+        that is not, seen all round from well over the table (a bowl on a box its rim hides
+        from above), stands on something unseen at its lowest seen point."""
         if not clusters:
             return []
         lo = [c.points[:, :2].min(axis=0) for c in clusters]
@@ -290,16 +303,38 @@ class PerceptionPipeline:
                 out.append(CONTAINER_FLOOR)
                 continue
             on_other = bool(under)
-            top_point = np.array([[centres[i][0], centres[i][1], plane_z[i] + tops[i]]])
-            held = (segments is not None and lows[i] > LIFTED and float(
-                distance_to_segments(top_point, segments)[0]) < self.config.robot_radius + 0.05)
-            if on_other or held:
-                out.append(None)
-                continue
             sup = support_height(fixture_shapes, float(centres[i][0]), float(centres[i][1]),
                                  plane_z[i] + lows[i], table=plane_z[i]) - plane_z[i]
+            # lifted off the surface under it (the table's, the cabinet's top) at the gripper
+            top_point = np.array([[centres[i][0], centres[i][1], plane_z[i] + tops[i]]])
+            held = (segments is not None and lows[i] - max(sup, 0.0) > LIFTED and float(
+                distance_to_segments(top_point, segments)[0]) < self.config.robot_radius + 0.05)
+            if held:
+                out.append(None)
+                continue
+            if (sup <= 0.0 and lows[i] > UNSEEN_SUPPORT and not (bordered and bordered[i])
+                    and float(np.min(hi[i] - lo[i])) >= UNSEEN_SUPPORT_WIDTH
+                    and not self._fixture_piece(clusters[i].points, fixture_shapes)):
+                # a wide thing seen whole from well over the table, nothing under it but a
+                # sliver of what it hides (a bowl on a box): it stands where it is seen to end
+                out.append(lows[i])
+                continue
+            if on_other:
+                out.append(None)
+                continue
             out.append(max(sup, 0.0))
         return out
+
+    @staticmethod
+    def _fixture_piece(points: np.ndarray, fixture_shapes: tuple[FixtureShape, ...]) -> bool:
+        """Most of ``points`` within a few centimetres of a fixture's solid: a piece of the
+        fixture the depth noise threw past its mask (a cabinet's side edge)."""
+        if not len(points) or not fixture_shapes:
+            return False
+        near = np.zeros(len(points), bool)
+        for s in fixture_shapes:
+            near |= s.solid_mask(points, margin=FIXTURE_PIECE_MARGIN)
+        return bool(np.count_nonzero(near) >= 0.5 * len(points))
 
     def _detector_clusters(self, rgb: np.ndarray, fg: Foreground
                            ) -> tuple[list[Cluster], list[str]]:
@@ -463,15 +498,9 @@ class PerceptionPipeline:
         """Most of an unknown cluster within a few centimetres of a fixture's solid: a piece
         of the fixture the depth noise threw past its mask (a cabinet's side edge), not an
         object beside it."""
-        if det.points is None or not len(det.points):
+        if det.points is None:
             return False
-        shapes_now = self.observer.shapes()
-        if not shapes_now:
-            return False
-        near = np.zeros(len(det.points), bool)
-        for s in shapes_now:
-            near |= s.solid_mask(det.points, margin=FIXTURE_PIECE_MARGIN)
-        return bool(np.count_nonzero(near) >= 0.5 * len(det.points))
+        return self._fixture_piece(det.points, self.observer.shapes())
 
     def scene_at(self, now: float) -> Scene:
         """The latest scene; stale if the last frame is older than the timeout (or none came)."""

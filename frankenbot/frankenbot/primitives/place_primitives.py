@@ -30,6 +30,7 @@ from frankenbot.primitives.placement import (
     spot_in_drawer,
     spot_on_support,
 )
+from frankenbot.state import SceneObject
 
 if TYPE_CHECKING:  # Primitives imports this module
     from frankenbot.primitives.primitives import Primitives, _Held
@@ -80,6 +81,8 @@ class PlacePrimitives:
                 FailureCode.BLOCKED, f"{target_id} is a {target.shape}: its top is not flat, "
                 "nothing is stacked on it (flat tops: "
                 f"{', '.join(sorted(shapes.SUPPORTS))})")
+        if target.is_fixture:  # on the stove: on its burner, where that holds it
+            target = self._cooking_surface(target, held.size) or target
         if not (target.is_fixture or target.shape in WIDE_SUPPORTS):
             x, y, support = target.position[0], target.position[1], target.top_z
         else:  # a plate, a tray or a fixture's top: a free spot on it
@@ -94,6 +97,20 @@ class PlacePrimitives:
         approach = HIGH_APPROACH if target.is_fixture and support > HIGH_TOP else None
         return self.p._release_at(held, x, y, support, yaw, support + held.size[2], cancel,
                                   approach)
+
+    def _cooking_surface(self, fixture: SceneObject, held_size: tuple[float, float, float]
+                         ) -> SceneObject | None:
+        """The fixture's burner as the camera sees it, when the held footprint fits on it."""
+        spec = self.p.fixture_map().fixture(fixture.object_id)
+        if spec is None:
+            return None
+        for part in spec.parts:
+            if part.kind != "burner":
+                continue
+            seen = self.p.robot.scene().get(part.part_id)
+            if seen is not None and max(held_size[:2]) <= min(seen.size[:2]):
+                return seen
+        return None
 
     def place_in(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
         cfg = self.p.config

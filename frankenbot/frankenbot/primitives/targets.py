@@ -256,9 +256,7 @@ class TargetPrimitives:
                 return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
                                                f"cannot push {ref_id} beside itself")
             ref = p._find(ref_id)
-            if spatial.relation_holds(relation, obj.position[:2], ref.position[:2],
-                                      radii=spatial.object_radius(obj)
-                                      + spatial.object_radius(ref)):
+            if spatial.objects_related(relation, obj, ref):
                 return PrimitiveResult.success(f"{obj.object_id} is already "
                                                f"{relation.replace('_', ' ')} {ref_id}")
             objects = p.robot.scene().objects

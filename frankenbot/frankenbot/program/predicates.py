@@ -288,11 +288,7 @@ def _relation(name: str) -> Callable[..., bool]:
         oa, ob = objs.get(a), objs.get(b)
         if oa is None or ob is None or a == b:
             return False
-        if ob.is_fixture:  # beside the face of a piece of furniture, as the sim's oracle reads it
-            return spatial.face_relation(name, oa.position[:2], spatial.object_radius(oa),
-                                         ob.position[:2], ob.yaw, ob.size).holds
-        return spatial.relation_holds(name, oa.position[:2], ob.position[:2],
-                                      radii=spatial.object_radius(oa) + spatial.object_radius(ob))
+        return spatial.objects_related(name, oa, ob)
     judge.__name__ = name
     return judge
 

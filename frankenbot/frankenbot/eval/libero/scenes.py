@@ -8,7 +8,8 @@ holds the families' spawn area), and each object is drawn uniformly inside its m
 Where our objects would then overlap, or a region falls on a fixture's body or the space a part
 the task moves sweeps, the region is grown by 2 cm steps until the object fits, so every layout
 is still drawn around LIBERO's own arrangement. Objects that start on another object, on a
-fixture's top, on the burner or inside a drawer are put there. A layout is redrawn when the
+fixture's top, on the burner or inside a drawer (in the part pulled out, which the camera sees
+into) are put there. A layout is redrawn when the
 camera cannot see an object, when the goal already holds, or when objects alike (two black
 bowls) lose the order or the neighbour LIBERO's words tell them apart by. The same (task, seed)
 always gives the same scene.
@@ -298,7 +299,12 @@ def _stacked(s: Start, rng: np.random.Generator, out: dict[str, Placement], fmap
             raise SimError(f"{s.name} does not fit in {s.ref}")
         jx = max(0.0, sx / 2 - spec.radius - 0.005)
         jy = max(0.0, sy / 2 - spec.radius - 0.005)
-        lx, ly = float(rng.uniform(-jx, jx)), float(rng.uniform(-jy, jy))
+        # in the part pulled out of the cabinet (its front is the part's -x), as far in as
+        # lets it stay out: the camera looks in over the drawer's front wall, and sees the
+        # least just behind it
+        pulled = float(states.get(s.ref, 0.0))
+        lx = max(-jx, min(jx, -sx / 2 + pulled - spec.radius))
+        ly = float(rng.uniform(-jy, jy))
         c, sn = math.cos(part.yaw), math.sin(part.yaw)
         return Placement(s.name, centre[0] + c * lx - sn * ly, centre[1] + sn * lx + c * ly,
                          _yaw(s.name, rng), centre[2] - sz / 2 + half + 0.002)

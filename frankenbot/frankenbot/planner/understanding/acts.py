@@ -35,6 +35,9 @@ class Ref:
     count: int = 0  # "both", "all three": how many there must be (0: unsaid)
     match: str = ""  # "the bowl that matches it": "colour" (chosen per item)
     position: str = ""  # "the top drawer": top | middle | bottom, a word of the part's label
+    # "the cookie box": words the lexicon does not know before the noun, a name the object's
+    # label must hold (a name taught for it)
+    name_words: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ blue block") readings; a word that does not belong in an object phrase makes it 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import replace
 
@@ -132,6 +133,7 @@ def parse_np(toks: list[str]) -> Ref | None:
     housing: tuple[str, ...] = ()
     position = ""
     count = 0
+    name_words: list[str] = []
     for i, w in enumerate(words):
         if w in lx.DETERMINERS and i == 0:
             quantifier = "a" if w in ("a", "an", "any", "some") else "the"
@@ -185,6 +187,8 @@ def parse_np(toks: list[str]) -> Ref | None:
             selfref = True
         elif w in lx.NP_NOISE or w in lx.REMAINDER_WORDS or w in ("one", "ones", "items"):
             continue
+        elif _name_word(words, i):
+            name_words.append(w)
         else:
             return None
     plural = plural or any(t in ("ones", "everything", "others")
@@ -200,7 +204,27 @@ def parse_np(toks: list[str]) -> Ref | None:
     return Ref(text, colour=colour, shape=shape, superlative=superlative,
                quantifier=quantifier, object_id=object_id, plural=plural, self_ref=selfref,
                count=count, remaining=remaining,  # "the rest of the blocks": not named yet
-               position=position)
+               position=position, name_words=tuple(name_words))
+
+
+def _name_word(words: list[str], i: int) -> bool:
+    """Is ``words[i]``, a word the lexicon does not know, part of a name before the phrase's
+    noun ("the cookie box", "the alphabet soup can")? Only after a determiner, in the run of
+    such words that ends just before the phrase's last word, its noun."""
+    if words[0] not in ("the", "a", "an") or i == 0 or i >= len(words) - 1:
+        return False
+    return words[-1] in lx.NOUNS and all(_unknown_word(x) for x in words[i:-1])
+
+
+@functools.cache
+def _known_words() -> frozenset[str]:
+    return frozenset(lx.vocabulary()) | lx.RELATIVE_WORDS | lx.NP_NOISE | lx.REMAINDER_WORDS
+
+
+def _unknown_word(w: str) -> bool:
+    """A word no rule knows: letters only, three or more, not an adverb."""
+    return (len(w) >= 3 and w.isalpha() and w not in _known_words()
+            and not w.endswith("ly"))
 
 
 def _split_at(words: list[str], phrases: tuple[str, ...] | dict[str, str]

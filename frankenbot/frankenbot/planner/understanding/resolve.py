@@ -128,6 +128,13 @@ def candidates(ref: Ref, ctx: Binding, role: str) -> tuple[list[SceneObject], st
                 candidates=tuple(o.object_id for o in of_shape))
         of_shape = placed
         noun = f"{ref.position} {noun}"
+    if ref.name_words:  # "the cookie box": a box whose taught name says so
+        of_shape = [o for o in of_shape
+                    if set(ref.name_words) <= set(o.label.lower().split())]
+        noun = f"{' '.join(ref.name_words)} {noun}"
+        if not of_shape:
+            raise ObjectNotResolved(f"there is no {noun} in view "
+                                    f"({', '.join(scene.ids()) or 'nothing'})")
     cands = of_shape
     if ref.colour:
         tiers = lx.COLOUR_WORDS.get(ref.colour, (ref.colour,))
@@ -155,7 +162,18 @@ def _where(ref: Ref, cands: list[SceneObject], ctx: Binding, noun: str) -> list[
     as perceived now (the program's own predicates judge it)."""
     assert ref.where is not None
     rel, anchor_ref = ref.where
-    anchor = _anchor(anchor_ref, ctx)
+    try:
+        anchor = _anchor(anchor_ref, ctx)
+    except ObjectNotResolved as e:
+        if rel == "in" or e.kind == "ambiguous":
+            raise
+        # "the bowl on the cookie box" where no box is seen: the box may be the thing under
+        # the bowl that the bowl hides. One candidate resting on something unseen is meant;
+        # none or several, and the anchor's absence stands.
+        hidden_under = [o for o in cands if on_something_unseen(o, ctx.scene)]
+        if len(hidden_under) == 1:
+            return hidden_under
+        raise
     kept = [o for o in cands if o.object_id != anchor.object_id
             and relation_holds(rel, o.object_id, anchor.object_id, ctx.scene)]
     if kept or ref.quantifier == "all" and not ref.colour and not ref.shape:
@@ -188,6 +206,22 @@ def furniture_named(ref: Ref, ctx: Binding) -> SceneObject | None:
     found = [o for o in ctx.scene.objects if o.is_fixture and not ref.position
              and (o.shape in words & set(lx.HOUSING_WORDS) or o.object_id in words)]
     return found[0] if len(found) == 1 else None
+
+
+UNSEEN_SUPPORT_Z = 0.02  # m: an object's bottom this far over the table stands on something
+
+
+def on_something_unseen(o: SceneObject, scene: Scene) -> bool:
+    """Does ``o`` stand well over the table on nothing the scene holds (a box its rim hides
+    from the camera)? Never for what the gripper holds."""
+    if o.is_fixture or o.position[2] - o.size[2] / 2.0 < UNSEEN_SUPPORT_Z:
+        return False
+    snap = WorldSnapshot(scene=scene)
+    objs = {x.object_id: x for x in scene.objects}
+    if predicates.holding(snap, objs, o.object_id):
+        return False
+    return not any(relation_holds("in_or_on", o.object_id, b.object_id, scene)
+                   for b in scene.objects if b.object_id != o.object_id)
 
 
 def relation_holds(rel: str, a: str, b: str, scene: Scene) -> bool:
