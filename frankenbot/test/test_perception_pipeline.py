@@ -325,3 +325,28 @@ def test_grid_components_on_the_bounding_box_are_those_of_the_whole_grid():
             got, n_got = _grid_components(cells, shape, closing)
             want, n_want = whole_grid(cells, shape, closing)
             assert n_got == n_want and np.array_equal(got, want)
+
+
+def test_an_object_on_a_fixture_top_at_the_gripper_stands_there_unless_lifted_off_it(camera):
+    """A bowl just put on the cabinet's top, the gripper still over it, stands on the top (it
+    is measured from there, a bowl); one lifted off the top at the gripper is held."""
+    from frankenbot.perception.fixture_geometry import map_shapes
+    from frankenbot.perception.segmentation import ACHROMATIC_GROUP, Cluster
+
+    fmap = FixtureMap.from_data({"fixtures": {"cabinet": {
+        "shape": "cabinet", "colour": "brown", "position": [0.4, 0.5, 0.18],
+        "size": [0.26, 0.3, 0.36], "yaw": 0.0, "top": True}}})
+    pipeline = PerceptionPipeline(camera, fmap)
+    shapes = map_shapes(fmap, {})
+
+    def bowl_at(z0: float) -> Cluster:  # a 14 cm bowl's wall from z0 up 4 cm
+        a = np.linspace(0.0, 2 * np.pi, 240)
+        pts = np.c_[0.4 + 0.07 * np.cos(a), 0.5 + 0.07 * np.sin(a), np.linspace(z0, z0 + 0.04,
+                                                                               240)]
+        return Cluster(pts, pts[:, 2].copy(), np.zeros((240, 3)), np.zeros((240, 2), int),
+                       ACHROMATIC_GROUP)
+
+    gripper = np.array([[[0.4, 0.5, 0.45], [0.4, 0.5, 0.75]]])
+    on_top = pipeline._supports([bowl_at(0.362)], shapes, gripper)
+    assert on_top[0] == pytest.approx(0.36, abs=1e-6)
+    assert pipeline._supports([bowl_at(0.43)], shapes, gripper + [0, 0, 0.07]) == [None]

@@ -261,3 +261,26 @@ def test_a_bowl_on_something_it_hides_or_on_the_burner_is_a_bowl_where_it_stands
         seen = bowls[0]
         assert abs((seen.position[2] - seen.size[2] / 2) - bottom) < 0.012, (seen, bottom)
         world.advance(0.1)
+
+
+def test_a_black_bowl_on_a_white_ramekin_is_cut_from_it_at_the_ramekins_top(world, catalogue):
+    """Black and white fall in one colour group: a black bowl standing on a white ramekin is
+    one cluster reaching the table unless cut at the value gap between them, the ramekin's
+    sides in the bowl's shade (dark) going with the ramekin, below the bowl."""
+    from frankenbot.eval.libero import bddl
+    from frankenbot.eval.libero.mapping import map_tasks
+    from frankenbot.eval.libero.scenes import sample_scene
+
+    done, _ = map_tasks(bddl.load_tasks("libero-spatial"))
+    task = next(m for m in done if m.task.name
+                == "pick_up_the_black_bowl_on_the_ramekin_and_place_it_on_the_plate")
+    world.reset_scene(sample_scene(task, 1))
+    states = world.object_states()
+    bowl = next(s for n, s in states.items() if n.startswith("black_bowl")
+                and math.dist(s.position[:2], states["white_bowl"].position[:2]) < 0.02)
+    scene, _ = _perceive(world, catalogue, frames=2)
+    black = [o for o in scene.objects if o.colour == "black"
+             and math.dist(o.position[:2], bowl.position[:2]) < 0.03]
+    assert len(black) == 1, [(o.object_id, o.shape, o.position) for o in scene.objects]
+    bottom = black[0].position[2] - black[0].size[2] / 2
+    assert abs(bottom - (bowl.position[2] - bowl.size[2] / 2)) < 0.012, black[0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from understanding_scenes import blue_on_plate, red_in_green_bowl
 
@@ -95,3 +97,16 @@ def test_an_object_on_a_support_the_camera_cannot_see_is_the_one_on_it():
     with pytest.raises(ObjectNotResolved, match="cookie box"):
         understand("pick up the black bowl in the cookie box and place it on the plate",
                    _bowls_one_raised())
+    # the raised one seen askew and not recognised: an unknown black thing standing on
+    # nothing seen is the one meant, unless a black bowl stands so too
+    from frankenbot.state import Scene
+
+    askew = [replace(o, shape="unknown", label="") if o.object_id == "black_bowl" else o
+             for o in _bowls_one_raised().objects]
+    assert frames("pick up the black bowl on the ramekin and place it on the plate",
+                  Scene.of(askew)) == "put_in(obj=black_bowl, target=white_plate)"
+    both = [replace(o, position=(*o.position[:2], 0.061)) if o.object_id == "black_bowl_2"
+            else o for o in askew]
+    with pytest.raises(ObjectNotResolved, match="no ramekin in view"):
+        understand("pick up the black bowl on the ramekin and place it on the plate",
+                   Scene.of(both))

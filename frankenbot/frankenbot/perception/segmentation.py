@@ -531,7 +531,7 @@ def _cluster(points: np.ndarray, heights: np.ndarray, hsv: np.ndarray, pixels: n
                 continue  # too few points for any part of it to count (_split_parts); a
                 # piece under min_points may still be a face of an object (_merge_lit_faces)
             for part in _split_parts(members, points, heights, config, min_count,
-                                     (ij, shape)):
+                                     (ij, shape), hsv if g == ACHROMATIC_GROUP else None):
                 if np.max(np.ptp(points[part, :2], axis=0)) < config.min_extent:
                     continue
                 clusters.append(Cluster(points[part], heights[part], hsv[part], pixels[part],
@@ -748,14 +748,20 @@ def _components(sel: np.ndarray, ij: np.ndarray, shape: tuple[int, ...], closing
 
 def _split_parts(members: np.ndarray, points: np.ndarray, heights: np.ndarray,
                  config: PerceptionConfig, min_count: int,
-                 grid: tuple[np.ndarray, tuple[int, ...]]) -> list[np.ndarray]:
-    """One colour component as its objects: split by height gaps, then bowls from contents.
+                 grid: tuple[np.ndarray, tuple[int, ...]],
+                 achromatic_hsv: np.ndarray | None = None) -> list[np.ndarray]:
+    """One colour component as its objects: split by height gaps, a black thing from the
+    white one it stands on, then bowls from contents.
 
     ``grid``: every point's cell and the grid's shape. A component cut by height is cut
     again into what each band connects on its own: the arm above a plate shares its
     footprint with the plate and with the gripper's dark fingertips beside it, and the
-    fingertips, as low as the plate, must not join it across the arm's shadow in the grid."""
+    fingertips, as low as the plate, must not join it across the arm's shadow in the grid.
+    ``achromatic_hsv``: every point's HSV where the component is of the achromatic group."""
     bands = _split_by_height(members, heights, config.height_gap)
+    if achromatic_hsv is not None:
+        bands = [c for band in bands
+                 for c in _black_on_white(band, heights, achromatic_hsv, min_count)]
     if len(bands) > 1:
         bands = [c for band in bands if band.size >= min_count
                  for c in _components(band, grid[0], grid[1], config.grid_closing)]
@@ -764,6 +770,35 @@ def _split_parts(members: np.ndarray, points: np.ndarray, heights: np.ndarray,
         if part.size >= min_count:
             parts += split_round_container(part, points, heights, config)
     return [p for p in parts if p.size >= min_count]
+
+
+DARK_VALUE = 0.25  # HSV value: an achromatic point this dark is black
+LIGHT_VALUE = 0.45  # and this bright, white or gray
+VALUE_GAP_SHARE = 0.03  # of the component at most between the two: black and white, no grays
+SHADE_MARGIN = 0.005  # m over the white thing's top its shaded sides may reach
+
+
+def _black_on_white(members: np.ndarray, heights: np.ndarray, hsv: np.ndarray,
+                    min_count: int) -> list[np.ndarray]:
+    """Split an achromatic component that is a black thing standing on a white one (a black
+    bowl on a white ramekin: one footprint, one colour group). Both must be there in number,
+    next to nothing between them (an object's own shading runs through the grays), and the
+    black above the white; the white one's sides in the black one's shade read dark, so the
+    dark points no higher than the white one's top are the white one's. A black thing in a
+    white bowl is lower than the rim and is left to the container split."""
+    v = hsv[members, 2]
+    dark, light = v < DARK_VALUE, v > LIGHT_VALUE
+    if (np.count_nonzero(dark) < min_count or np.count_nonzero(light) < min_count
+            or np.count_nonzero(~dark & ~light) > VALUE_GAP_SHARE * members.size):
+        return [members]
+    h = heights[members]
+    white_top = float(np.percentile(h[light], 98))
+    if float(np.median(h[dark])) <= white_top:
+        return [members]
+    black = dark & (h > white_top + SHADE_MARGIN)
+    if np.count_nonzero(black) < min_count:
+        return [members]
+    return [members[black], members[~black]]
 
 
 def _split_by_height(members: np.ndarray, heights: np.ndarray, gap: float) -> list[np.ndarray]:

@@ -198,7 +198,8 @@ def parse_np(toks: list[str]) -> Ref | None:
     remaining = quantifier == "all" and any(w in lx.REMAINDER_WORDS for w in words)
     if position and not shape:
         return None
-    if not (colour or shape or superlative or object_id or quantifier == "all" or selfref):
+    if not (colour or shape or superlative or object_id or quantifier == "all" or selfref
+            or name_words):
         if not any(w in ("one", "ones", "thing", "object", "item") for w in words):
             return None
     return Ref(text, colour=colour, shape=shape, superlative=superlative,
@@ -208,12 +209,15 @@ def parse_np(toks: list[str]) -> Ref | None:
 
 
 def _name_word(words: list[str], i: int) -> bool:
-    """Is ``words[i]``, a word the lexicon does not know, part of a name before the phrase's
-    noun ("the cookie box", "the alphabet soup can")? Only after a determiner, in the run of
-    such words that ends just before the phrase's last word, its noun."""
-    if words[0] not in ("the", "a", "an") or i == 0 or i >= len(words) - 1:
+    """Is ``words[i]``, a word the lexicon does not know, part of a name: before the phrase's
+    noun ("the cookie box", "the alphabet soup can": the run of such words that ends just
+    before its last word, the noun), or the whole phrase after its determiner ("the
+    ramekin")?"""
+    if words[0] not in ("the", "a", "an") or i == 0:
         return False
-    return words[-1] in lx.NOUNS and all(_unknown_word(x) for x in words[i:-1])
+    if words[-1] not in lx.NOUNS:
+        return all(_unknown_word(x) for x in words[1:])
+    return i < len(words) - 1 and all(_unknown_word(x) for x in words[i:-1])
 
 
 @functools.cache
@@ -269,7 +273,8 @@ def _restricted(words: list[str]) -> Ref | None:
         return replace(head, text=" ".join(words))
     anchor = parse_np(right)
     if head is None or anchor is None or head.items or head.pronoun or anchor.items or not (
-            anchor.shape or anchor.colour or anchor.object_id or anchor.pronoun):
+            anchor.shape or anchor.colour or anchor.object_id or anchor.pronoun
+            or anchor.name_words):
         return None
     return replace(head, text=" ".join(words), where=(lx.WHERE_PREPS[ph], anchor))
 

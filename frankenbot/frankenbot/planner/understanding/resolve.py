@@ -13,6 +13,7 @@ from frankenbot.planner import lexicon as lx
 from frankenbot.planner.frames import ObjectNotResolved, Refusal
 from frankenbot.planner.understanding.acts import Ref
 from frankenbot.program import predicates
+from frankenbot.shapes import UNKNOWN as UNKNOWN_SHAPE
 from frankenbot.state import Scene, SceneObject, WorldSnapshot
 
 PICKABLE = lx.PICKABLE_SHAPES
@@ -131,7 +132,7 @@ def candidates(ref: Ref, ctx: Binding, role: str) -> tuple[list[SceneObject], st
     if ref.name_words:  # "the cookie box": a box whose taught name says so
         of_shape = [o for o in of_shape
                     if set(ref.name_words) <= set(o.label.lower().split())]
-        noun = f"{' '.join(ref.name_words)} {noun}"
+        noun = " ".join((*ref.name_words, noun) if ref.shape else ref.name_words)
         if not of_shape:
             raise ObjectNotResolved(f"there is no {noun} in view "
                                     f"({', '.join(scene.ids()) or 'nothing'})")
@@ -168,9 +169,14 @@ def _where(ref: Ref, cands: list[SceneObject], ctx: Binding, noun: str) -> list[
         if rel == "in" or e.kind == "ambiguous":
             raise
         # "the bowl on the cookie box" where no box is seen: the box may be the thing under
-        # the bowl that the bowl hides. One candidate resting on something unseen is meant;
-        # none or several, and the anchor's absence stands.
-        hidden_under = [o for o in cands if on_something_unseen(o, ctx.scene)]
+        # the bowl that the bowl hides. One candidate resting on something unseen is meant
+        # (an unknown thing of the colour said counts too: seen askew on its hidden support,
+        # the thing meant may not be recognised); none or several, and the anchor's absence
+        # stands.
+        tiers = lx.COLOUR_WORDS.get(ref.colour, (ref.colour,)) if ref.colour else ()
+        unknown = [o for o in ctx.scene.objects if o.shape == UNKNOWN_SHAPE and ref.shape
+                   and (not tiers or o.colour in tiers)]
+        hidden_under = [o for o in (*cands, *unknown) if on_something_unseen(o, ctx.scene)]
         if len(hidden_under) == 1:
             return hidden_under
         raise
