@@ -191,6 +191,10 @@ def test_lights_and_stoves_are_switched_by_the_control_the_fixture_map_lists():
     assert "turn(obj=stove_knob, degrees=90)" in on
     with pytest.raises(Refusal, match="which way"):
         plan_offline("turn the stove knob", stove)
+    # "it" after the stove was switched: the stove, what things are put on
+    both = plan_offline("turn on the stove and put the red mug on it", stove)
+    assert both.index("turn(obj=stove_knob, degrees=90)") < both.index(
+        "place_on(obj=red_mug, target=stove)")
     with pytest.raises(Refusal, match="on or off"):
         plan_offline("flip the light", light)
 

@@ -90,6 +90,7 @@ def bind(act: Act, ctx: Binding) -> list[Frame]:
     if k == "switch":  # "turn on the light", "switch the stove off"
         assert act.obj is not None
         target = resolve(act.obj, ctx, "switched")
+        ctx.last_container = target  # "turn on the stove and put the pot on it"
         switched, control = switch_and_control(target, ctx.scene)  # a stove: its burner
         return [_switch_frame(act.prep, switched.object_id, control.object_id, act.manner)]
     if k == "operate":  # "press the button", "flip the switch", "turn the knob on"
