@@ -47,6 +47,8 @@ HOLLOW = frozenset({"bowl", "bin", "basket", "tray", "mug"})
 ROUND = frozenset({"bowl", "plate", "mug", "bottle", "can", "apple", "ball"})
 # rolls when let go on its side or nudged
 ROLLING = frozenset({"apple", "ball", "lemon"})
+# may lie on its side: round across its length (seen lying, as wide as it is high)
+LIES_ROUND = frozenset({"bottle", "can", "marker"})
 OPENABLE = frozenset({"drawer", "door", "microwave", "cupboard"})
 PRESSABLE = frozenset({"button"})
 TOGGLEABLE = frozenset({"switch"})

@@ -184,6 +184,29 @@ def test_object_moved_tolerates_a_partly_hidden_container_but_not_a_real_move():
     assert m.check(world(bin_at(0.70), **over), ctx) is not None
 
 
+def test_object_moved_takes_one_end_of_a_half_hidden_bottle_for_no_move():
+    """The fingers around a lying bottle hide its middle: the camera sees one end, centred
+    4-5 cm from where the bottle was. Inside its old footprint, that is no move; the same end
+    seen off it (or the whole bottle rolled away) is."""
+    m = ObjectMovedMonitor(threshold=0.03)
+
+    def bottle(x: float, y: float, length: float) -> SceneObject:
+        return SceneObject("purple_bottle", "wine bottle", "bottle", "purple", (x, y, 0.03),
+                           (length, 0.06, 0.06), 0.0)
+
+    whole = bottle(0.60, 0.0, 0.16)
+    ctx = MonitorContext("pick", {"obj": "purple_bottle"}, "main/0", 0.0,
+                         {"purple_bottle": whole.position},
+                         reference_objects={"purple_bottle": whole})
+    tcp = {"tcp_position": (0.60, 0.0, 0.03)}
+    assert m.check(world(bottle(0.555, 0.0, 0.07), **tcp), ctx) is None  # its far end
+    assert m.check(world(bottle(0.555, 0.07, 0.07), **tcp), ctx) is not None  # rolled off
+    assert m.check(world(bottle(0.60, 0.08, 0.16), **tcp), ctx) is not None
+    # without the pose at the start there is nothing to judge the piece against
+    bare = replace(ctx, reference_objects={})
+    assert m.check(world(bottle(0.555, 0.0, 0.07), **tcp), bare) is not None
+
+
 def test_object_missing_only_for_fresh_scene_and_known_objects():
     m = ObjectMissingMonitor()
     assert m.check(world(), PICK_CTX) is not None

@@ -55,6 +55,18 @@ def test_joint_move_stays_within_scaled_velocity_and_acceleration(scale: float) 
     assert np.max(v / vmax) > 0.95
 
 
+def test_a_sharp_corner_in_a_path_is_slowed_to_the_joint_acceleration_limit() -> None:
+    """Waypoints whose direction turns sharply (a straight TCP line near a singularity) are
+    timed so the turn, not only each segment, stays under the joint acceleration limit."""
+    limits = MotionLimits()
+    path = [HOME + np.array([0.05 * k, 0.0, 0.0, 0.0, 0.0, 0.0]) for k in range(10)]
+    path += [path[-1] + np.array([0.0, 0.05 * k, 0.0, 0.0, 0.0, 0.0]) for k in range(1, 10)]
+    traj = time_parameterize(path, limits)
+    _, _, acc = _max_rates(traj)
+    assert np.all(acc <= np.asarray(limits.max_joint_acceleration) * 1.001)
+    assert np.allclose(traj.final_positions, path[-1])
+
+
 def test_slower_speed_scaling_gives_a_longer_trajectory() -> None:
     goal = HOME + 0.5
     fast = joint_move(HOME, goal, MotionLimits(), 1.0)

@@ -176,3 +176,21 @@ def test_low_fingertips_beside_a_plate_do_not_join_it_through_the_arm_above():
     assert spans[-1] < 0.19  # the plate alone (18 cm), not plate + fingertips (24 cm)
     assert not any((c.points[:, 1] > 0.1).any() and (c.points[:, 1] < 0.0).any() for c in low)
     assert any(float(np.median(c.heights)) > 0.2 for c in clusters)  # the arm, its own
+
+
+def test_a_lying_bottle_seen_on_its_near_half_is_completed_away_from_the_camera():
+    from frankenbot.perception.geometry import complete_lying_round
+
+    # lying along x at y = 0, 6 cm across; the camera (at -y) measured 4.5 cm of it
+    centre, width = complete_lying_round(np.array([0.6, -0.0075]), 0.16, 0.045, 0.06, 0.0,
+                                         (0.6, -1.0))
+    assert width == 0.06 and np.allclose(centre, [0.6, 0.0])
+    # seen from the other side, completed the other way
+    centre, _ = complete_lying_round(np.array([0.6, 0.0075]), 0.16, 0.045, 0.06, 0.0,
+                                     (0.6, 1.0))
+    assert np.allclose(centre, [0.6, 0.0])
+    # an upright thing (as high as long) or one measured as wide as high is left alone
+    assert complete_lying_round(np.array([0.6, 0.0]), 0.06, 0.05, 0.16, 0.0, (0.6, -1.0))[1] \
+        == 0.05
+    assert complete_lying_round(np.array([0.6, 0.0]), 0.16, 0.06, 0.06, 0.0, (0.6, -1.0))[1] \
+        == 0.06

@@ -109,3 +109,21 @@ def test_perceived_points_replace_the_category_model():
     handle_dir = -np.array([math.cos(MUG.yaw), math.sin(MUG.yaw)])
     axis = c[:2] - handle_dir * 0.013
     assert math.hypot(g.x - axis[0], g.y - axis[1]) < 0.008
+
+
+def test_a_lying_bottle_seen_on_its_near_half_is_grasped_on_its_axis_with_the_fingers_wide():
+    """The camera sees only the half of a lying bottle turned its way: a section through those
+    points is short of the diameter and off the axis. Round things are taken by their model,
+    on the axis, and the fingers open fully to come down past the widest section."""
+    yaw = 0.3
+    bottle = obj("purple_bottle", "bottle", (0.45, -0.1, 0.03), (0.16, 0.06, 0.06), yaw=yaw)
+    model = model_points(bottle)
+    across = np.array([-math.sin(yaw), math.cos(yaw)])
+    near = model[(model[:, :2] - np.array(bottle.position[:2])) @ across > -0.005]  # one half
+    seen = obj("purple_bottle", "bottle", bottle.position, bottle.size, yaw=yaw, points=near)
+    assert len(surface_points(seen)) == len(near)
+    for g in synthesize(seen, [])[:10]:
+        off = (np.array([g.x, g.y]) - np.array(bottle.position[:2])) @ across
+        assert abs(float(off)) < 0.002  # on the axis, whichever candidate the reach picks
+        assert g.open_width == pytest.approx(0.085)
+        assert g.width == pytest.approx(0.06, abs=0.004)

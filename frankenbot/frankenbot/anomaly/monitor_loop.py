@@ -11,6 +11,7 @@ The loop never decides what to do about an anomaly; the executor's ``deliver`` d
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -22,6 +23,9 @@ from frankenbot.state import WorldSnapshot
 
 DEFAULT_RATE_HZ = 200.0
 DEFAULT_DEBOUNCE_TICKS = 2
+
+
+_log = logging.getLogger(__name__)
 
 
 class ProgramProbe(Protocol):
@@ -161,6 +165,7 @@ class MonitorLoop:
                     self._stop.wait(delay)
         except BaseException as e:  # reported via .error, never silent
             self.error = e
+            _log.error("monitor loop crashed", exc_info=e)
             self._deliver(Firing(Detection("builtin:monitor_loop", AnomalyKind.PRIMITIVE_FAILED,
                                            AnomalyClass.UNPREDICTABLE,
                                            f"monitor loop crashed: {e!r}"),

@@ -75,6 +75,8 @@ class MonitorContext:
     started_at: float = 0.0
     reference: Mapping[str, tuple[float, float, float]] = field(default_factory=dict)
     held_at_start: str | None = None  # carried on purpose: its motion is no anomaly
+    # the same objects as perceived then (pose, size): what a partial view is judged against
+    reference_objects: Mapping[str, SceneObject] = field(default_factory=dict)
 
     def objects(self) -> tuple[str, ...]:
         return tuple(str(self.args[k]) for k in OBJECT_ARGS
@@ -214,7 +216,10 @@ class ObjectMovedMonitor(_Base):
     matters for placing into it. So the threshold grows to ``size_fraction`` of the object's
     smaller horizontal extent (blocks keep ``threshold``), and to half that extent while the
     gripper is over the object (hiding the most of it): it still lies under the gripper then.
-    A container moved away (out from under the gripper) is still caught."""
+    A container moved away (out from under the gripper) is still caught. An object seen only
+    in part (the fingers around a lying bottle hide its middle: what is seen is one end) is
+    measured off-centre; when the whole of what is seen lies inside the footprint it had when
+    the primitive started, it is a part of it seen where it was, not a move."""
 
     name = "builtin:object_moved"
     kind = AnomalyKind.OBJECT_MOVED
@@ -247,9 +252,26 @@ class ObjectMovedMonitor(_Base):
             if math.hypot(r.tcp_position[0] - obj.position[0],
                           r.tcp_position[1] - obj.position[1]) < extent / 2:
                 limit = max(limit, extent / 2)  # the gripper over it hides part of it
-            if moved > limit:
+            if moved > limit and not _within(obj, ctx.reference_objects.get(oid),
+                                             self.threshold):
                 return self._hit(f"{oid} moved {moved:.3f} m during {ctx.primitive}", (oid,))
         return None
+
+
+def _within(obj: SceneObject, ref: SceneObject | None, margin: float) -> bool:
+    """Does ``obj``'s footprint (its rectangle) lie inside ``ref``'s grown by ``margin``?"""
+    if ref is None:
+        return False
+    c, s = math.cos(obj.yaw), math.sin(obj.yaw)
+    rc, rs = math.cos(ref.yaw), math.sin(ref.yaw)
+    hx, hy = obj.size[0] / 2, obj.size[1] / 2
+    for ux, uy in ((hx, hy), (hx, -hy), (-hx, hy), (-hx, -hy)):
+        dx = obj.position[0] + c * ux - s * uy - ref.position[0]
+        dy = obj.position[1] + s * ux + c * uy - ref.position[1]
+        if abs(rc * dx + rs * dy) > ref.size[0] / 2 + margin or \
+                abs(-rs * dx + rc * dy) > ref.size[1] / 2 + margin:
+            return False
+    return True
 
 
 class ObjectMissingMonitor(_Base):

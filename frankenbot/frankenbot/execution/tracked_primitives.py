@@ -47,17 +47,19 @@ class TrackedPrimitives:
                 cancel: CancelToken) -> PrimitiveResult:
         snap = self._snapshot()
         ref = {}
+        seen = {}
         for key in OBJECT_ARGS:
             v = args.get(key)
             if isinstance(v, str):
                 obj = snap.scene.get(v)
                 if obj is not None:
                     ref[v] = obj.position
+                    seen[v] = obj
         path = self._active_path()
         started = snap.time
         with self._lock:
             self._ctx = MonitorContext(name, dict(args), path, started, ref,
-                                       snap.robot.held_object)
+                                       snap.robot.held_object, seen)
             listeners = list(self._listeners)
             self.calls += 1
         for fn in listeners:

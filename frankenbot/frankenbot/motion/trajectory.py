@@ -223,9 +223,31 @@ def time_parameterize(waypoints: Sequence[Vector] | np.ndarray, limits: MotionLi
     vel[0] = 0.0
     vel[-1] = 0.0
     traj = JointTrajectory.from_arrays(JOINT_NAMES, t, pos, vel)
+    traj = limit_joint_acceleration(traj, np.asarray(limits.max_joint_acceleration))
     if kin is not None:
         traj = limit_tcp_speed(traj, kin, 0.95 * limits.max_cartesian_speed * speed_scaling)
     return traj
+
+
+def limit_joint_acceleration(traj: JointTrajectory, amax: np.ndarray) -> JointTrajectory:
+    """``traj`` slowed uniformly so no joint's sampled acceleration exceeds ``amax``.
+
+    One trapezoid over a piecewise-linear path bounds the acceleration along each segment, not
+    at the corners between them: where a straight TCP line passes near a singularity (the
+    elbow nearly straight at the edge of the reach) a joint's rate along the path changes
+    sharply from one waypoint to the next, and crossing that corner at full speed is a spike
+    the safety envelope rejects. Stretching time by k scales velocities by 1/k and
+    accelerations by 1/k**2; the path is unchanged."""
+    if len(traj) < 3 or not traj.has_velocities:
+        return traj
+    t = traj.times()
+    acc = np.abs(np.diff(traj.velocities(), axis=0)) / np.diff(t)[:, None]
+    ratio = float(np.max(acc / amax))
+    if ratio <= 1.0:
+        return traj
+    k = math.sqrt(ratio)
+    return JointTrajectory.from_arrays(traj.joint_names, t * k, traj.positions(),
+                                       traj.velocities() / k)
 
 
 def limit_tcp_speed(traj: JointTrajectory, kin: UR5eKinematics,

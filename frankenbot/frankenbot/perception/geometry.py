@@ -271,6 +271,21 @@ def complete_block(centre: np.ndarray, length: float, width: float, yaw: float,
     return centre + sign * normal * (length - width) / 2.0, length
 
 
+def complete_lying_round(centre: np.ndarray, length: float, width: float, height: float,
+                         yaw: float, viewpoint: tuple[float, float]) -> tuple[np.ndarray, float]:
+    """A round thing lying on its side (a bottle) is as wide as it is high, but the camera
+    sees only the half of it turned its way: measured across, it falls short of its diameter
+    and its centre lies towards the camera. The height (its top over what it stands on) is
+    the diameter; the part missing across lies on the side away from the camera. Returns
+    (centre, width)."""
+    if height <= width or height >= 0.8 * length:
+        return centre, width
+    normal = np.array([-math.sin(yaw), math.cos(yaw)])
+    away = centre - np.asarray(viewpoint, dtype=float)
+    sign = 1.0 if float(normal @ away) >= 0 else -1.0
+    return centre + sign * normal * (height - width) / 2.0, height
+
+
 def split_stack(det: Detection, ratio: float = 1.6,
                 min_edge: float = ShapeRules.stack_min_edge) -> list[Detection]:
     """A same-colour tower looks like one tall block: split it into cube-sized blocks.

@@ -5,7 +5,8 @@ Two things need more than one lookup: a tower of same-coloured blocks is one clu
 category matches, so a cluster much taller than wide is also tried as a stack of equal
 cubes (``geometry.split_stack``), kept only when every piece matches a block; and a block
 seen by one face edge-on is completed to a square once it is known to be a block (before
-that, a lemon or a marker must not be squared). Without a catalogue the size rules of
+that, a lemon or a marker must not be squared); likewise a bottle lying on its side, seen
+only on the half turned to the camera, is completed to as wide as it is high. Without a catalogue the size rules of
 ``geometry.measure`` name the first waves' shapes, as before.
 
 Pieces: an unknown cluster that touches a recognised object is a piece of it (the arm or a
@@ -23,7 +24,8 @@ import numpy as np
 
 from frankenbot import shapes
 from frankenbot.perception.catalogue import ObjectCatalogue
-from frankenbot.perception.geometry import Detection, ShapeRules, complete_block, split_stack
+from frankenbot.perception.geometry import (Detection, ShapeRules, complete_block,
+                                            complete_lying_round, split_stack)
 from frankenbot.perception.segmentation import Cluster, hue_neighbours, joined
 from frankenbot.shapes import UNKNOWN
 
@@ -43,6 +45,12 @@ def recognise(det: Detection, catalogue: ObjectCatalogue | None, rules: ShapeRul
         if m.category == "block" and viewpoint is not None:
             centre, width = complete_block(np.asarray(det.position[:2]), det.size[0],
                                            det.size[1], det.yaw, viewpoint)
+            named = replace(named, position=(float(centre[0]), float(centre[1]),
+                                             det.position[2]),
+                            size=(det.size[0], width, det.size[2]))
+        elif m.category in shapes.LIES_ROUND and viewpoint is not None:
+            centre, width = complete_lying_round(np.asarray(det.position[:2]), det.size[0],
+                                                 det.size[1], det.size[2], det.yaw, viewpoint)
             named = replace(named, position=(float(centre[0]), float(centre[1]),
                                              det.position[2]),
                             size=(det.size[0], width, det.size[2]))

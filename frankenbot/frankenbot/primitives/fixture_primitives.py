@@ -185,7 +185,23 @@ class FixturePrimitives:
                 p._line(front_pose(here, into, pitch), cancel, "clear of the cabinet")
         p._line(front_pose(here + np.array([0.0, 0.0, cfg.approach_height]), into, pitch),
                 cancel, "rise")
+        # The arm went the whole way; whether the drawer did is for the camera to say (a
+        # drawer that caught on something stays ajar while the fingers slid along its handle).
+        seen = self.seen_opening(part, cancel)
+        if seen is not None and not (part.is_open(seen) if opening else part.is_closed(seen)):
+            p.set_open(name, part.is_open(seen), seen)
+            return PrimitiveResult.failure(
+                FailureCode.BLOCKED, f"{verb} {name}: the camera sees it {seen * 100:.1f} cm "
+                f"open after the {verb}", opening=seen)
         return PrimitiveResult.success(f"{name} {'opened' if opening else 'closed'}")
+
+    def seen_opening(self, part: FixturePart, cancel: CancelToken) -> float | None:
+        """How far ``part`` is open in the first camera frame taken from now on (None: no such
+        frame in the look timeout, or the part not measured in it)."""
+        scene = self.p.newer_scene(cancel)
+        if scene is None:
+            return None
+        return measured_opening(part, {o.object_id: o for o in scene.objects})
 
     def front_above(self, part: FixturePart, floor: float
                     ) -> tuple[tuple[float, float] | None, str]:

@@ -178,7 +178,14 @@ def synthesize(obj: SceneObject, others: Sequence[SceneObject], *,
     object has no section the gripper can span, BLOCKED when every such grasp would hit
     something (named in the detail)."""
     g = gripper
-    pts = shape_models.surface_points(obj)
+    widest = shape_models.widest_height(obj)  # round sides: touched along their waist
+    # A round side's far half is hidden from the camera: its seen points span a section short
+    # of the diameter and centred towards the camera, and fingers aimed at that section's
+    # middle strike the side they cannot see. Round things are taken by their model (the
+    # fitted pose and size) and the fingers open as wide as they go before coming down past
+    # the widest section.
+    pts = shape_models.model_points(obj) if widest is not None else \
+        shape_models.surface_points(obj)
     if len(pts) == 0:
         raise NoGrasp(FailureCode.GRASP_FAILED, f"{obj.object_id}: no surface to grasp")
     obstacles = _obstacles(obj, others)
@@ -187,7 +194,6 @@ def synthesize(obj: SceneObject, others: Sequence[SceneObject], *,
     if not heights:
         raise NoGrasp(FailureCode.GRASP_FAILED, f"{obj.object_id} is too low to grasp")
     widest_span = g.max_open - 2 * g.side_clearance
-    widest = shape_models.widest_height(obj)  # round sides: touched along their waist
     com_z = obj.position[2]
     found: list[Grasp] = []
     narrowest = math.inf
@@ -209,10 +215,17 @@ def synthesize(obj: SceneObject, others: Sequence[SceneObject], *,
             lo, hi = _extent(inside, ds0)
             has = np.isfinite(lo)
             mid = np.where(has, (np.where(has, lo, 0.0) + np.where(has, hi, 0.0)) / 2, 0.0)
-            ds = ds0 - mid[:, None]  # re-centred on the section's middle
-            inside = active[None, :] & (np.abs(a) <= g.pad_half_depth) & (
-                np.abs(ds) < g.max_open / 2)
-            lo, hi = _extent(inside, ds)
+            # re-centred on the section's middle, twice: a section the first window cut short
+            # (a centre far off a cylinder's axis) has its middle off by the part cut away
+            for _ in range(2):
+                ds = ds0 - mid[:, None]
+                inside = active[None, :] & (np.abs(a) <= g.pad_half_depth) & (
+                    np.abs(ds) < g.max_open / 2)
+                lo, hi = _extent(inside, ds)
+                if _ == 0:
+                    mid = mid + np.where(np.isfinite(lo), (np.where(np.isfinite(lo), lo, 0.0)
+                                                           + np.where(np.isfinite(hi), hi, 0.0))
+                                         / 2, 0.0)
             width = np.where(np.isfinite(lo), hi - lo, 0.0)
             # a section that goes on past the open fingers' reach is wider than they open
             reach = np.abs(ds) - g.max_open / 2
@@ -237,6 +250,8 @@ def synthesize(obj: SceneObject, others: Sequence[SceneObject], *,
             if not np.any(ok):
                 continue
             open_w = np.minimum(g.max_open, width + 2 * g.open_margin)
+            if widest is not None:
+                open_w = np.full(len(width), g.max_open)
             # the object's own other parts (outside the section) against fingers and palm
             cx = centres[:, 0] + uy[0] * mid
             cy = centres[:, 1] + uy[1] * mid

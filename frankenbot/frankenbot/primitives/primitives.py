@@ -320,11 +320,16 @@ class Primitives:
 
     def _newer_view(self, object_id: str, cancel: CancelToken) -> SceneObject | None:
         """The object in the first fresh scene stamped after now (None: none in look_timeout)."""
+        scene = self.newer_scene(cancel)
+        return scene.get(object_id) if scene is not None else None
+
+    def newer_scene(self, cancel: CancelToken) -> Scene | None:
+        """The first fresh scene stamped after now (None: none in ``look_timeout``)."""
         start = self.robot.now()
         while self.robot.now() - start < self.config.look_timeout and not cancel.cancelled:
             scene = self.robot.scene()
             if not scene.stale and scene.stamp > start:
-                return scene.get(object_id)
+                return scene
             self.robot.sleep(0.02)
         return None
 

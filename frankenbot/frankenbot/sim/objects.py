@@ -296,9 +296,12 @@ def _build_bottle(body: ET.Element, spec: ObjectSpec) -> None:
     def along(d: float) -> str:
         return fmt((d, 0, 0)) if axis == "x" else fmt((0, 0, d))
 
+    # lying, its body rests on a line and would roll off at the slightest contact softness: a
+    # glass bottle on a table has rolling resistance (set going, it rolls a while and stops)
+    rolling, condim = (ROLLING_FRICTION, 6) if spec.lying else (0.001, 4)
     geom(body, type="cylinder", size=f"{r} {length / 2}", pos=along(-total / 2 + length / 2),
-         euler=euler, rgba=rgba, mass=spec.mass * 0.85, friction=f"{spec.friction} 0.01 0.001",
-         condim=4)
+         euler=euler, rgba=rgba, mass=spec.mass * 0.85,
+         friction=f"{spec.friction} 0.01 {rolling}", condim=condim)
     geom(body, type="cylinder", size=f"{nr} {neck / 2}", pos=along(total / 2 - neck / 2),
          euler=euler, rgba=rgba, mass=spec.mass * 0.15, friction=f"{spec.friction} 0.01 0.001",
          condim=4)
