@@ -6,8 +6,8 @@ category matches, so a cluster much taller than wide is also tried as a stack of
 cubes (``geometry.split_stack``), kept only when every piece matches a block; and a block
 seen by one face edge-on is completed to a square once it is known to be a block (before
 that, a lemon or a marker must not be squared); likewise a bottle lying on its side, seen
-only on the half turned to the camera, is completed to as wide as it is high. Without a catalogue the size rules of
-``geometry.measure`` name the first waves' shapes, as before.
+only on the half turned to the camera, is completed to as wide as it is high. Without a
+catalogue the size rules of ``geometry.measure`` name the first waves' shapes, as before.
 
 Pieces: an unknown cluster that touches a recognised object is a piece of it (the arm or a
 neighbour cut it), not an object; two unknown clusters of one colour (or of neighbouring hues:
@@ -24,8 +24,13 @@ import numpy as np
 
 from frankenbot import shapes
 from frankenbot.perception.catalogue import ObjectCatalogue
-from frankenbot.perception.geometry import (Detection, ShapeRules, complete_block,
-                                            complete_lying_round, split_stack)
+from frankenbot.perception.geometry import (
+    Detection,
+    ShapeRules,
+    complete_block,
+    complete_lying_round,
+    split_stack,
+)
 from frankenbot.perception.segmentation import Cluster, hue_neighbours, joined
 from frankenbot.shapes import UNKNOWN
 
