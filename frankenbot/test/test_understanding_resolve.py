@@ -110,3 +110,59 @@ def test_an_object_on_a_support_the_camera_cannot_see_is_the_one_on_it():
     with pytest.raises(ObjectNotResolved, match="no ramekin in view"):
         understand("pick up the black bowl on the ramekin and place it on the plate",
                    Scene.of(both))
+
+
+def test_of_two_objects_on_hidden_supports_the_one_with_an_unknown_thing_under_it_is_meant():
+    """Both black bowls stand on things their rims hide; under one, the edge of something the
+    catalogue does not know shows (LIBERO's ramekin under its bowl). "The bowl on the ramekin"
+    is that one; with nothing showing under either, or under both, the sentence is refused."""
+    from frankenbot.state import Scene, SceneObject
+
+    raised = [replace(o, position=(*o.position[:2], 0.061)) for o in _bowls_one_raised().objects
+              if o.shape == "bowl"]
+    plate = [o for o in _bowls_one_raised().objects if o.shape == "plate"]
+
+    def edge(oid: str, xy: tuple[float, float]) -> SceneObject:
+        return SceneObject(oid, "small white object", "unknown", "white", (*xy, 0.014),
+                           (0.09, 0.03, 0.028))
+
+    said = "pick up the black bowl on the ramekin and place it on the plate"
+    one = Scene.of((*raised, *plate, edge("unknown", (0.53, 0.17))))  # under black_bowl_2
+    assert frames(said, one) == "put_in(obj=black_bowl_2, target=white_plate)"
+    with pytest.raises(ObjectNotResolved, match="no ramekin in view"):
+        understand(said, Scene.of((*raised, *plate)))
+    both = Scene.of((*raised, *plate, edge("unknown", (0.53, 0.17)),
+                     edge("unknown_2", (0.39, 0.0))))
+    with pytest.raises(ObjectNotResolved, match="no ramekin in view"):
+        understand(said, both)
+    # something beside a bowl on the table, not under it, is no hidden support's edge
+    far = Scene.of((*raised, *plate, edge("unknown", (0.75, 0.2))))
+    with pytest.raises(ObjectNotResolved, match="no ramekin in view"):
+        understand(said, far)
+
+
+def test_an_unrecognised_thing_of_the_colour_said_standing_where_said_is_the_one_meant():
+    """"The black bowl on the cabinet": no bowl stands there, but one black thing the camera
+    could not name does (far off, its outline noisy): it is meant. Two such, or one of another
+    colour, and the sentence is refused as before."""
+    from frankenbot.state import Scene, SceneObject
+
+    cabinet = SceneObject("cabinet", "cabinet", "cabinet", "", (0.42, 0.52, 0.18),
+                          (0.26, 0.30, 0.36), is_fixture=True)
+
+    def thing(oid: str, colour: str, xy=(0.37, 0.5)) -> SceneObject:
+        return SceneObject(oid, f"large {colour} object", "unknown", colour, (*xy, 0.38),
+                           (0.144, 0.131, 0.04))
+
+    table_bowl = SceneObject("black_bowl", "black bowl", "bowl", "black", (0.63, -0.3, 0.02),
+                             (0.136, 0.132, 0.045))
+    plate = SceneObject("white_plate", "white plate", "plate", "white", (0.36, -0.17, 0.006),
+                        (0.18, 0.18, 0.012))
+    said = "pick up the black bowl on the wooden cabinet and place it on the plate"
+    scene = Scene.of((table_bowl, plate, cabinet, thing("unknown", "black")))
+    assert frames(said, scene) == "put_in(obj=unknown, target=white_plate)"
+    with pytest.raises(ObjectNotResolved, match="not on the cabinet"):
+        understand(said, Scene.of((table_bowl, plate, cabinet, thing("unknown", "red"))))
+    with pytest.raises(ObjectNotResolved, match="not on the cabinet"):
+        understand(said, Scene.of((table_bowl, plate, cabinet, thing("unknown", "black"),
+                                   thing("unknown_2", "black", (0.47, 0.55)))))

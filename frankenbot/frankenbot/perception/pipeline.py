@@ -65,6 +65,7 @@ MIN_UNKNOWN_EXTENT = 0.02  # m: an unknown thing narrower than this is noise, no
 MIN_UNKNOWN_HEIGHT = 0.015  # m: ... or lower (under strong noise the table lifts that far)
 MIN_UNKNOWN_POINTS = 40  # samples an unknown object needs (a known one: the usual minimum)
 FIXTURE_PIECE_MARGIN = 0.035  # m round a fixture's solids where unknown pieces are its own
+ON_TOP_CLEARANCE = 0.015  # m over a fixture's top from where a point stands on it, not its piece
 OPEN_FOR_SINK = 0.03  # m: a drawer open this far has a floor an object may have dropped to
 UNSEEN_SUPPORT = 0.03  # m: over the table with its lowest seen point this high, nothing near
 # it, a footprint at least UNSEEN_SUPPORT_WIDTH wide both ways (a bowl, a plate), it stands on
@@ -333,7 +334,13 @@ class PerceptionPipeline:
             return False
         near = np.zeros(len(points), bool)
         for s in fixture_shapes:
-            near |= s.solid_mask(points, margin=FIXTURE_PIECE_MARGIN)
+            mask = s.solid_mask(points, margin=FIXTURE_PIECE_MARGIN)
+            if s.fixture.top:  # what stands on its top rises clear of it: a bowl on the cabinet
+                loc = s.body.local(points)
+                mask &= ~((np.abs(loc[:, 0]) <= s.body.half[0])
+                          & (np.abs(loc[:, 1]) <= s.body.half[1])
+                          & (points[:, 2] > s.body.top_z() + ON_TOP_CLEARANCE))
+            near |= mask
         return bool(np.count_nonzero(near) >= 0.5 * len(points))
 
     def _detector_clusters(self, rgb: np.ndarray, fg: Foreground

@@ -173,10 +173,14 @@ def _where(ref: Ref, cands: list[SceneObject], ctx: Binding, noun: str) -> list[
         # (an unknown thing of the colour said counts too: seen askew on its hidden support,
         # the thing meant may not be recognised); none or several, and the anchor's absence
         # stands.
-        tiers = lx.COLOUR_WORDS.get(ref.colour, (ref.colour,)) if ref.colour else ()
-        unknown = [o for o in ctx.scene.objects if o.shape == UNKNOWN_SHAPE and ref.shape
-                   and (not tiers or o.colour in tiers)]
+        unknown = _unknown_of_colour(ref, ctx)
         hidden_under = [o for o in (*cands, *unknown) if on_something_unseen(o, ctx.scene)]
+        if len(hidden_under) > 1:
+            # several stand on hidden things: the one with an unrecognised thing peeking out
+            # from under it (the named thing's visible edge) is meant
+            hidden_under = [o for o in hidden_under
+                            if any(_peeks_out_under(u, o) for u in ctx.scene.objects
+                                   if u.shape == UNKNOWN_SHAPE and u not in hidden_under)]
         if len(hidden_under) == 1:
             return hidden_under
         raise
@@ -184,12 +188,29 @@ def _where(ref: Ref, cands: list[SceneObject], ctx: Binding, noun: str) -> list[
             and relation_holds(rel, o.object_id, anchor.object_id, ctx.scene)]
     if kept or ref.quantifier == "all" and not ref.colour and not ref.shape:
         return kept
+    if ref.quantifier != "all":
+        # none of the named kind stands there, but one thing the camera could not name, of
+        # the colour said, does: seen askew or far off, the thing meant may not be recognised
+        unnamed = [o for o in _unknown_of_colour(ref, ctx) if o.object_id != anchor.object_id
+                   and relation_holds(rel, o.object_id, anchor.object_id, ctx.scene)]
+        if len(unnamed) == 1:
+            return unnamed
     said = _RELATION_WORDS[rel]
     if len(cands) == 1:
         raise ObjectNotResolved(f"{say(cands[0])} is not {said} {say(anchor)} (as the camera "
                                 "sees it now)", kind="impossible")
     raise ObjectNotResolved(f"there is no {noun} {said} {say(anchor)} (as the camera sees it "
                             "now)", kind="impossible")
+
+
+def _unknown_of_colour(ref: Ref, ctx: Binding) -> list[SceneObject]:
+    """The unrecognised objects that may be what ``ref`` names: of the colour it says (any,
+    when it says none), where it names a kind of object at all."""
+    if not ref.shape:
+        return []
+    tiers = lx.COLOUR_WORDS.get(ref.colour, (ref.colour,)) if ref.colour else ()
+    return [o for o in ctx.scene.objects if o.shape == UNKNOWN_SHAPE
+            and (not tiers or o.colour in tiers)]
 
 
 def _anchor(ref: Ref, ctx: Binding) -> SceneObject:
@@ -228,6 +249,15 @@ def on_something_unseen(o: SceneObject, scene: Scene) -> bool:
         return False
     return not any(relation_holds("in_or_on", o.object_id, b.object_id, scene)
                    for b in scene.objects if b.object_id != o.object_id)
+
+
+def _peeks_out_under(u: SceneObject, o: SceneObject) -> bool:
+    """Is ``u`` seen under ``o``: its top below ``o``'s bottom and its footprint's centre within
+    ``o``'s outline grown by half ``u``'s smaller extent (only its edge shows)?"""
+    if u.is_fixture or u.top_z > o.position[2] - o.size[2] / 2.0 + 0.005:
+        return False
+    reach = max(o.size[0], o.size[1]) / 2.0 + min(u.size[0], u.size[1]) / 2.0
+    return o.xy_distance(u) < reach
 
 
 def relation_holds(rel: str, a: str, b: str, scene: Scene) -> bool:
