@@ -145,6 +145,12 @@ def _extent(inside: np.ndarray, ds: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return lo, hi
 
 
+def _middle(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The middle of each section (0 where a candidate has none)."""
+    has = np.isfinite(lo)
+    return np.where(has, (np.where(has, lo, 0.0) + np.where(has, hi, 0.0)) / 2, 0.0)
+
+
 def _hits(pts: np.ndarray, cx: np.ndarray, cy: np.ndarray, ax: np.ndarray, uy: np.ndarray,
           z: float, open_w: np.ndarray, g: GripperModel, margin: float,
           gap_too: bool) -> np.ndarray:
@@ -214,18 +220,16 @@ def synthesize(obj: SceneObject, others: Sequence[SceneObject], *,
             inside = in_reach & (np.abs(a) <= g.pad_half_depth)
             lo, hi = _extent(inside, ds0)
             has = np.isfinite(lo)
-            mid = np.where(has, (np.where(has, lo, 0.0) + np.where(has, hi, 0.0)) / 2, 0.0)
+            mid = _middle(lo, hi)
             # re-centred on the section's middle, twice: a section the first window cut short
             # (a centre far off a cylinder's axis) has its middle off by the part cut away
-            for _ in range(2):
+            for again in (True, False):
                 ds = ds0 - mid[:, None]
                 inside = active[None, :] & (np.abs(a) <= g.pad_half_depth) & (
                     np.abs(ds) < g.max_open / 2)
                 lo, hi = _extent(inside, ds)
-                if _ == 0:
-                    mid = mid + np.where(np.isfinite(lo), (np.where(np.isfinite(lo), lo, 0.0)
-                                                           + np.where(np.isfinite(hi), hi, 0.0))
-                                         / 2, 0.0)
+                if again:
+                    mid = mid + _middle(lo, hi)
             width = np.where(np.isfinite(lo), hi - lo, 0.0)
             # a section that goes on past the open fingers' reach is wider than they open
             reach = np.abs(ds) - g.max_open / 2
