@@ -333,6 +333,18 @@ def push_reach(size: Sequence[float], standoff: float = PUSH_STANDOFF) -> float:
     return 0.5 * max(size[0], size[1]) + 0.012 + standoff
 
 
+def push_blockers(obj: SceneObject, end: tuple[float, float], objects: Iterable[SceneObject]
+                  ) -> list[str]:
+    """The movable objects (not fixtures) the straight push of ``obj`` to ``end`` would shove,
+    nearest the start first: what to clear away when no push route goes round them."""
+    r = footprint_radius(obj.size, obj.shape) + PUSH_CLEARANCE
+    start = (obj.position[0], obj.position[1])
+    hit = [o for o in obstacles(objects, exclude=(obj.object_id,))
+           if not o.is_fixture and footprint_gap(o, start, end) < r]
+    hit.sort(key=lambda o: math.dist(start, o.position[:2]))
+    return [o.object_id for o in hit]
+
+
 def push_route(obj: SceneObject, end: tuple[float, float], objects: Iterable[SceneObject],
                *, region: Region | None = None, standoff: float = PUSH_STANDOFF
                ) -> list[tuple[float, float]]:

@@ -355,7 +355,8 @@ def test_an_object_on_a_fixture_top_at_the_gripper_stands_there_unless_lifted_of
 def test_an_unknown_thing_standing_on_a_fixture_top_is_no_piece_of_the_fixture():
     """Points within a few centimetres of a fixture's solid are its own pieces (depth noise
     past its edge), but what stands on its top rises clear of it: a 4 cm bowl on the
-    cabinet, even unrecognised, is kept; a sliver along the top's edge is not."""
+    cabinet, even unrecognised, is kept; a sliver along the top's edge is not, nor a thing
+    whose foot does not reach the top."""
     from frankenbot.perception.fixture_geometry import map_shapes
 
     fmap = FixtureMap.from_data({"fixtures": {"cabinet": {
@@ -365,6 +366,9 @@ def test_an_unknown_thing_standing_on_a_fixture_top_is_no_piece_of_the_fixture()
     a = np.linspace(0.0, 2 * np.pi, 240)
     rim = np.r_[np.linspace(0.362, 0.372, 60), np.linspace(0.38, 0.405, 180)]
     bowl = np.c_[0.4 + 0.07 * np.cos(a), 0.5 + 0.07 * np.sin(a), rim]
-    assert not PerceptionPipeline._fixture_piece(bowl, shapes)
+    assert not PerceptionPipeline._fixture_piece(bowl, shapes, bottom=0.36)
     edge = np.c_[np.full(80, 0.535), np.linspace(0.4, 0.6, 80), np.full(80, 0.365)]
-    assert PerceptionPipeline._fixture_piece(edge, shapes)
+    assert PerceptionPipeline._fixture_piece(edge, shapes, bottom=0.36)
+    # measured standing nowhere on the top (held over it by the arm), it stays a piece
+    assert PerceptionPipeline._fixture_piece(bowl, shapes, bottom=0.385)
+    assert PerceptionPipeline._fixture_piece(bowl, shapes)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from frankenbot.anomaly.candidates import Call, Situation
@@ -146,3 +148,37 @@ def test_a_missing_referent_is_not_replaced_by_another_object():
     text, _ = plan_recovery("put all the blocks in the green bowl", rest,
                             FailureContext(clear_old, failure_context_text(s), "main/1"))
     assert "red_block" in text and "green_block" not in text
+
+
+def test_a_push_with_no_way_round_clears_what_stands_in_its_way_out_of_its_lane():
+    """The push primitive names what blocks a push it cannot route round; the re-plan moves
+    that thing first, to a free spot away from the push's lane and the spot it aims at."""
+    from frankenbot import spatial
+
+    plate = SceneObject("white_plate", "white plate", "plate", "white", (0.40, 0.12, 0.006),
+                        (0.16, 0.16, 0.012))
+    bowl = SceneObject("green_bowl", "green bowl", "bowl", "green", (0.62, -0.2, 0.025),
+                       (0.15, 0.15, 0.05))
+    box = SceneObject("blue_box", "blue box", "box", "blue", (0.42, -0.08, 0.017),
+                      (0.09, 0.05, 0.035))
+    scene = _scene(plate, bowl, box)
+    spot = spatial.spot_beside("in_front_of", bowl, plate.size, scene.objects,
+                               held_id="white_plate")
+    assert spatial.push_blockers(plate, (spot.x, spot.y), scene.objects) == ["blue_box"]
+    call = Call("push_in_front_of", {"obj": "white_plate", "ref": "green_bowl"})
+    ctx = _ctx(AnomalyKind.TARGET_OCCUPIED, call, ("green_bowl", "blue_box"))
+    text, what = plan_recovery("push the white plate in front of the green bowl", scene, ctx)
+    lines = [ln.strip() for ln in text.splitlines()]
+    first = lines.index("main {") + 1
+    assert lines[first] == "pick(obj=blue_box)" and "blue_box" in what
+    x, y = (float(v.split("=")[1]) for v in lines[first + 1][:-1].split(", ")[1:])
+    moved = SceneObject("blue_box", "blue box", "box", "blue", (x, y, 0.017), box.size)
+    assert spatial.push_blockers(plate, (spot.x, spot.y), [plate, bowl, moved]) == []
+    assert math.dist((x, y), (spot.x, spot.y)) > 0.12
+    assert "push_in_front_of(obj=white_plate, ref=green_bowl)" in text
+    # a failure of another kind names no lane: a box is not cleared off a place target
+    place = _ctx(AnomalyKind.TARGET_OCCUPIED, Call("place_in", {"obj": "red_block",
+                                                                "container": "white_plate"}),
+                 ("white_plate", "blue_box"))
+    text, _ = plan_recovery("push the white plate in front of the green bowl", scene, place)
+    assert "pick(obj=blue_box)" not in text

@@ -92,6 +92,30 @@ def test_stacking_needs_a_flat_top(world):
     assert _still(world, before) and prims.held_object == obj
 
 
+def test_what_shows_of_the_held_object_under_another_name_is_not_placed_beside(world):
+    """The fingers hide part of what they hold; the part in view may be tracked under a name
+    of its own (the end of a lying bottle seen as a ball). Placing, nothing in the hand counts
+    as standing near the spot or on the support; things elsewhere still do."""
+    from frankenbot.state import SceneObject
+
+    world.reset("everyday_in", 0)
+    _, _, prims = make_primitives(world)
+    obj = world.task.params["object"]
+    assert prims.execute("pick", {"obj": obj}, CancelToken()).ok
+    held = prims._held
+    assert held is not None and held.object_id == obj
+    tcp = prims.kin.fk(prims._q())[:3, 3]
+    in_hand = SceneObject("purple_ball_2", "purple ball", "ball", "purple",
+                          (float(tcp[0]), float(tcp[1]) + 0.02, float(tcp[2]) - 0.01),
+                          (0.07, 0.035, 0.07))
+    beside = SceneObject("red_can", "red can", "can", "red",
+                         (float(tcp[0]) + 0.2, float(tcp[1]), 0.05), (0.066, 0.066, 0.10))
+    seen = world.object_states()[obj]
+    itself = SceneObject(obj, obj, seen.shape, seen.colour, seen.position, seen.size)
+    kept = prims.others_than_held(held, [in_hand, beside, itself])
+    assert [o.object_id for o in kept] == ["red_can"]
+
+
 def _shifted(data, dx: float):
     """Fixture-map data with every fixture moved ``dx`` m along x (a cell laid out farther)."""
     keys = ("position", "handle", "hinge", "cavity_centre")

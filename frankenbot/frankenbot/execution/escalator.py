@@ -110,6 +110,10 @@ class TieredEscalator:
             objects = pending[1]
             if rec.recovery_commanded_at > 0.0 or rec.decided_at > 0.0:  # handler ran: new one
                 rec = None
+        if not objects and ctx.failure is not None:
+            named = ctx.failure.data.get("objects")  # what a primitive's failure names
+            if isinstance(named, (tuple, list)):
+                objects = tuple(str(o) for o in named)
         if rec is None:
             detail = ctx.event.detail or (ctx.failure.detail if ctx.failure else "")
             onset = ctx.event.detected_at or now

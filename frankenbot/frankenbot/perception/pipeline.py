@@ -66,6 +66,7 @@ MIN_UNKNOWN_HEIGHT = 0.015  # m: ... or lower (under strong noise the table lift
 MIN_UNKNOWN_POINTS = 40  # samples an unknown object needs (a known one: the usual minimum)
 FIXTURE_PIECE_MARGIN = 0.035  # m round a fixture's solids where unknown pieces are its own
 ON_TOP_CLEARANCE = 0.015  # m over a fixture's top from where a point stands on it, not its piece
+ON_TOP_FOOT = 0.01  # m from a fixture's top a thing measured to stand on it has its bottom
 OPEN_FOR_SINK = 0.03  # m: a drawer open this far has a floor an object may have dropped to
 UNSEEN_SUPPORT = 0.03  # m: over the table with its lowest seen point this high, nothing near
 # it, a footprint at least UNSEEN_SUPPORT_WIDTH wide both ways (a bowl, a plate), it stands on
@@ -327,19 +328,24 @@ class PerceptionPipeline:
         return out
 
     @staticmethod
-    def _fixture_piece(points: np.ndarray, fixture_shapes: tuple[FixtureShape, ...]) -> bool:
+    def _fixture_piece(points: np.ndarray, fixture_shapes: tuple[FixtureShape, ...],
+                       bottom: float | None = None) -> bool:
         """Most of ``points`` within a few centimetres of a fixture's solid: a piece of the
-        fixture the depth noise threw past its mask (a cabinet's side edge)."""
+        fixture the depth noise threw past its mask (a cabinet's side edge). ``bottom``: where
+        the thing the points are of is measured to stand; one standing on a fixture's top (a
+        bowl on the cabinet) rises clear of it, and its points over the top are not the
+        fixture's (what the arm holds over the top stands nowhere, and stays a piece)."""
         if not len(points) or not fixture_shapes:
             return False
         near = np.zeros(len(points), bool)
         for s in fixture_shapes:
             mask = s.solid_mask(points, margin=FIXTURE_PIECE_MARGIN)
-            if s.fixture.top:  # what stands on its top rises clear of it: a bowl on the cabinet
+            top = s.body.top_z()
+            if s.fixture.top and bottom is not None and abs(bottom - top) <= ON_TOP_FOOT:
                 loc = s.body.local(points)
                 mask &= ~((np.abs(loc[:, 0]) <= s.body.half[0])
                           & (np.abs(loc[:, 1]) <= s.body.half[1])
-                          & (points[:, 2] > s.body.top_z() + ON_TOP_CLEARANCE))
+                          & (points[:, 2] > top + ON_TOP_CLEARANCE))
             near |= mask
         return bool(np.count_nonzero(near) >= 0.5 * len(points))
 
@@ -507,7 +513,8 @@ class PerceptionPipeline:
         object beside it."""
         if det.points is None:
             return False
-        return self._fixture_piece(det.points, self.observer.shapes())
+        return self._fixture_piece(det.points, self.observer.shapes(),
+                                   det.position[2] - det.size[2] / 2.0)
 
     def scene_at(self, now: float) -> Scene:
         """The latest scene; stale if the last frame is older than the timeout (or none came)."""

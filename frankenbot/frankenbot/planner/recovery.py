@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from frankenbot import shapes, spatial
 from frankenbot.errors import PlannerError
 from frankenbot.planner.offline import plan_offline
 from frankenbot.planner.request import FailureContext
@@ -110,7 +111,7 @@ def plan_recovery(instruction: str, scene: Scene, context: FailureContext) -> tu
         return (_prepend(text, [f"place_at(obj={held}, x={x:.3f}, y={y:.3f})"]),
                 f"puts {held} down at ({x:.2f}, {y:.2f}), then re-plans the instruction")
     pre: list[str] = []
-    taken: list[tuple[float, float]] = []
+    taken = _push_lane(failure, scene)  # cleared out of a push's way: not back into it
     if held is not None:
         x, y = free_spot(scene, taken)
         taken.append((x, y))
@@ -198,7 +199,8 @@ def _occupier(failure: Failure, scene: Scene) -> SceneObject | None:
         return None
     for oid in failure.objects[1:]:  # the monitor reports (target, occupier)
         o = scene.get(oid)
-        if o is not None and not o.is_fixture and o.shape in ("block", "unknown"):
+        if o is not None and not o.is_fixture and (o.shape in ("block", "unknown")
+                                                   or _pushed_past(failure, o)):
             return o
     target = scene.get(failure.objects[0]) if failure.objects else None
     if target is None:
@@ -210,6 +212,41 @@ def _occupier(failure: Failure, scene: Scene) -> SceneObject | None:
         if o.xy_distance(target) < half and o.position[2] > target.position[2]:
             return o
     return None
+
+
+def _push(failure: Failure) -> re.Match[str] | None:
+    """The failed call when it was a push beside a reference (``push_<relation>``)."""
+    return re.match(r"push_\w+\(obj=(\w+), ref=(\w+)\)", failure.failed_call)
+
+
+def _pushed_past(failure: Failure, o: SceneObject) -> bool:
+    """Is ``o`` a graspable thing a push failed to get past (the push primitive names what
+    stands in its way)?"""
+    return _push(failure) is not None and o.shape in shapes.GRASPABLE
+
+
+def _push_lane(failure: Failure, scene: Scene) -> list[tuple[float, float]]:
+    """Points every few centimetres along a failed push (from its object to the spot beside
+    its reference the push primitive aims at), and around that spot, for ``free_spot`` to keep
+    away from; none for any other failure."""
+    m = _push(failure)
+    if m is None:
+        return []
+    obj, ref = scene.get(m.group(1)), scene.get(m.group(2))
+    relation = failure.failed_call.split("(")[0].removeprefix("push_")
+    if obj is None or ref is None or relation not in spatial.DIRECTIONS:
+        return []
+    try:
+        spot = spatial.spot_beside(relation, ref, obj.size, scene.objects,
+                                   held_id=obj.object_id)
+    except spatial.NoFreeSpot:
+        return []
+    a, b = obj.position[:2], (spot.x, spot.y)
+    n = max(1, int(math.dist(a, b) / FREE_STEP / 2))
+    lane = [(a[0] + (b[0] - a[0]) * k / n, a[1] + (b[1] - a[1]) * k / n) for k in range(n + 1)]
+    r = spatial.footprint_radius(obj.size, obj.shape)
+    return lane + [(b[0] + r * math.cos(t), b[1] + r * math.sin(t))
+                   for t in (0.0, math.pi / 2, math.pi, 3 * math.pi / 2)]
 
 
 def free_spot(scene: Scene, taken: list[tuple[float, float]]) -> tuple[float, float]:

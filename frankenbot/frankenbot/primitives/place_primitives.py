@@ -86,8 +86,8 @@ class PlacePrimitives:
         if not (target.is_fixture or target.shape in WIDE_SUPPORTS):
             x, y, support = target.position[0], target.position[1], target.top_z
         else:  # a plate, a tray or a fixture's top: a free spot on it
-            on_it = [o for o in self.p.robot.scene().objects if o.object_id not in (
-                object_id, target_id) and not o.is_fixture and on_top_of(o, target)]
+            on_it = [o for o in self.p.others_than_held(held, self.p.robot.scene().objects)
+                     if o.object_id != target_id and not o.is_fixture and on_top_of(o, target)]
             spot = spot_on_support(target, held.size, on_it)
             x, y, support = spot.x, spot.y, spot.support_z
         above = support + held.size[2] + self.p.config.approach_height

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass, replace
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -63,6 +63,7 @@ GRASP_COST_SLACK = 0.05  # of candidates this close to the best reachable, least
 # stands within PRE_PLACE_NEIGHBOURHOOD of its footprint at the spot
 PRE_PLACE_NEIGHBOURHOOD = 0.06  # m
 PRE_PLACE_CLEARANCE = 0.03  # m
+IN_HAND_MARGIN = 0.03  # m beyond the held object's half length where things count as in the hand
 
 
 @dataclass(frozen=True)
@@ -548,6 +549,16 @@ class Primitives:
                 f"(best at ({g.x:.3f}, {g.y:.3f}, {g.z:.3f}) m)"))
         return best[1], best[2]
 
+    def others_than_held(self, held: _Held, objects: Sequence[SceneObject]
+                         ) -> list[SceneObject]:
+        """``objects`` but the held one and anything in the fingers with it: the gripper hides
+        part of what it holds, and the part in view may be tracked under a name of its own
+        (the end of a lying bottle seen as a ball); it is not something to place beside."""
+        tcp = self.kin.fk(self._q())[:3, 3]
+        reach = 0.5 * max(held.size) + IN_HAND_MARGIN
+        return [o for o in objects if o.object_id != held.object_id
+                and math.dist(o.position, tcp) > reach]
+
     def _held_or_stop(self, object_id: str) -> _Held:
         with self._beliefs_lock:
             held = self._held
@@ -578,8 +589,8 @@ class Primitives:
         # the move to the pre-place pose is not a straight line down: the held object must
         # pass over what stands near the spot (a tall carton beside which it is put)
         reach = spatial.footprint_radius(held.size, held.shape) + PRE_PLACE_NEIGHBOURHOOD
-        tops = [o.top_z for o in self.robot.scene().objects
-                if not o.is_fixture and o.object_id != held.object_id
+        tops = [o.top_z for o in self.others_than_held(held, self.robot.scene().objects)
+                if not o.is_fixture
                 and math.hypot(o.position[0] - x, o.position[1] - y)
                 - spatial.footprint_radius(o.size, o.shape) < reach]
         if tops:

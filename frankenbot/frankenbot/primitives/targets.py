@@ -263,10 +263,18 @@ class TargetPrimitives:
             try:
                 spot = spatial.spot_beside(relation, ref, obj.size, objects,
                                            held_id=obj.object_id, region=self.region)
+            except spatial.NoFreeSpot as e:
+                return PrimitiveResult.failure(FailureCode.BLOCKED, str(e))
+            try:
                 route = spatial.push_route(obj, (spot.x, spot.y), objects, region=self.region,
                                            standoff=p.config.push_standoff)
             except spatial.NoFreeSpot as e:
-                return PrimitiveResult.failure(FailureCode.BLOCKED, str(e))
+                # no way round: name what stands in the way (a recovery may clear it first)
+                blockers = spatial.push_blockers(obj, (spot.x, spot.y), objects)
+                return PrimitiveResult.failure(
+                    FailureCode.BLOCKED, str(e) + (f" ({', '.join(blockers)} in the way)"
+                                                   if blockers else ""),
+                    objects=(ref_id, *blockers))
             push_z = max(p.config.push_height, p.config.min_tcp_z)
             for x, y in route:
                 self._check_tcp(x, y, push_z, "push target")
