@@ -265,10 +265,15 @@ def complete_block(centre: np.ndarray, length: float, width: float, yaw: float,
     centre lies behind that face, away from the camera. Returns (centre, width)."""
     if width >= 0.6 * length:
         return centre, width
+    return centre + _across_away(centre, yaw, viewpoint) * (length - width) / 2.0, length
+
+
+def _across_away(centre: np.ndarray, yaw: float, viewpoint: tuple[float, float]) -> np.ndarray:
+    """The unit vector across a footprint at ``yaw`` pointing away from the camera (where
+    the side it cannot see lies)."""
     normal = np.array([-math.sin(yaw), math.cos(yaw)])
     away = centre - np.asarray(viewpoint, dtype=float)
-    sign = 1.0 if float(normal @ away) >= 0 else -1.0
-    return centre + sign * normal * (length - width) / 2.0, length
+    return normal if float(normal @ away) >= 0 else -normal
 
 
 def complete_lying_round(centre: np.ndarray, length: float, width: float, height: float,
@@ -280,10 +285,7 @@ def complete_lying_round(centre: np.ndarray, length: float, width: float, height
     (centre, width)."""
     if height <= width or height >= 0.8 * length:
         return centre, width
-    normal = np.array([-math.sin(yaw), math.cos(yaw)])
-    away = centre - np.asarray(viewpoint, dtype=float)
-    sign = 1.0 if float(normal @ away) >= 0 else -1.0
-    return centre + sign * normal * (height - width) / 2.0, height
+    return centre + _across_away(centre, yaw, viewpoint) * (height - width) / 2.0, height
 
 
 def split_stack(det: Detection, ratio: float = 1.6,
