@@ -110,6 +110,8 @@ class RobotSnapshot:
     gripper_width: float = 0.085  # m between fingers (0 closed, 0.085 open on the 2F-85)
     gripper_closed_cmd: bool = False  # the last gripper command was "close"
     held_object: str | None = None  # what the brain believes it holds (pick sets, place clears)
+    # a place has opened the fingers on held_object and not yet seen it at its new place
+    releasing: bool = False
     moving: bool = False
     estop: bool = False
     stamp: float = 0.0

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from frankenbot.perception.colour import SEG_NAMES, name_colour, rgb_to_hsv, unclip_red_hue
+from frankenbot.perception.colour import (
+    SEG_NAMES,
+    name_colour,
+    rgb_to_hsv,
+    top_brightness,
+    unclip_red_hue,
+)
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.geometry import measure
 from frankenbot.perception.segmentation import (
@@ -113,6 +119,24 @@ def test_a_clipped_yellow_is_not_turned_orange():
     hsv = rgb_to_hsv(raw)
     unclip_red_hue(hsv, raw)
     assert name_colour(hsv) == "yellow"
+
+
+def test_a_thin_white_rim_over_darker_walls_is_white_and_a_gray_bins_lit_rim_is_not():
+    """Brightness over the table's (0.8), as measured under the D435-like model: a white
+    mug's top band is its lit rim (a fifth of it) and the walls just under it; a gray bin's
+    band reaches as bright at its lit edge, but most of the bin is dark."""
+    table = 0.8
+    mug_band = np.r_[np.full(80, 0.66), np.full(20, 0.96)]
+    mug_all = np.r_[mug_band, np.full(200, 0.62)]
+    assert float(np.percentile(mug_band, 75)) / table < 0.96  # the plain top reading: gray
+    ratio = top_brightness(mug_band, mug_all, table)
+    assert ratio >= 1.0
+    assert name_colour(np.c_[np.zeros(300), np.zeros(300), mug_all], top_ratio=ratio) == "white"
+    bin_band = np.r_[np.full(85, 0.68), np.full(15, 0.81)]
+    bin_all = np.r_[bin_band, np.full(300, 0.34)]
+    ratio = top_brightness(bin_band, bin_all, table)
+    assert ratio < 0.96
+    assert name_colour(np.c_[np.zeros(400), np.zeros(400), bin_all], top_ratio=ratio) == "gray"
 
 
 def _plate_foreground(band_height: float):

@@ -5,6 +5,7 @@ real interpreter and primitives, and the refusals that move nothing."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -191,6 +192,41 @@ def test_an_object_let_go_out_of_the_cameras_sight_is_believed_where_it_was_let_
     # the camera's to explain: nothing is added back
     prims._placed["blue_box"] = (at, scene.stamp, None)
     assert prims.believed_scene(dropped).get("blue_box") is None
+
+
+def test_an_object_the_first_frame_after_the_retreat_does_not_show_is_believed_placed(world):
+    """Put down in view, but the arm retreated above it hides it and its old track is gone:
+    the robot counts it where it let it go. Shown by that frame, it is the camera's alone."""
+    from dataclasses import replace
+
+    world.reset("everyday_relative", 2)
+    truth = ground_truth_scene(world)
+    hide = {"on": False}
+    obj_id = "yellow_box"
+
+    def source():  # the camera's view: the box drops out while ``hide`` is set
+        scene = truth()
+        if not hide["on"]:
+            return scene
+        return replace(scene, objects=tuple(o for o in scene.objects if o.object_id != obj_id))
+
+    robot, _, prims = make_primitives(world, scene_source=source)
+    box = robot.scene().get(obj_id)
+    assert box is not None
+    x, y = box.position[0] + 0.0, box.position[1] + 0.08
+    assert prims.execute("pick", {"obj": obj_id}, CancelToken()).ok
+    hide["on"] = True
+    assert prims.execute("place_at", {"obj": obj_id, "x": x, "y": y}, CancelToken()).ok
+    believed = prims.believed_scene(robot.scene()).get(obj_id)
+    assert believed is not None and believed.occluded
+    assert math.dist(believed.position[:2], (x, y)) < 1e-6
+    # the same place with the box in the first frame after the retreat: no belief kept
+    hide["on"] = False
+    assert prims.execute("pick", {"obj": obj_id}, CancelToken()).ok
+    assert prims.execute("place_at", {"obj": obj_id, "x": x, "y": y - 0.04}, CancelToken()).ok
+    without = replace(robot.scene(), objects=tuple(o for o in robot.scene().objects
+                                                   if o.object_id != obj_id))
+    assert prims.believed_scene(without).get(obj_id) is None
 
 
 def test_an_object_put_beside_a_tall_one_comes_in_over_its_top(world):

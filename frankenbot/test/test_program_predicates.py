@@ -46,6 +46,17 @@ def test_holding_needs_the_belief_and_a_plausible_finger_gap(held, width, expect
     assert evaluate_predicate(P("holding", "red_block"), snap(held=held, width=width)) is expected
 
 
+def test_a_place_letting_go_still_holds_until_it_has_seen_the_object_placed():
+    # a mug's release opens the fingers fully: not a drop while the place retreats
+    releasing = WorldSnapshot(RobotSnapshot(gripper_width=0.085, held_object="red_block",
+                                            releasing=True), Scene.of(()), {})
+    assert evaluate_predicate(P("holding", "red_block"), releasing) is True
+    assert evaluate_predicate(P("holding", "blue_block"), releasing) is False
+    monitor = parse_program('task "t" { main { home() } monitor d when not holding(red_block) '
+                            'during place_left_of(obj=red_block) { home() } }').program.monitors[0]
+    assert MonitorProbe.of(monitor).holds(releasing) is False
+
+
 def test_in_checks_footprint_and_height_band():
     inside = obj("red_block", (0.52, 0.21, 0.025))
     assert evaluate_predicate(P("in", "red_block", "green_bowl"), snap(inside, BOWL))

@@ -53,6 +53,13 @@ class ColourThresholds:
     # (white tops measured 1.02-1.13, gray ones 0.71-0.91 under the D435-like model; an
     # object's shaded sides say little, a white mug's are darker than a gray tray's top)
     white_top_ratio: float = 0.96
+    # A thin lit rim (a mug's) is a small share of the top band, whose inner and outer walls
+    # under it read darker, so its 75th percentile fell to 0.86 on a white mug. The band's
+    # brightest tenth above the table's brightness is a white rim when the object's pixels
+    # are not mostly dark (a gray bin's lit rim reached 1.00 at the 90th percentile, but
+    # half its pixels are under 0.5 of the table; a white mug's median was 0.66 or more).
+    white_rim_ratio: float = 1.0
+    white_rim_body_ratio: float = 0.6
     # pink: a pale magenta (the pink plate measured saturation 0.22-0.46 at hue 300-320; the
     # purple block and bottle 0.74-0.80 at 282-293)
     pink_max_saturation: float = 0.5
@@ -186,6 +193,19 @@ def name_colour(hsv_pixels: np.ndarray, clipped: np.ndarray | None = None,
     if name == "purple" and hue >= PINK_HUE[0] and sat < th.pink_max_saturation:
         return "pink"  # a pale magenta (a lit pink plate), not the deep violet of purple
     return name
+
+
+def top_brightness(top_values: np.ndarray, all_values: np.ndarray, table_value: float,
+              th: ColourThresholds = ColourThresholds()) -> float:
+    """The brightness of an object's top face over the table's, from the values (HSV V) of
+    its top band and of all its pixels: the band's 75th percentile, or the brightest tenth's
+    where that is a thin white rim (``ColourThresholds.white_rim_ratio``)."""
+    top = float(np.percentile(top_values, 75)) / table_value
+    rim = float(np.percentile(top_values, 90)) / table_value
+    if (top < th.white_top_ratio and rim >= th.white_rim_ratio
+            and float(np.median(all_values)) / table_value >= th.white_rim_body_ratio):
+        return rim
+    return top
 
 
 def _pale_pink(px: np.ndarray, th: ColourThresholds) -> bool:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
-from frankenbot.perception.colour import name_colour
+from frankenbot.perception.colour import name_colour, top_brightness
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.containers import fit_outline_circle
 from frankenbot.perception.segmentation import Cluster
@@ -249,7 +249,7 @@ def measure(cluster: Cluster, rules: ShapeRules = ShapeRules(),
     if table_value is not None and table_value > 0:
         band = h >= top - max(TOP_COLOUR_BAND, 2.0 * sigma)
         if np.count_nonzero(band) >= 5:
-            top_ratio = float(np.percentile(cluster.hsv[band, 2], 75)) / table_value
+            top_ratio = top_brightness(cluster.hsv[band, 2], cluster.hsv[:, 2], table_value)
     colour = name_colour(*cluster.colour_pixels(), top_ratio=top_ratio)
     n = cluster.points.shape[0]
     confidence = float(min(1.0, 0.5 + n / 400.0)) * (1.0 if shape != "unknown" else 0.5)

@@ -173,9 +173,10 @@ class Primitives:
         arm above it; its track still holds where the camera last saw it, in the gripper, or,
         let go out of the camera's sight, the tracker has dropped it). A sighting after the
         release wins and ends the belief: of the object itself, or of a new one of its colour
-        and shape (it may be that object, fallen elsewhere). Only objects let go out of sight
-        are added back: elsewhere a dropped track is the camera's to explain, and adding it
-        back beside the object's new track made two of it."""
+        and shape (it may be that object, fallen elsewhere). Only objects let go out of sight,
+        or not shown by the first frame after the retreat (the arm above them), are added
+        back: elsewhere a dropped track is the camera's to explain, and adding it back beside
+        the object's new track made two of it."""
         with self._beliefs_lock:
             if not self._placed:
                 return scene
@@ -266,17 +267,20 @@ class Primitives:
         with self._beliefs_lock:
             held = self._held.object_id if self._held else None
             closed = self._closed_cmd
+        releasing = held is not None and not closed  # a place opened the fingers on it
         if state is None:
             return RobotSnapshot(gripper_width=grip.width if grip else 0.0,
                                  gripper_closed_cmd=closed, held_object=held,
-                                 estop=self.robot.estop_engaged(), stamp=self.robot.now())
+                                 releasing=releasing, estop=self.robot.estop_engaged(),
+                                 stamp=self.robot.now())
         speed = max(abs(v) for v in state.velocities) if state.velocities else 0.0
         return RobotSnapshot(
             joint_positions=state.positions, joint_velocities=state.velocities,
             tcp_position=self.kin.tcp_position(state.positions),
             gripper_width=grip.width if grip else 0.0, gripper_closed_cmd=closed,
-            held_object=held, moving=speed > 0.02, estop=self.robot.estop_engaged(),
-            stamp=state.stamp, speed_scaling=self.robot.speed_scaling())
+            held_object=held, releasing=releasing, moving=speed > 0.02,
+            estop=self.robot.estop_engaged(), stamp=state.stamp,
+            speed_scaling=self.robot.speed_scaling())
 
     # --- argument and scene helpers -------------------------------------------------------
     @staticmethod
@@ -580,7 +584,8 @@ class Primitives:
         """Lower the held object to rest its bottom on ``support_z`` (let go ``drop`` m over
         it), open, retreat upwards (``approach`` m over ``clear_z``; default the config's).
         ``out_of_sight``: the place hides it from the camera (into a drawer): should the
-        camera's tracker drop it, it still counts where it was let go."""
+        camera's tracker drop it, it still counts where it was let go; so does an object the
+        first camera frame after the retreat does not show."""
         cfg = self.config
         release_z = max(support_z + cfg.place_clearance + held.grasp_offset + drop,
                         cfg.min_tcp_z)
@@ -604,15 +609,20 @@ class Primitives:
         # since shows it at its new place: judged on an older frame (the camera's latency grows
         # with load), a drop monitor (`not holding(x) and not in(x, c) during place_in`) would
         # take the intended release for a drop.
+        # Let go where the camera does not see it now (the arm retreated above it hides it;
+        # its track was dropped when its old place was seen empty): believed where it was let
+        # go until the camera finds it, as for a place out of sight.
+        seen_after: SceneObject | None = None
         try:
             self._line(top_down_pose(x, y, above_z, yaw), cancel, "retreat")
-            self._newer_view(held.object_id, cancel)
+            seen_after = self._newer_view(held.object_id, cancel)
         finally:
             with self._beliefs_lock:
                 if self._held is held:
+                    hidden = out_of_sight or seen_after is None
                     self._placed[held.object_id] = ((x, y, support_z + held.size[2] / 2.0),
                                                     self.robot.now(),
-                                                    held.seen if out_of_sight else None)
+                                                    held.seen if hidden else None)
                 self._held = None
         return PrimitiveResult.success(f"released {held.object_id}",
                                        position=(x, y, support_z))

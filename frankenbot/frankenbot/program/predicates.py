@@ -64,9 +64,15 @@ def _bottom(o: SceneObject) -> float:
 
 
 def holding(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str) -> bool:
+    """The primitives hold ``x`` and the fingers are on something. While a place lets go
+    (``RobotSnapshot.releasing``), ``x`` counts as held until the gripper has retreated and
+    the camera shows it at its new place (``Primitives._release_at``), however wide the
+    fingers opened: a mug's release opens them fully, and a drop monitor took it for a drop
+    and sent the arm back through the mug."""
     r = snap.robot
-    return (r.held_object == x
-            and GRIPPER_EMPTY_MAX_WIDTH < r.gripper_width < GRIPPER_FULLY_OPEN_WIDTH)
+    if r.held_object != x:
+        return False
+    return r.releasing or GRIPPER_EMPTY_MAX_WIDTH < r.gripper_width < GRIPPER_FULLY_OPEN_WIDTH
 
 
 def _in_hand(snap: WorldSnapshot, objs: Mapping[str, SceneObject], x: str) -> bool:
