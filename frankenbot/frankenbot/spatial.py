@@ -37,6 +37,12 @@ BETWEEN_SPOT_OFFSET = 0.03  # m: a chosen spot between two objects at most this 
 FLAT_HEIGHT = 0.005  # m: objects thinner than this (zones, markings) are not obstacles
 SPOT_CLEARANCE = 0.012  # m between footprints of the placed object and any other object
 DEFAULT_GAP = 0.03  # m between the placed object's footprint and the reference's
+# a chosen spot beside a reference stays within this tangent of the relation's direction
+# (the relation allows 1), the rest absorbing perception error; for a thing that rolls, the
+# tighter one also absorbs its roll after the release (a lemon put 0.71 out of line beside a
+# mug, 1.3 cm off in the camera's view, rolled 2 cm further out: no longer left of it)
+SPOT_CONE = 0.75
+ROLLING_SPOT_CONE = 0.5
 REL_MAX_GAP = 0.10  # m: at most this between the footprints for a directional relation
 # m: a chosen spot leaves this much of REL_MAX_GAP for perception and release error (a few mm
 # each under realistic noise) so the placed object still holds the relation when re-perceived
@@ -242,8 +248,10 @@ def is_free(x: float, y: float, radius: float, others: Iterable[SceneObject],
 
 def spot_beside(relation: str, ref: SceneObject, held_size: Sequence[float],
                 objects: Iterable[SceneObject], *, held_id: str = "",
-                gap: float = DEFAULT_GAP, region: Region | None = None) -> Spot:
-    """A free table spot on the ``relation`` side of ``ref`` for an object of ``held_size``.
+                gap: float = DEFAULT_GAP, region: Region | None = None,
+                rolls: bool = False) -> Spot:
+    """A free table spot on the ``relation`` side of ``ref`` for an object of ``held_size``
+    (``rolls``: a thing that may roll once let go, kept nearer the relation's direction).
 
     First choice: straight out from ref's centre, ``gap`` between the footprints; then the
     other candidates nearest first: further out and sideways inside the relation's cone, while
@@ -261,13 +269,14 @@ def spot_beside(relation: str, ref: SceneObject, held_size: Sequence[float],
     radii = (_extent_along(ref, ux, uy) if ref.is_fixture else object_radius(ref)) + r_held
     base = radii + gap
     max_gap = max(gap, REL_MAX_GAP - PLACE_GAP_MARGIN)
+    cone = ROLLING_SPOT_CONE if rolls else SPOT_CONE
     cands = []
     for i in range(0, 11):
         d = base + 0.01 * i
         for j in range(-8, 9):
             side = 0.01 * j
             # inside the cone with a margin; the footprints no further apart than max_gap
-            if abs(side) > 0.75 * d or math.hypot(d, side) - radii > max_gap + 1e-9:
+            if abs(side) > cone * d or math.hypot(d, side) - radii > max_gap + 1e-9:
                 continue
             x = ref.position[0] + ux * d - uy * side
             y = ref.position[1] + uy * d + ux * side

@@ -136,6 +136,25 @@ def test_a_crowded_side_gives_a_close_spot_or_none_never_a_far_one() -> None:
     assert math.hypot(wide.x - 0.5, wide.y) - 2 * r == pytest.approx(0.09, abs=1e-6)
 
 
+def test_a_thing_that_rolls_is_put_nearer_the_relations_direction() -> None:
+    """With the straight-out spot taken, a block may go well out of line (the relation holds
+    to a tangent of 1); a lemon-sized thing that rolls on after its release goes no further
+    out of line than half that: here nowhere (BLOCKED: nothing moves), with the way clear
+    straight out."""
+    ref = block("blue_block", 0.5, 0.0)
+    held = (0.045, 0.04, 0.045)
+
+    def out_of_line(spot: spatial.Spot) -> float:
+        return abs(spot.x - ref.position[0]) / -(spot.y - ref.position[1])  # right_of: -y
+
+    wall = [block("w_block", 0.5, -0.09)]
+    assert spatial.ROLLING_SPOT_CONE < out_of_line(
+        spatial.spot_beside("right_of", ref, held, [ref, *wall])) <= spatial.SPOT_CONE + 1e-9
+    with pytest.raises(spatial.NoFreeSpot):
+        spatial.spot_beside("right_of", ref, held, [ref, *wall], rolls=True)
+    assert out_of_line(spatial.spot_beside("right_of", ref, held, [ref], rolls=True)) < 1e-9
+
+
 def test_a_third_object_near_the_line_moves_the_between_spot_off_it_not_away():
     """A block lying beside the segment, near its middle, takes every spot on the line; a spot
     up to BETWEEN_SPOT_OFFSET off the line on the other side is free, and the relation holds

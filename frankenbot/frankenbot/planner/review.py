@@ -43,7 +43,7 @@ from typing import Any, Callable, Mapping
 
 import yaml
 
-from frankenbot import resources, settings, spatial
+from frankenbot import resources, settings, shapes, spatial
 from frankenbot.errors import ConfigError
 from frankenbot.primitives.config import PrimitiveConfig
 from frankenbot.program.printer import print_program
@@ -329,7 +329,8 @@ class SafetyReview:
                 else:
                     gap = _arg(call, "gap")
                     spot = spatial.spot_beside(name[len("place_"):], ref, held.size, others,
-                                               gap=float(gap) if gap else spatial.DEFAULT_GAP)
+                                               gap=float(gap) if gap else spatial.DEFAULT_GAP,
+                                               rolls=held.shape in shapes.ROLLING)
                 return spot.x, spot.y, 0.0, spot.detail
             if name == "place_between":
                 a, b = sim.objects.get(str(_arg(call, "a"))), sim.objects.get(str(_arg(call, "b")))

@@ -239,7 +239,8 @@ class TargetPrimitives:
             ref = p._find(ref_id)
             try:
                 spot = spatial.spot_beside(relation, ref, held.size, p.robot.scene().objects,
-                                           held_id=object_id, gap=gap, region=self.region)
+                                           held_id=object_id, gap=gap, region=self.region,
+                                           rolls=held.shape in shapes.ROLLING)
             except spatial.NoFreeSpot as e:
                 return PrimitiveResult.failure(FailureCode.BLOCKED, str(e))
             return self._place_spot(held, spot, cancel)
