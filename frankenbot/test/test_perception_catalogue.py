@@ -193,3 +193,17 @@ def test_a_partly_hidden_object_may_measure_short_but_never_long(catalogue):
     assert catalogue.match(short_can, partial=True).category == "can"
     long_can = _sig(0.066, 0.090, 0.1, 0.8)
     assert catalogue.match(long_can, partial=True).category == "unknown"
+
+
+def test_sparse_samples_may_measure_an_extent_short_by_one_spacing_but_not_long(catalogue):
+    """An extent ends at the last depth sample on the object: up to half a sample spacing
+    short at each end. A can sampled 1.2 cm apart may measure 1.2 cm short; never long, and
+    no shorter than that."""
+    short = _sig(0.066, 0.047, 0.1, 0.8)  # 1.4 cm narrow: beyond the tolerance
+    assert catalogue.match(short, "red").category == "unknown"
+    assert catalogue.match(short, "red", spacing=0.012).category == "can"
+    assert catalogue.match(_sig(0.066, 0.035, 0.1, 0.8), "red",
+                           spacing=0.012).category == "unknown"
+    long = _sig(0.066, 0.075, 0.1, 0.8)
+    assert catalogue.match(long, "red").category == "unknown"
+    assert catalogue.match(long, "red", spacing=0.012).category == "unknown"

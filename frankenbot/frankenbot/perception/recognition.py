@@ -44,7 +44,7 @@ def recognise(det: Detection, catalogue: ObjectCatalogue | None, rules: ShapeRul
     the camera sees it only in part (``perception/occlusion.py``)."""
     if catalogue is None or det.name:
         return split_stack(det, min_edge=rules.stack_min_edge)
-    m = catalogue.match(det.signature, det.colour, partial, det.sigma)
+    m = catalogue.match(det.signature, det.colour, partial, det.sigma, sample_spacing(det))
     if m.category != UNKNOWN:
         named = replace(det, shape=m.category)
         if m.category == "block" and viewpoint is not None:
@@ -65,6 +65,15 @@ def recognise(det: Detection, catalogue: ObjectCatalogue | None, rules: ShapeRul
                                == "block" for p in pieces):
         return pieces
     return [replace(det, shape=UNKNOWN, confidence=min(det.confidence, 0.5))]
+
+
+def sample_spacing(det: Detection) -> float:
+    """The mean distance (m) between neighbouring depth samples on ``det``'s footprint: its
+    outline's area over its points."""
+    sig = det.signature
+    if sig is None or det.n_points <= 0:
+        return 0.0
+    return math.sqrt(max(sig.fill * sig.length * sig.width, 0.0) / det.n_points)
 
 
 def size_word(size: tuple[float, float, float]) -> str:
