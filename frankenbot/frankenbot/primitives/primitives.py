@@ -64,6 +64,7 @@ GRASP_COST_SLACK = 0.05  # of candidates this close to the best reachable, least
 PRE_PLACE_NEIGHBOURHOOD = 0.06  # m
 PRE_PLACE_CLEARANCE = 0.03  # m
 IN_HAND_MARGIN = 0.03  # m beyond the held object's half length where things count as in the hand
+TABLE_LEVEL = 0.005  # m over the table where a release still counts as onto the table
 
 
 @dataclass(frozen=True)
@@ -174,9 +175,9 @@ class Primitives:
         let go out of the camera's sight, the tracker has dropped it). A sighting after the
         release wins and ends the belief: of the object itself, or of a new one of its colour
         and shape (it may be that object, fallen elsewhere). Only objects let go out of sight,
-        or not shown by the first frame after the retreat (the arm above them), are added
-        back: elsewhere a dropped track is the camera's to explain, and adding it back beside
-        the object's new track made two of it."""
+        or on the table and not shown by the first frame after the retreat (the arm above
+        them), are added back: elsewhere a dropped track is the camera's to explain, and
+        adding it back beside the object's new track made two of it."""
         with self._beliefs_lock:
             if not self._placed:
                 return scene
@@ -584,8 +585,8 @@ class Primitives:
         """Lower the held object to rest its bottom on ``support_z`` (let go ``drop`` m over
         it), open, retreat upwards (``approach`` m over ``clear_z``; default the config's).
         ``out_of_sight``: the place hides it from the camera (into a drawer): should the
-        camera's tracker drop it, it still counts where it was let go; so does an object the
-        first camera frame after the retreat does not show."""
+        camera's tracker drop it, it still counts where it was let go; so does an object let go
+        on the table that the first camera frame after the retreat does not show."""
         cfg = self.config
         release_z = max(support_z + cfg.place_clearance + held.grasp_offset + drop,
                         cfg.min_tcp_z)
@@ -609,9 +610,12 @@ class Primitives:
         # since shows it at its new place: judged on an older frame (the camera's latency grows
         # with load), a drop monitor (`not holding(x) and not in(x, c) during place_in`) would
         # take the intended release for a drop.
-        # Let go where the camera does not see it now (the arm retreated above it hides it;
-        # its track was dropped when its old place was seen empty): believed where it was let
-        # go until the camera finds it, as for a place out of sight.
+        # Let go on the table where the camera does not see it now (the arm retreated above
+        # it hides it; its track was dropped when its old place was seen empty): believed
+        # where it was let go until the camera finds it, as for a place out of sight. Not on
+        # another object: a block let go on a tower, not yet reported by the first frame,
+        # came back as a new track beside its belief ("which block: orange or orange?").
+        on_table = support_z <= cfg.table_z + TABLE_LEVEL
         seen_after: SceneObject | None = None
         try:
             self._line(top_down_pose(x, y, above_z, yaw), cancel, "retreat")
@@ -619,7 +623,7 @@ class Primitives:
         finally:
             with self._beliefs_lock:
                 if self._held is held:
-                    hidden = out_of_sight or seen_after is None
+                    hidden = out_of_sight or (seen_after is None and on_table)
                     self._placed[held.object_id] = ((x, y, support_z + held.size[2] / 2.0),
                                                     self.robot.now(),
                                                     held.seen if hidden else None)
