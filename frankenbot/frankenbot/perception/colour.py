@@ -196,7 +196,7 @@ def name_colour(hsv_pixels: np.ndarray, clipped: np.ndarray | None = None,
 
 
 def top_brightness(top_values: np.ndarray, all_values: np.ndarray, table_value: float,
-              th: ColourThresholds = ColourThresholds()) -> float:
+                   th: ColourThresholds = ColourThresholds()) -> float:
     """The brightness of an object's top face over the table's, from the values (HSV V) of
     its top band and of all its pixels: the band's 75th percentile, or the brightest tenth's
     where that is a thin white rim (``ColourThresholds.white_rim_ratio``)."""
