@@ -218,3 +218,26 @@ def test_a_pick_cut_short_in_its_lift_is_finished_by_picking_again(world) -> Non
     world.advance(0.3)
     assert world.object_states()[obj].position[2] > lifted_before + 0.04
     assert prims.held_object == obj
+
+
+def test_a_place_retreats_only_once_the_fingers_have_let_go(world) -> None:
+    """Opening from a grip, the sim's Robotiq backs off its squeeze before the fingers move: a
+    release that took the unmoved fingers for stalled retreated with the block still held."""
+    _, _, prims = _setup(world, "stack", 4)
+    p = world.task.params
+    at_retreat: list[tuple[float, bool]] = []
+    line = prims._line
+
+    def watch(pose, cancel, what, *args, **kwargs):
+        if what == "retreat" and prims.held_object is not None:
+            at_retreat.append((world.gripper_width(),
+                               world.object_states()[p["object"]].held))
+        return line(pose, cancel, what, *args, **kwargs)
+
+    prims._line = watch
+    result = _run(prims, [("pick", {"obj": p["object"]}),
+                          ("place_on", {"obj": p["object"], "target": p["target"]})])
+    assert result.ok, result
+    (width, held), = at_retreat
+    assert width > 0.05 and not held
+    assert world.evaluate().success

@@ -1,7 +1,10 @@
 """Gripper moves as the primitives need them: command a gap, wait until the fingers stop.
 
 A parallel gripper closing on an object stalls on it, so "done" means the measured gap reached
-the command or stopped changing for a moment. Whether something is held is judged from that
+the command or stopped changing for a moment. Opening from a grip, the fingers do not move at
+once: the actuator first backs off the squeeze it held beyond the object's width (a Robotiq's
+motor position lies past the fingers' contact). Until the fingers have moved, an opening gripper
+has not stalled: a place that retreated then would carry the object up with it. Whether something is held is judged from that
 final gap (finger position), not from the command. Cancel and e-stop are polled on the robot's
 clock like every other wait.
 """
@@ -41,10 +44,14 @@ def move_gripper(robot: RobotInterface, width: float, cancel: CancelToken,
     """
     if robot.estop_engaged():
         raise StepFailed(PrimitiveResult.failure(FailureCode.ESTOP, "e-stop engaged"))
+    before = robot.gripper_state()
     robot.command_gripper(width)
     start = robot.now()
     last_width: float | None = None
     still_since = start
+    # opening: a stall counts only once the fingers have left the gap they held
+    opening_from = (before.width if before is not None and width > before.width + REACHED
+                    else None)
     while True:
         if cancel.cancelled:
             raise StepFailed(PrimitiveResult.failure(FailureCode.PREEMPTED,
@@ -61,7 +68,9 @@ def move_gripper(robot: RobotInterface, width: float, cancel: CancelToken,
             continue
         if abs(grip.width - width) < REACHED:
             return grip.width
-        if last_width is None or abs(grip.width - last_width) > STILL:
+        if opening_from is not None and grip.width <= opening_from + STILL:
+            still_since = now  # not started yet
+        elif last_width is None or abs(grip.width - last_width) > STILL:
             last_width, still_since = grip.width, now
         elif now - still_since >= timing.settle:
             return grip.width  # stalled on an object (or at a mechanical stop)
