@@ -144,3 +144,33 @@ def test_a_darker_object_elsewhere_or_beside_the_seen_one_is_a_new_object():
         tr3.update([red], 1.0 + 0.1 * k)
     blue = det("block", "blue", (0.51, 0.10, 0.02), (0.04, 0.04, 0.04))
     assert "blue_block" in [t.object_id for t in tr3.update([blue], 1.4, {"red_block"})]
+
+
+def _lifted(z):
+    return det("block", "blue", (0.40, 0.01, z), (0.04, 0.04, 0.04))
+
+
+def test_a_block_the_fingers_cut_in_two_as_it_is_lifted_keeps_its_name():
+    """One frame shows the lifted block's lower piece where it stood and its upper piece in
+    the fingers; the next ones only the block in the fingers: one block, not "blue or blue"."""
+    tr = Tracker()
+    for k in range(4):
+        tr.update([_lifted(0.02)], 1.0 + 0.1 * k)
+    tracks = tr.update([_lifted(0.017), _lifted(0.051)], 1.5)
+    assert sorted(t.object_id for t in tracks) == ["blue_block", "blue_block_2"]
+    tracks = tr.update([_lifted(0.07)], 1.6)
+    assert [t.object_id for t in tracks] == ["blue_block"]
+    assert tracks[0].detection.position[2] == pytest.approx(0.07)
+    carried = det("block", "blue", (0.40, -0.14, 0.14), (0.04, 0.04, 0.04))
+    assert [t.object_id for t in tr.update([carried], 1.8)] == ["blue_block"]
+
+
+def test_two_blocks_of_one_colour_stacked_stay_two():
+    tr = Tracker()
+    for k in range(4):
+        tr.update([_lifted(0.02)], 1.0 + 0.1 * k)
+    tr.update([_lifted(0.02), _lifted(0.06)], 1.5)
+    for k in range(3):  # both seen in the frames after
+        tracks = tr.update([_lifted(0.02), _lifted(0.06)], 1.6 + 0.1 * k)
+    by_id = {t.object_id: t.detection.position[2] for t in tracks}
+    assert by_id == {"blue_block": pytest.approx(0.02), "blue_block_2": pytest.approx(0.06)}

@@ -85,6 +85,7 @@ class Track:
     fused: int = 1  # detections in the running mean
     # category votes over the frames it was seen in (an odd frame does not rename it)
     votes: tuple[tuple[str, float], ...] = ()
+    born_at: tuple[float, float, float] | None = None  # where its first detection was
 
     def to_scene_object(self, now: float, memory_s: float) -> SceneObject:
         """The track as a scene object. Confidence grows with the frames it was seen in (one
@@ -164,6 +165,34 @@ def _resting_in(det: Detection, host: Detection) -> Detection:
     rest_z = host.position[2] - host.size[2] / 2 + det.size[2] / 2
     x, y, z = det.position
     return replace(det, position=(x, y, min(z, rest_z)))
+
+
+def _merge_twins(tracks: list[Track], stamp: float) -> list[Track]:
+    """A twin born over its original is the original. One frame can show an object twice
+    (the fingers cut a block they lift in two: its lower piece kept the block's track, the
+    upper one started a new one); from then on only the new track is seen, and the task's
+    block was "blue or blue?". An established track last seen in the frame a young track of
+    its colour and shape was born in, inside its footprint (above or below it), not seen
+    since while the young one is seen now, each the only candidate of the other: the
+    established track takes the young one's detection and keeps its name (programs use it).
+    Two objects of one colour stacked are both seen in the frames after."""
+    def twin(t: Track, y: Track) -> bool:
+        return (t.hits >= PERMANENT_HITS and t.last_seen < stamp
+                and y.hits < PERMANENT_HITS and y.last_seen == stamp
+                and y.first_seen == t.last_seen and y.born_at is not None
+                and (y.detection.colour, y.detection.shape) == (t.detection.colour,
+                                                              t.detection.shape)
+                and math.hypot(y.born_at[0] - t.detection.position[0],
+                               y.born_at[1] - t.detection.position[1])
+                <= 0.5 * max(t.detection.size[:2]))
+    pairs = [(i, j) for i, t in enumerate(tracks) for j, y in enumerate(tracks) if twin(t, y)]
+    merged: dict[int, Track] = {}
+    dropped: set[int] = set()
+    for i, j in pairs:
+        if sum(p[0] == i for p in pairs) == 1 and sum(p[1] == j for p in pairs) == 1:
+            merged[i] = tracks[i].seen(tracks[j].detection, stamp)
+            dropped.add(j)
+    return [merged.get(k, t) for k, t in enumerate(tracks) if k not in dropped]
 
 
 def _class_changed(old: str, new: str) -> bool:
@@ -318,8 +347,8 @@ class Tracker:
                 updated[r] = t.seen(detections[c], stamp)
                 matched_t.add(r)
                 matched_d.add(c)
-        result = [updated.get(i, t) for i, t in enumerate(tracks)
-                  if i in matched_t or t.object_id not in vacated]
+        result = _merge_twins([updated.get(i, t) for i, t in enumerate(tracks)
+                               if i in matched_t or t.object_id not in vacated], stamp)
         taken = {t.object_id for t in result}
         # A young track whose category the next frames outvoted takes the name of what it
         # is (its first frame saw a half-hidden box as an unknown object); an established
@@ -342,7 +371,8 @@ class Tracker:
             oid = self._new_id(det, taken)
             taken.add(oid)
             result.append(Track(oid, det, first_seen=stamp, last_seen=stamp, hits=1,
-                                votes=((det.shape, _weight(det.shape)),)))
+                                votes=((det.shape, _weight(det.shape)),),
+                                born_at=det.position))
         self._tracks = result
         return list(result)
 
