@@ -4,9 +4,9 @@ A parallel gripper closing on an object stalls on it, so "done" means the measur
 the command or stopped changing for a moment. Opening from a grip, the fingers do not move at
 once: the actuator first backs off the squeeze it held beyond the object's width (a Robotiq's
 motor position lies past the fingers' contact). Until the fingers have moved, an opening gripper
-has not stalled: a place that retreated then would carry the object up with it. Whether something is held is judged from that
-final gap (finger position), not from the command. Cancel and e-stop are polled on the robot's
-clock like every other wait.
+has not stalled: a place that retreated then would carry the object up with it. Whether
+something is held is judged from that final gap (finger position), not from the command.
+Cancel and e-stop are polled on the robot's clock like every other wait.
 """
 
 from __future__ import annotations
