@@ -191,6 +191,9 @@ def test_a_partly_hidden_object_may_measure_short_but_never_long(catalogue):
     short_can = _sig(0.066, 0.040, 0.1, 0.8)  # its far half hidden
     assert catalogue.match(short_can).category == "unknown"
     assert catalogue.match(short_can, partial=True).category == "can"
+    assert catalogue.match(short_can, partial=True).as_part  # named as a part of a can
+    whole = catalogue.match(_sig(0.066, 0.066, 0.1, 0.8), partial=True)
+    assert whole.category == "can" and not whole.as_part
     long_can = _sig(0.066, 0.090, 0.1, 0.8)
     assert catalogue.match(long_can, partial=True).category == "unknown"
 

@@ -174,3 +174,20 @@ def test_two_blocks_of_one_colour_stacked_stay_two():
         tracks = tr.update([_lifted(0.02), _lifted(0.06)], 1.6 + 0.1 * k)
     by_id = {t.object_id: t.detection.position[2] for t in tracks}
     assert by_id == {"blue_block": pytest.approx(0.02), "blue_block_2": pytest.approx(0.06)}
+
+
+@pytest.mark.parametrize(("named", "as_part", "reported"),
+                         [("carton", False, "carton"), ("box", True, "unknown")])
+def test_a_frame_that_names_it_outvotes_two_unknown_ones_unless_only_as_a_part(
+        named, as_part, reported):
+    """Two unknown frames (half a vote each) and one frame that names the object tie; a
+    whole match wins the tie, a match only as a part of something bigger (half a vote: a
+    block seen in part fits a box) does not."""
+    from dataclasses import replace
+
+    tr = Tracker()
+    thing = det("unknown", "white", (0.30, 0.05, 0.075), (0.065, 0.065, 0.15))
+    tr.update([thing], 1.0)
+    tr.update([thing], 1.1)
+    tracks = tr.update([replace(thing, shape=named, as_part=as_part)], 1.2)
+    assert [t.detection.shape for t in tracks] == [reported]

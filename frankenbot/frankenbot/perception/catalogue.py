@@ -82,6 +82,7 @@ class Match:
     prototype: str = ""
     distance: float = math.inf  # RMS deviation (tolerances) from the accepting prototype
     nearest: str = ""  # the nearest prototype overall (also when unknown): for logs
+    as_part: bool = False  # accepted only as a part of it (``match(partial=True)``)
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ class ObjectCatalogue:
             return Match(UNKNOWN, nearest=nearest)
         k = int(np.argmin(np.where(ok, rms, np.inf)))
         p = self.prototypes[k]
-        return Match(p.category, p.name, float(rms[k]), nearest)
+        return Match(p.category, p.name, float(rms[k]), nearest, as_part=partial)
 
     def _colour_ok(self, category: str, colour: str) -> bool:
         allowed = self.colours.get(category)

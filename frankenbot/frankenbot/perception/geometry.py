@@ -54,6 +54,7 @@ class Detection:
     # a sample of the segmented points (base_link), what grasp synthesis works from
     points: np.ndarray | None = field(default=None, compare=False, repr=False)
     sigma: float = 0.0  # depth noise (m, RMS) at its range: how loosely to match its signature
+    as_part: bool = False  # the catalogue named it only as a part of what it is (seen in part)
 
 
 SUNK_RING_MAX = 0.05  # m: the most of a container's wall depth noise hides

@@ -6,7 +6,9 @@ look cut: the catalogue then takes those features as lower bounds (``catalogue.m
 ``partial``). Judged in the depth image itself: around a cluster's outline in the image
 (holes filled: a bowl's floor the camera sees past is still inside its outline), the pixels
 whose depth is clearly nearer than the cluster's next to them are its occluders; their share
-of the outline is its occluded share.
+of the outline is its occluded share. A long thing (a spatula, a marker, a lying bottle) hidden
+at one end loses little of its outline but much of its length: its ends are judged on their
+own (the second number ``occluded_shares`` gives).
 """
 
 from __future__ import annotations
@@ -19,13 +21,17 @@ from scipy import ndimage
 from frankenbot.perception.segmentation import Cluster
 
 NEARER = 30  # mm: a neighbour this much nearer than the cluster hides part of it
+LONG_ASPECT = 2.5  # an outline this many times longer than wide has ends worth judging alone
+END_CAP = 1.5  # grid pixels: border pixels this close to an end's extreme along the axis cap it
+END_MIN_PIXELS = 3  # border pixels an end needs to be judged
 _SQUARE = np.ones((3, 3), dtype=bool)
 
 
 def occluded_shares(clusters: Sequence[Cluster], depth_mm: np.ndarray, stride: int
-                    ) -> list[float]:
-    """Per cluster, the share of the pixels just outside its outline (on the ``stride``
-    grid) that a nearer surface or the image's edge takes."""
+                    ) -> list[tuple[float, float]]:
+    """Per cluster, (the share of the pixels just outside its outline, on the ``stride``
+    grid, that a nearer surface or the image's edge takes; the same share at its more hidden
+    end when it is long, else 0)."""
     d = np.asarray(depth_mm[::stride, ::stride], dtype=np.int32)
     h, w = d.shape
     out = []
@@ -44,9 +50,35 @@ def occluded_shares(clusters: Sequence[Cluster], depth_mm: np.ndarray, stride: i
         near = ring & (ring_d > 0) & (own > 0) & (ring_d < own - NEARER)
         edge = mask & _at_image_edge(mask.shape, (r0, r1, c0, c1), (h, w))
         total = int(np.count_nonzero(ring)) + int(np.count_nonzero(edge))
-        out.append((int(np.count_nonzero(near)) + int(np.count_nonzero(edge))) / total
-                   if total else 0.0)
+        share = ((int(np.count_nonzero(near)) + int(np.count_nonzero(edge))) / total
+                 if total else 0.0)
+        # at an end, no depth return beside it (the arm's or another object's IR shadow)
+        # hides where it ends as well as something nearer does
+        blind = ring & (ring_d == 0)
+        out.append((share, _end_share(mask, ring | edge, near | edge | blind)))
     return out
+
+
+def _end_share(mask: np.ndarray, border: np.ndarray, hidden: np.ndarray) -> float:
+    """The hidden share of the border pixels capping the more hidden end of a long outline
+    (its image extent along its main axis at least ``LONG_ASPECT`` times across), else 0."""
+    pts = np.argwhere(mask).astype(float)
+    if pts.shape[0] < 3:
+        return 0.0
+    centre = pts.mean(axis=0)
+    evals, evecs = np.linalg.eigh(np.cov((pts - centre).T))
+    if evals[0] <= 0 or evals[1] < LONG_ASPECT ** 2 * evals[0]:
+        return 0.0
+    axis = evecs[:, 1]
+    t_in = (pts - centre) @ axis
+    lo, hi = float(t_in.min()), float(t_in.max())
+    t = (np.argwhere(border).astype(float) - centre) @ axis
+    hid = hidden[border]
+    shares = []
+    for cap in (t <= lo + END_CAP, t >= hi - END_CAP):
+        n = int(np.count_nonzero(cap))
+        shares.append(float(np.count_nonzero(hid[cap])) / n if n >= END_MIN_PIXELS else 0.0)
+    return max(shares)
 
 
 def _at_image_edge(shape: tuple[int, int], crop: tuple[int, int, int, int],

@@ -77,6 +77,7 @@ LIFTED = 0.04  # m: an object at the gripper whose lowest seen point is this hig
 CONTAINER_WIDTH = 0.09  # m: a footprint at least this wide holding another's is a container
 CONTAINER_FLOOR = 0.008  # m: its floor over the table (the sim's bowls, bins and baskets)
 PARTIAL_SHARE = 0.1  # of its outline bounded by nearer things: the object is seen in part
+PARTIAL_END_SHARE = 0.4  # ... or of one end of a long outline (a spatula's end under a bowl)
 
 
 @dataclass(frozen=True)
@@ -186,14 +187,13 @@ class PerceptionPipeline:
         rules = self.shape_rules
         catalogue = self.catalogue
         shares = (occluded_shares([c for c, _ in kept], depth_to_mm(depth), self.config.stride)
-                  if catalogue is not None else [0.0] * len(kept))
-        supports = self._supports([c for c, _ in kept], fixture_shapes, segments,
-                                  [s >= PARTIAL_SHARE for s in shares])
+                  if catalogue is not None else [(0.0, 0.0)] * len(kept))
+        bordered = [s >= PARTIAL_SHARE or e >= PARTIAL_END_SHARE for s, e in shares]
+        supports = self._supports([c for c, _ in kept], fixture_shapes, segments, bordered)
 
         # seen in part: bordered by nearer things in the image, or standing on or in another
         # object (its lower part hidden: a block in a bowl)
-        hidden = ([s >= PARTIAL_SHARE or sup is None for s, sup in zip(shares, supports,
-                                                                      strict=True)]
+        hidden = ([b or sup is None for b, sup in zip(bordered, supports, strict=True)]
                   if catalogue is not None else [False] * len(kept))
 
         def named(c: Cluster, n: str, sup: float | None, partial: bool) -> list[Detection]:

@@ -46,7 +46,7 @@ def recognise(det: Detection, catalogue: ObjectCatalogue | None, rules: ShapeRul
         return split_stack(det, min_edge=rules.stack_min_edge)
     m = catalogue.match(det.signature, det.colour, partial, det.sigma, sample_spacing(det))
     if m.category != UNKNOWN:
-        named = replace(det, shape=m.category)
+        named = replace(det, shape=m.category, as_part=m.as_part)
         if m.category == "block" and viewpoint is not None:
             centre, width = complete_block(np.asarray(det.position[:2]), det.size[0],
                                            det.size[1], det.yaw, viewpoint)

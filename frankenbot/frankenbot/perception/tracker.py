@@ -107,8 +107,7 @@ class Track:
         """This track matched to ``det`` at ``stamp``: fused when it stayed, restarted when
         it moved; a container seen only in part (an arc the arm left, well inside its known
         outline) keeps its pose. The category is the one most frames voted for."""
-        votes = _vote(self.votes or ((self.detection.shape, _weight(self.detection.shape)),),
-                      det.shape)
+        votes = _vote(self.votes or ((self.detection.shape, _weight(self.detection)),), det)
         det = replace(det, shape=_winner(votes, self.detection.shape))
         track = replace(self, votes=votes)
         return track._seen(det, stamp)
@@ -128,22 +127,29 @@ class Track:
         return replace(self, detection=det, last_seen=stamp, hits=self.hits + 1, fused=1)
 
 
-UNKNOWN_VOTE = 0.5  # an unknown frame counts half: a half-hidden object looks odd
+UNKNOWN_VOTE = 0.5  # an unknown frame counts half: a half-hidden object looks odd ...
+PART_VOTE = 0.5  # ... and so does a frame that named it only as a part of something bigger
 
 
-def _weight(shape: str) -> float:
-    return UNKNOWN_VOTE if shape == shapes.UNKNOWN else 1.0
+def _weight(det: Detection) -> float:
+    return UNKNOWN_VOTE if det.shape == shapes.UNKNOWN else PART_VOTE if det.as_part else 1.0
 
 
-def _vote(votes: tuple[tuple[str, float], ...], shape: str) -> tuple[tuple[str, float], ...]:
+def _vote(votes: tuple[tuple[str, float], ...], det: Detection
+          ) -> tuple[tuple[str, float], ...]:
     out = dict(votes)
-    out[shape] = out.get(shape, 0.0) + _weight(shape)
+    out[det.shape] = out.get(det.shape, 0.0) + _weight(det)
     return tuple(out.items())
 
 
 def _winner(votes: tuple[tuple[str, float], ...], current: str) -> str:
+    """The category most frames voted for; in a tie a category beats ``unknown`` (its
+    frames saw the object well enough to name it), then the current one stays."""
     best = max(v for _, v in votes)
     tied = [k for k, v in votes if v >= best - 1e-9]
+    named = [k for k in tied if k != shapes.UNKNOWN]
+    if named and len(named) < len(tied):
+        tied = named
     return current if current in tied else tied[0]
 
 
@@ -371,7 +377,7 @@ class Tracker:
             oid = self._new_id(det, taken)
             taken.add(oid)
             result.append(Track(oid, det, first_seen=stamp, last_seen=stamp, hits=1,
-                                votes=((det.shape, _weight(det.shape)),),
+                                votes=((det.shape, _weight(det)),),
                                 born_at=det.position))
         self._tracks = result
         return list(result)
