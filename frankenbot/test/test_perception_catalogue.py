@@ -198,6 +198,21 @@ def test_a_partly_hidden_object_may_measure_short_but_never_long(catalogue):
     assert catalogue.match(long_can, partial=True).category == "unknown"
 
 
+
+def test_a_long_thing_hidden_at_an_end_may_measure_short_but_not_narrow() -> None:
+    """Its sides are seen: a marker hidden at one end is no part of a wider spatula."""
+    rng = np.random.default_rng(1)
+    spatula = enrol("spatula", "green_spatula", "green",
+                    _noisy(_sig(0.24, 0.04, 0.015, 0.93, 1.0), rng))
+    cat = ObjectCatalogue((spatula,))
+    short = _sig(0.20, 0.04, 0.015, 0.93, 1.0)  # its far end under the arm
+    assert cat.match(short).category == "unknown"
+    assert cat.match(short, partial=True, end_only=True).category == "spatula"
+    marker = _sig(0.12, 0.02, 0.016, 0.93, 1.0)
+    assert cat.match(marker, partial=True).category == "spatula"  # bordered all round
+    assert cat.match(marker, partial=True, end_only=True).category == "unknown"
+
+
 def test_sparse_samples_may_measure_an_extent_short_by_one_spacing_but_not_long(catalogue):
     """An extent ends at the last depth sample on the object: up to half a sample spacing
     short at each end. A can sampled 1.2 cm apart may measure 1.2 cm short; never long, and

@@ -47,6 +47,8 @@ FLOORS: dict[str, tuple[float, float]] = {
 NAME_RE = r"^[a-z][a-z0-9_]{0,39}$"  # category and prototype names: ids in programs
 # features a partly hidden object measures at most as large as it is
 _LOWER_BOUNDS = [Signature.names().index(n) for n in ("length", "width", "end_ratio")]
+# ... and one hidden only at an end: its sides are seen, so only its length may be short
+_END_BOUNDS = [Signature.names().index(n) for n in ("length", "end_ratio")]
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,7 @@ class ObjectCatalogue:
         return tuple(dict.fromkeys(p.category for p in self.prototypes))
 
     def match(self, sig: Signature | None, colour: str = "", partial: bool = False,
-              sigma: float = 0.0, spacing: float = 0.0) -> Match:
+              sigma: float = 0.0, spacing: float = 0.0, end_only: bool = False) -> Match:
         """The category of an object with signature ``sig`` and colour ``colour``.
         ``partial``: the camera sees the object only in part (something nearer borders it,
         or it stands in a container): its length, width and narrower end may be short of
@@ -122,7 +124,9 @@ class ObjectCatalogue:
         between neighbouring depth samples on the object; an extent ends at the last sample
         on it, up to half a spacing short at each end, never long, so a length or width up
         to one spacing short of the prototype's counts as equal (a far, thin marker sampled
-        8 mm apart measured 12.2 of 14 cm)."""
+        8 mm apart measured 12.2 of 14 cm). ``end_only``: only an end of it is hidden (a
+        long thing's cap): its length and narrower end are lower bounds, its width is not (a
+        marker hidden at one end must not fit a wider spatula)."""
         if sig is None or not self.prototypes:
             return Match(UNKNOWN)
         if partial:
@@ -134,7 +138,8 @@ class ObjectCatalogue:
             short = diff[:, _EXTENTS]
             diff[:, _EXTENTS] = np.where(short < 0, np.minimum(short + spacing, 0.0), short)
         if partial:
-            diff[:, _LOWER_BOUNDS] = np.maximum(diff[:, _LOWER_BOUNDS], 0.0)
+            bounds = _END_BOUNDS if end_only else _LOWER_BOUNDS
+            diff[:, bounds] = np.maximum(diff[:, bounds], 0.0)
         tols = self._tols  # type: ignore[attr-defined]
         extra = NOISE_TOLERANCE * max(0.0, sigma - self.noise) if self.noise > 0 else 0.0
         if extra > 0:

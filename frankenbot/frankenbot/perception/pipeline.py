@@ -39,7 +39,9 @@ from frankenbot.perception.fixture_state import FixtureObserver
 from frankenbot.perception.geometry import Detection, ShapeRules, measure
 from frankenbot.perception.occlusion import occluded_shares
 from frankenbot.perception.recognition import (
+    END,
     FRAGMENT_MARGIN,
+    PART,
     is_hollow,
     join_pieces,
     overlaps,
@@ -192,11 +194,12 @@ class PerceptionPipeline:
         supports = self._supports([c for c, _ in kept], fixture_shapes, segments, bordered)
 
         # seen in part: bordered by nearer things in the image, or standing on or in another
-        # object (its lower part hidden: a block in a bowl)
-        hidden = ([b or sup is None for b, sup in zip(bordered, supports, strict=True)]
-                  if catalogue is not None else [False] * len(kept))
+        # object (its lower part hidden: a block in a bowl); a long thing hidden at an end only
+        hidden = ([PART if s >= PARTIAL_SHARE or sup is None else END if e >= PARTIAL_END_SHARE
+                   else "" for (s, e), sup in zip(shares, supports, strict=True)]
+                  if catalogue is not None else [""] * len(kept))
 
-        def named(c: Cluster, n: str, sup: float | None, partial: bool) -> list[Detection]:
+        def named(c: Cluster, n: str, sup: float | None, partial: str) -> list[Detection]:
             return recognise(_with_points(_named(
                 measure(c, rules, viewpoint, eye, sample_angle, sup,
                         complete_blocks=catalogue is None, table_value=fg.table_value,

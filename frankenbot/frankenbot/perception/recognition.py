@@ -34,17 +34,21 @@ from frankenbot.perception.geometry import (
 from frankenbot.perception.segmentation import Cluster, hue_neighbours, joined
 from frankenbot.shapes import UNKNOWN
 
+PART = "part"  # seen in part: something nearer borders it, or it stands on or in another
+END = "end"  # a long thing whose end only is hidden
 SMALL_OBJECT = 0.07  # m: the longest side of a "small" unknown object ...
 LARGE_OBJECT = 0.16  # ... and from here on "large"
 
 
 def recognise(det: Detection, catalogue: ObjectCatalogue | None, rules: ShapeRules,
-              viewpoint: tuple[float, float] | None, partial: bool = False) -> list[Detection]:
+              viewpoint: tuple[float, float] | None, partial: str = "") -> list[Detection]:
     """``det`` named by the catalogue (one detection, or the blocks of a tower); ``partial``:
-    the camera sees it only in part (``perception/occlusion.py``)."""
+    how the camera sees it in part (``perception/occlusion.py``): ``PART`` (bordered by
+    nearer things), ``END`` (a long thing hidden at an end only) or "" (whole)."""
     if catalogue is None or det.name:
         return split_stack(det, min_edge=rules.stack_min_edge)
-    m = catalogue.match(det.signature, det.colour, partial, det.sigma, sample_spacing(det))
+    m = catalogue.match(det.signature, det.colour, bool(partial), det.sigma,
+                        sample_spacing(det), end_only=partial == END)
     if m.category != UNKNOWN:
         named = replace(det, shape=m.category, as_part=m.as_part)
         if m.category == "block" and viewpoint is not None:
@@ -130,7 +134,7 @@ def overlaps(a: Detection, b: Detection, margin: float) -> bool:
 
 
 def join_pieces(kept: list[tuple[Cluster, str]], supports: list[float | None],
-                 hidden: list[bool], per_cluster: list[list[Detection]], named: Any
+                 hidden: list[str], per_cluster: list[list[Detection]], named: Any
                  ) -> list[list[Detection]]:
     """Two unknown clusters of one colour, next to each other, whose union the catalogue
     knows are one object: a mug's thin rim drops out at its sides under depth noise and its
@@ -159,7 +163,8 @@ def join_pieces(kept: list[tuple[Cluster, str]], supports: list[float | None],
                 ca = replace(ca, colour_mask=np.full(ca.points.shape[0], big_a))
                 cb = replace(cb, group=ca.group, colour_mask=np.full(cb.points.shape[0],
                                                                      not big_a))
-            union = named(joined(ca, cb), kept[a][1], sup, hidden[a] or hidden[b])
+            union = named(joined(ca, cb), kept[a][1], sup,
+                          PART if hidden[a] or hidden[b] else "")
             if len(union) == 1 and union[0].shape != shapes.UNKNOWN:
                 out[a], out[b] = union, []
                 used |= {a, b}
