@@ -190,13 +190,15 @@ class PerceptionPipeline:
         catalogue = self.catalogue
         shares = (occluded_shares([c for c, _ in kept], depth_to_mm(depth), self.config.stride)
                   if catalogue is not None else [(0.0, 0.0)] * len(kept))
-        bordered = [s >= PARTIAL_SHARE or e >= PARTIAL_END_SHARE for s, e in shares]
-        supports = self._supports([c for c, _ in kept], fixture_shapes, segments, bordered)
+        # bordered by nearer things in the image (a long thing: perhaps at an end only)
+        bordered = [PART if s >= PARTIAL_SHARE else END if e >= PARTIAL_END_SHARE else ""
+                    for s, e in shares]
+        supports = self._supports([c for c, _ in kept], fixture_shapes, segments,
+                                  [bool(b) for b in bordered])
 
-        # seen in part: bordered by nearer things in the image, or standing on or in another
-        # object (its lower part hidden: a block in a bowl); a long thing hidden at an end only
-        hidden = ([PART if s >= PARTIAL_SHARE or sup is None else END if e >= PARTIAL_END_SHARE
-                   else "" for (s, e), sup in zip(shares, supports, strict=True)]
+        # seen in part: bordered, or standing on or in another object (its lower part hidden:
+        # a block in a bowl)
+        hidden = ([PART if sup is None else b for b, sup in zip(bordered, supports, strict=True)]
                   if catalogue is not None else [""] * len(kept))
 
         def named(c: Cluster, n: str, sup: float | None, partial: str) -> list[Detection]:

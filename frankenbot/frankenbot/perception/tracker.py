@@ -25,6 +25,7 @@ means it moved, and the mean restarts there.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Mapping
 
@@ -173,6 +174,13 @@ def _resting_in(det: Detection, host: Detection) -> Detection:
     return replace(det, position=(x, y, min(z, rest_z)))
 
 
+def _one_to_one(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The pairs whose two members are each the only candidate of the other."""
+    left = Counter(a for a, _ in pairs)
+    right = Counter(b for _, b in pairs)
+    return [(a, b) for a, b in pairs if left[a] == 1 and right[b] == 1]
+
+
 def _merge_twins(tracks: list[Track], stamp: float) -> list[Track]:
     """A twin born over its original is the original. One frame can show an object twice
     (the fingers cut a block they lift in two: its lower piece kept the block's track, the
@@ -191,13 +199,12 @@ def _merge_twins(tracks: list[Track], stamp: float) -> list[Track]:
                 and math.hypot(y.born_at[0] - t.detection.position[0],
                                y.born_at[1] - t.detection.position[1])
                 <= 0.5 * max(t.detection.size[:2]))
-    pairs = [(i, j) for i, t in enumerate(tracks) for j, y in enumerate(tracks) if twin(t, y)]
     merged: dict[int, Track] = {}
     dropped: set[int] = set()
-    for i, j in pairs:
-        if sum(p[0] == i for p in pairs) == 1 and sum(p[1] == j for p in pairs) == 1:
-            merged[i] = tracks[i].seen(tracks[j].detection, stamp)
-            dropped.add(j)
+    for i, j in _one_to_one([(i, j) for i, t in enumerate(tracks)
+                             for j, y in enumerate(tracks) if twin(t, y)]):
+        merged[i] = tracks[i].seen(tracks[j].detection, stamp)
+        dropped.add(j)
     return [merged.get(k, t) for k, t in enumerate(tracks) if k not in dropped]
 
 
@@ -322,13 +329,12 @@ class Tracker:
                  and shade_related(t.detection.colour, d.colour)
                  and d.shape == t.detection.shape
                  and math.dist(d.position, t.detection.position) <= SHADE_MATCH_DISTANCE]
-        for r, c in pairs:
-            if sum(p[0] == r for p in pairs) == 1 and sum(p[1] == c for p in pairs) == 1:
-                t = tracks[r]
-                updated[r] = t.seen(replace(detections[c], colour=t.detection.colour,
-                                            shape=t.detection.shape), stamp)
-                matched_t.add(r)
-                matched_d.add(c)
+        for r, c in _one_to_one(pairs):
+            t = tracks[r]
+            updated[r] = t.seen(replace(detections[c], colour=t.detection.colour,
+                                        shape=t.detection.shape), stamp)
+            matched_t.add(r)
+            matched_d.add(c)
         # An object inside a container of its own colour (a blue block in the blue bowl) is
         # split from it by segmentation only when enough of it is seen; mostly hidden (the
         # gripper over it) it is not detected, but the container's detection says it may still
