@@ -199,6 +199,25 @@ def test_a_partly_hidden_object_may_measure_short_but_never_long(catalogue):
 
 
 
+def test_a_part_is_named_only_after_an_enrolled_thing_of_its_own_colour() -> None:
+    """Half a brown box measures like a cube: seen in part, it is the brown box (an enrolled
+    thing of its colour), not a block of no enrolled colour; a red cube partly seen with the
+    blocks left out of the catalogue is unknown, not part of a box it shares no colour with."""
+    rng = np.random.default_rng(2)
+    block = enrol("block", "red_block", "red", _noisy(_sig(), rng))
+    box = enrol("box", "brown_box", "brown", _noisy(_sig(0.09, 0.055, 0.04, 0.93, 0.96), rng))
+    cat = ObjectCatalogue((block, box))
+    cube = _sig(0.045, 0.045, 0.04)
+    assert cat.match(cube, "brown").category == "block"  # seen whole: its shape names it
+    red = cat.match(cube, "red", partial=True)
+    assert red.category == "block" and not red.as_part
+    brown = cat.match(cube, "brown", partial=True)
+    assert brown.category == "box" and brown.as_part
+    assert cat.without(["block"]).match(cube, "red", partial=True).category == "unknown"
+    assert cat.without(["block"]).match(cube, "brown", partial=True).category == "box"
+    assert cat.without(["block"]).match(cube, "", partial=True).category == "box"
+
+
 def test_a_long_thing_hidden_at_an_end_may_measure_short_but_not_narrow() -> None:
     """Its sides are seen: a marker hidden at one end is no part of a wider spatula."""
     rng = np.random.default_rng(1)

@@ -97,3 +97,33 @@ def _camera_for_range_test():
     pose[:3, 3] = (1.15, -0.62, 0.78)
     return CameraModel(Intrinsics(600.0, 600.0, 320.0, 240.0, 640, 480),
                        tuple(tuple(float(v) for v in row) for row in pose))
+
+
+def test_a_white_plate_in_the_noise_band_stands_out_where_lifted_table_does_not():
+    """A 12 mm plate sits about three noise sigmas above a far table, where a patch of table
+    lifted by correlated noise can reach too. The beige table's own colour must clear the full
+    evidence; a white cluster (no saturation, no darker than the table: not a shadow) is no
+    table and counts at the vivid colours' lower bar; a grey one (a shadow) does not."""
+    from frankenbot.perception.colour import ACHROMATIC_GROUP
+    from frankenbot.perception.segmentation import Cluster, _stand_out
+
+    cam = _camera_for_range_test()
+    config = PerceptionConfig()
+    table_value = 0.9
+    noise_a = 0.004
+    t = cam.matrix
+    centre = t[:3, 3] + np.array([-0.6, 0.5, -0.6]) / np.linalg.norm([-0.6, 0.5, -0.6]) * 1.2
+    sigma = noise_a * float((centre - t[:3, 3]) @ t[:3, 2]) ** 2
+    height = 2.5 * sigma  # between the vivid bar (2) and the full one (3)
+    n = max(300, config.min_points)  # no small-cluster penalty
+
+    def cluster(hsv: tuple[float, float, float], group: int) -> Cluster:
+        return Cluster(np.repeat(centre[None, :], n, axis=0), np.full(n, height),
+                       np.tile(np.array(hsv, np.float32), (n, 1)), np.zeros((n, 2), int), group)
+
+    white = cluster((0.0, 0.0, 1.0), ACHROMATIC_GROUP)
+    grey = cluster((0.0, 0.0, 0.5), ACHROMATIC_GROUP)
+    table = cluster((0.1, 0.2, 0.9), 8)
+    kept = _stand_out([white, grey, table], noise_a, cam, config, 8, table_value)
+    assert [float(c.hsv[0, 2]) for c in kept] == [1.0]  # the white one only
+    assert config.noise_cluster_sigmas * sigma > height > 2.0 * sigma

@@ -8,6 +8,7 @@ perceived scene (sort_by_colour's check after each place_in), and keep the bowl 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,12 +16,15 @@ import pytest
 from frankenbot import resources
 from frankenbot.eval.perception_eval import camera_of_world
 from frankenbot.fixture_map import FixtureMap
+from frankenbot.perception.catalogue import ObjectCatalogue, enrol
 from frankenbot.perception.colour import rgb_to_hsv
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.containers import fit_outline_circle
-from frankenbot.perception.geometry import Detection, measure, split_stack
+from frankenbot.perception.geometry import Detection, ShapeRules, measure, split_stack
 from frankenbot.perception.pipeline import PerceptionPipeline
+from frankenbot.perception.recognition import PART, recognise
 from frankenbot.perception.segmentation import Cluster
+from frankenbot.perception.signature import Signature
 from frankenbot.program.predicates import evaluate_predicate
 from frankenbot.program.tree import Ident, Pred
 from frankenbot.state import Scene, SceneObject, WorldSnapshot
@@ -155,6 +159,23 @@ def test_a_tall_sliver_is_not_split_into_a_stack_but_a_tower_is():
     tower = Detection("block", "red", (0.5, 0.0, 0.04), (0.04, 0.04, 0.08), 0.0, 0.9, 300)
     levels = split_stack(tower)
     assert [round(d.position[2], 3) for d in levels] == [0.02, 0.06]
+
+
+def test_a_tall_narrow_thing_seen_in_part_is_no_tower_of_blocks():
+    """A tower is one cluster no category matches, split into cubes; a bottle half hidden
+    behind another shows a strip as narrow as a block and three times as tall: seen in part,
+    it stays one unknown object, not three blocks."""
+    rng = np.random.default_rng(5)
+    cube = Signature(0.04, 0.04, 0.04, 0.9, 0.93, 0.0, 0.93)
+    base = np.asarray(cube.values())
+    block = enrol("block", "red_block", "red", [Signature(*(base + rng.normal(0, 0.002, 7)))
+                                                 for _ in range(12)])
+    cat = ObjectCatalogue((block,))
+    strip = Detection("unknown", "red", (0.5, 0.0, 0.06), (0.04, 0.04, 0.12), 0.0, 0.9, 300,
+                      signature=replace(cube, height=0.12))
+    assert [d.shape for d in recognise(strip, cat, ShapeRules(), None)] == ["block"] * 3
+    hidden = recognise(strip, cat, ShapeRules(), None, PART)
+    assert [d.shape for d in hidden] == ["unknown"]
 
 
 def _bowl_cluster(start_deg: float, stop_deg: float, floor_from: float = 0.0) -> Cluster:

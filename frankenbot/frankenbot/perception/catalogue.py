@@ -126,12 +126,18 @@ class ObjectCatalogue:
         to one spacing short of the prototype's counts as equal (a far, thin marker sampled
         8 mm apart measured 12.2 of 14 cm). ``end_only``: only an end of it is hidden (a
         long thing's cap): its length and narrower end are lower bounds, its width is not (a
-        marker hidden at one end must not fit a wider spatula)."""
+        marker hidden at one end must not fit a wider spatula). A part says little of its
+        shape: it is named only after an enrolled thing of its own colour, and such a thing
+        wins over a whole match of another colour's prototype (a brown box half hidden
+        measures like a cube: the brown box, not a block; a held-out red block half hidden is
+        no part of a blue box)."""
         if sig is None or not self.prototypes:
             return Match(UNKNOWN)
+        whole = Match(UNKNOWN)
         if partial:
             whole = self.match(sig, colour, False, sigma, spacing)
-            if whole.category != UNKNOWN:
+            if whole.category != UNKNOWN and (not colour or self._colour_of(whole.prototype)
+                                              in ("", colour)):
                 return whole
         diff = np.asarray(sig.values())[None, :] - self._means  # type: ignore[attr-defined]
         if spacing > 0:
@@ -151,12 +157,19 @@ class ObjectCatalogue:
         allowed = np.array([self._colour_ok(p.category, colour) for p in self.prototypes])
         nearest = self.prototypes[int(np.argmin(np.where(allowed, rms, np.inf)))].name if (
             allowed.any()) else ""
+        if partial and colour:  # a part names only an enrolled thing of its own colour
+            allowed &= np.array([p.colour in ("", colour) for p in self.prototypes])
         ok = (worst <= 1.0) & allowed
         if not ok.any():
-            return Match(UNKNOWN, nearest=nearest)
+            return whole if whole.category != UNKNOWN else Match(UNKNOWN, nearest=nearest)
         k = int(np.argmin(np.where(ok, rms, np.inf)))
         p = self.prototypes[k]
+        if p.category == whole.category:
+            return whole
         return Match(p.category, p.name, float(rms[k]), nearest, as_part=partial)
+
+    def _colour_of(self, prototype: str) -> str:
+        return next((p.colour for p in self.prototypes if p.name == prototype), "")
 
     def _colour_ok(self, category: str, colour: str) -> bool:
         allowed = self.colours.get(category)

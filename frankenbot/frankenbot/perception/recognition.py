@@ -3,7 +3,8 @@
 The catalogue (``perception/catalogue.py``) matches the cluster's shape signature and colour.
 Two things need more than one lookup: a tower of same-coloured blocks is one cluster that no
 category matches, so a cluster much taller than wide is also tried as a stack of equal
-cubes (``geometry.split_stack``), kept only when every piece matches a block; and a block
+cubes (``geometry.split_stack``), kept only when every piece matches a block and the
+cluster is seen whole (a partly hidden one may be narrower than it is); and a block
 seen by one face edge-on is completed to a square once it is known to be a block (before
 that, a lemon or a marker must not be squared); likewise a bottle lying on its side, seen
 only on the half turned to the camera, is completed to as wide as it is high. Without a
@@ -64,7 +65,10 @@ def recognise(det: Detection, catalogue: ObjectCatalogue | None, rules: ShapeRul
                                              det.position[2]),
                             size=(det.size[0], width, det.size[2]))
         return [named]
-    pieces = split_stack(replace(det, shape="block"), min_edge=rules.stack_min_edge)
+    # a tower only when seen whole: a thing partly hidden behind another measures narrower
+    # than it is, and a hidden bottle's thin visible strip is no tower of small cubes
+    pieces = [] if partial else split_stack(replace(det, shape="block"),
+                                            min_edge=rules.stack_min_edge)
     if len(pieces) > 1 and all(catalogue.match(p.signature, p.colour, sigma=p.sigma).category
                                == "block" for p in pieces):
         return pieces

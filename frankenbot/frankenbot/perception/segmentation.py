@@ -33,6 +33,7 @@ from frankenbot.perception.containers import split_round_container
 
 VIVID = 0.6  # median saturation of a vivid cluster (the table is a dull beige)
 VIVID_SIGMAS = 2.0  # noise sigmas a vivid cluster's median height must clear
+WHITE_SATURATION = 0.06  # median saturation of a white cluster (the beige table has more)
 TABLE_COLOURED_MIN = 0.015  # m: median height a cluster of the table's colour must reach
 FLYING_STEP_MM = 12  # a pixel this far from both its nearest and farthest neighbour is flying
 MIN_TABLE_VALUE = 0.02  # a table darker than this gives no usable exposure reading
@@ -429,7 +430,7 @@ def cluster_foreground(fg: Foreground, camera: CameraModel, config: PerceptionCo
     clusters = _enough_points(clusters, camera, config)
     if fg.noise_a <= 0 or fg.ranges is None:
         return clusters
-    return _stand_out(clusters, fg.noise_a, camera, config, fg.table_group)
+    return _stand_out(clusters, fg.noise_a, camera, config, fg.table_group, fg.table_value)
 
 
 def _enough_points(clusters: list[Cluster], camera: CameraModel, config: PerceptionConfig
@@ -446,14 +447,18 @@ def _enough_points(clusters: list[Cluster], camera: CameraModel, config: Percept
 
 
 def _stand_out(clusters: list[Cluster], noise_a: float, camera: CameraModel,
-               config: PerceptionConfig, table_group: int = -1) -> list[Cluster]:
+               config: PerceptionConfig, table_group: int = -1, table_value: float = -1.0
+               ) -> list[Cluster]:
     """Clusters that stand clearly out of the table's noise, each with its noise level.
 
     Precision first: a patch of table lifted by correlated depth noise (or a skirt of flying
     pixels) is a few sigma high at most, a real object is higher over most of its points, so a
     cluster whose median height does not clear ``noise_cluster_sigmas`` sigma is dropped, and
     one of the table's own colour group must also clear ``TABLE_COLOURED_MIN`` (a flat patch
-    of table colour is table; a flat object of exactly the table's colour is not seen).
+    of table colour is table; a flat object of exactly the table's colour is not seen). A
+    colour the table does not have (vivid, or white: without the beige table's saturation
+    and at least as bright as its ``table_value``, not a shadow) is no lifted table and
+    counts at ``VIVID_SIGMAS``.
     """
     out = []
     t = camera.matrix
@@ -461,8 +466,11 @@ def _stand_out(clusters: list[Cluster], noise_a: float, camera: CameraModel,
         rng_m = float((np.median(c.points, axis=0) - t[:3, 3]) @ t[:3, 2])
         sigma = noise_a * rng_m ** 2
         sigmas = config.noise_cluster_sigmas
-        if (c.group != table_group and c.group != ACHROMATIC_GROUP
-                and float(np.median(c.hsv[:, 1])) >= VIVID):
+        if c.group != table_group and (
+                (c.group != ACHROMATIC_GROUP and float(np.median(c.hsv[:, 1])) >= VIVID)
+                or (c.group == ACHROMATIC_GROUP and table_value > 0
+                    and float(np.median(c.hsv[:, 1])) <= WHITE_SATURATION
+                    and float(np.median(c.hsv[:, 2])) >= table_value)):
             # a vivid colour the table does not have is no patch of lifted table noise: a
             # marker or a spatula lying flat at the back of the table counts at 2 sigma
             sigmas = min(sigmas, VIVID_SIGMAS)
