@@ -218,3 +218,48 @@ def test_a_lying_bottle_seen_on_its_near_half_is_completed_away_from_the_camera(
         == 0.05
     assert complete_lying_round(np.array([0.6, 0.0]), 0.16, 0.06, 0.06, 0.0, (0.6, -1.0))[1] \
         == 0.06
+
+
+def test_a_lying_markers_lit_ridge_and_its_sides_are_one_marker_a_block_beside_it_is_not():
+    """A lying orange marker lit along its ridge: the ridge reads yellow the whole length, its
+    sides orange in pieces; pieces lying along the ridge strip are its faces (joined, named
+    orange), a block of the neighbouring hue beside the marker stays its own object."""
+    u, v = np.array([0.5 ** 0.5, 0.5 ** 0.5]), np.array([-0.5 ** 0.5, 0.5 ** 0.5])
+
+    def strip(t0, t1, s0, s1, colour, hue, value, h=(0.014, 0.02), n=60) -> Cluster:
+        t, s = rng.uniform(t0, t1, n), rng.uniform(s0, s1, n)
+        xy = np.array([0.4, 0.0]) + t[:, None] * u + s[:, None] * v
+        heights = rng.uniform(*h, n)
+        return Cluster(np.column_stack([xy, 0.75 + heights]), heights,
+                       np.tile(np.array([hue, 0.9, value], np.float32), (n, 1)),
+                       np.zeros((n, 2), int), GROUP[colour], clipped=np.full(n, value > 0.85),
+                       sigma=0.003)
+
+    ridge = strip(0.0, 0.13, -0.004, 0.004, "yellow", 50.0, 0.95)
+    near_end = strip(0.0, 0.05, 0.004, 0.009, "orange", 28.0, 0.7)
+    far_end = strip(0.08, 0.13, -0.009, -0.004, "orange", 28.0, 0.7)
+    out = _merge_lit_faces([ridge, near_end, far_end], CONFIG)
+    assert len(out) == 1 and _names(out) == ["orange"]
+    assert out[0].sigma == 0.003
+    block = strip(0.04, 0.08, 0.012, 0.052, "orange", 28.0, 0.7, h=(0.0, 0.04))
+    assert len(_merge_lit_faces([ridge, block], CONFIG)) == 2
+
+
+def test_one_mug_read_in_two_hues_in_one_frame_is_one_mug():
+    """A mug whose lit side reads yellow and the rest orange, each piece matching a mug, at
+    one place: the one of fewer samples is a face of the other. Two mugs of neighbouring hues
+    side by side, or a yellow block in an orange bowl, stay two."""
+    from frankenbot.perception.geometry import Detection
+    from frankenbot.perception.recognition import without_fragments
+
+    def det(shape, colour, pos, n, size=(0.08, 0.06, 0.08)):
+        return Detection(shape, colour, pos, size, 0.0, 0.9, n)
+
+    body = det("mug", "yellow", (0.605, 0.035, 0.041), 300)
+    side = det("mug", "orange", (0.603, 0.033, 0.037), 120)
+    assert without_fragments([side, body]) == [body]
+    other = det("mug", "orange", (0.52, 0.035, 0.041), 120)
+    assert without_fragments([other, body]) == [other, body]
+    bowl = det("bowl", "orange", (0.60, 0.03, 0.025), 500, (0.15, 0.15, 0.05))
+    block = det("block", "yellow", (0.60, 0.03, 0.02), 80, (0.04, 0.04, 0.04))
+    assert without_fragments([bowl, block]) == [bowl, block]

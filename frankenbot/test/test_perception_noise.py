@@ -99,16 +99,17 @@ def _camera_for_range_test():
                        tuple(tuple(float(v) for v in row) for row in pose))
 
 
-def test_a_white_plate_in_the_noise_band_stands_out_where_lifted_table_does_not():
+def test_a_white_or_pale_pink_plate_in_the_noise_band_stands_out_where_lifted_table_does_not():
     """A 12 mm plate sits about three noise sigmas above a far table, where a patch of table
     lifted by correlated noise can reach too. The beige table's own colour must clear the full
     evidence; a white cluster (no saturation, no darker than the table: not a shadow) is no
-    table and counts at the vivid colours' lower bar; a grey one (a shadow) does not."""
-    from frankenbot.perception.colour import ACHROMATIC_GROUP
+    table and counts at the vivid colours' lower bar, as does a pale pink one (a hue far from
+    the table's); a grey one (a shadow) and a pale orange one (the table's hue) do not."""
+    from frankenbot.perception.colour import ACHROMATIC_GROUP, SEG_NAMES
     from frankenbot.perception.segmentation import Cluster, _stand_out
 
     cam = _camera_for_range_test()
-    config = PerceptionConfig()
+    config = PerceptionConfig(table_rgb=(183.0, 157.0, 124.0))
     table_value = 0.9
     noise_a = 0.004
     t = cam.matrix
@@ -123,7 +124,11 @@ def test_a_white_plate_in_the_noise_band_stands_out_where_lifted_table_does_not(
 
     white = cluster((0.0, 0.0, 1.0), ACHROMATIC_GROUP)
     grey = cluster((0.0, 0.0, 0.5), ACHROMATIC_GROUP)
-    table = cluster((0.1, 0.2, 0.9), 8)
-    kept = _stand_out([white, grey, table], noise_a, cam, config, 8, table_value)
-    assert [float(c.hsv[0, 2]) for c in kept] == [1.0]  # the white one only
+    table = cluster((34.0, 0.32, 0.9), SEG_NAMES.index("brown"))
+    pink = cluster((330.0, 0.48, 1.0), SEG_NAMES.index("pink"))
+    orange = cluster((30.0, 0.48, 0.9), SEG_NAMES.index("orange"))
+    kept = _stand_out([white, grey, table, pink, orange], noise_a, cam, config,
+                      SEG_NAMES.index("brown"), table_value)
+    assert [float(c.hsv[0, 0]) for c in kept] == [0.0, 330.0]  # white and pink only
+    assert float(kept[0].hsv[0, 2]) == 1.0
     assert config.noise_cluster_sigmas * sigma > height > 2.0 * sigma

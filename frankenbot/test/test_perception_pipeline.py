@@ -372,3 +372,50 @@ def test_an_unknown_thing_standing_on_a_fixture_top_is_no_piece_of_the_fixture()
     # measured standing nowhere on the top (held over it by the arm), it stays a piece
     assert PerceptionPipeline._fixture_piece(bowl, shapes, bottom=0.385)
     assert PerceptionPipeline._fixture_piece(bowl, shapes)
+
+
+def test_a_lying_bottle_across_a_boxs_corner_stands_on_the_table_a_block_on_a_box_does_not(
+        camera):
+    """Standing on another cluster needs their footprints to meet, not only their bounding
+    boxes: a bottle lying diagonally past a box (its lowest seen points 2 cm up, the box's top
+    there) is measured from the table; a block on that box stands on it. Two pieces of one
+    lying marker side by side, equally high, are not stacked either."""
+    from frankenbot.perception.segmentation import ACHROMATIC_GROUP, Cluster
+
+    pipeline = PerceptionPipeline(camera, FixtureMap.from_data({"fixtures": {}}))
+
+    def cluster(xy: np.ndarray, h_lo: float, h_hi: float) -> Cluster:
+        h = np.linspace(h_lo, h_hi, len(xy))
+        return Cluster(np.c_[xy, h], h, np.zeros((len(xy), 3)), np.zeros((len(xy), 2), int),
+                       ACHROMATIC_GROUP)
+
+    g = np.stack(np.meshgrid(np.linspace(0, 1, 12), np.linspace(0, 1, 8)), -1).reshape(-1, 2)
+    box = cluster(np.array([0.50, 0.00]) + g * [0.09, 0.055], 0.0, 0.035)
+    # along x + y = 0.69, from over the box's bounding box out past its corner, 3 cm clear of it
+    t = np.linspace(0.0, 0.13, 80)
+    bottle_xy = np.c_[0.57 + t, 0.12 - t]
+    bottle = cluster(bottle_xy, 0.02, 0.06)
+    block = cluster(np.array([0.52, 0.01]) + g[:40] * 0.04, 0.036, 0.075)
+    assert pipeline._supports([box, bottle], (), None)[1] == 0.0
+    assert pipeline._supports([box, block], (), None)[1] is None  # on the box
+    left = cluster(np.array([0.40, 0.20]) + g * [0.05, 0.018], 0.016, 0.022)
+    right = cluster(np.array([0.45, 0.20]) + g * [0.05, 0.018], 0.017, 0.023)
+    assert pipeline._supports([left, right], (), None) == [0.0, 0.0]
+
+
+def test_a_thing_barely_over_the_noise_floor_is_seen_only_in_part():
+    """A 12 mm plate far off (4.5 mm of noise) loses its edges below the per-point floor: its
+    footprint is a lower bound, as if partly hidden. Near (2.5 mm), or a 4 cm block far off,
+    it is measured whole."""
+    from frankenbot.perception.pipeline import _at_noise_floor
+    from frankenbot.perception.segmentation import ACHROMATIC_GROUP, Cluster
+
+    def flat(height: float, sigma: float) -> Cluster:
+        h = np.full(50, height)
+        return Cluster(np.c_[np.zeros((50, 2)), h], h, np.zeros((50, 3)),
+                       np.zeros((50, 2), int), ACHROMATIC_GROUP, sigma=sigma)
+
+    assert _at_noise_floor(flat(0.012, 0.0045))
+    assert not _at_noise_floor(flat(0.012, 0.0025))
+    assert not _at_noise_floor(flat(0.04, 0.0045))
+    assert not _at_noise_floor(flat(0.012, 0.0))  # noise unknown: as measured

@@ -113,6 +113,27 @@ def test_an_object_let_go_into_shade_keeps_its_id_and_colour_when_it_reads_darke
     assert block.detection.position[0] == pytest.approx(0.52)
 
 
+def test_an_object_whose_colour_flickers_into_the_next_hue_stays_one_object():
+    """A bright orange marker reads yellow in some frames (its lit ridge clips): where it
+    lies, in its category, the neighbouring hue is the same marker, from its first frame on.
+    A yellow marker beside it, or a yellow block where it lies, is another object."""
+    tr = Tracker(memory_s=8.0)
+    orange = det("marker", "orange", (0.52, -0.01, 0.009), (0.13, 0.018, 0.018))
+    tr.update([orange], 1.0)
+    lit = det("marker", "yellow", (0.521, -0.009, 0.009), (0.137, 0.018, 0.017))
+    for k in range(2):
+        tracks = tr.update([lit], 1.1 + 0.1 * k)
+    assert [(t.object_id, t.hits, t.detection.colour) for t in tracks] == [
+        ("orange_marker", 3, "orange")]
+    beside = det("marker", "yellow", (0.52, 0.05, 0.009), (0.13, 0.018, 0.018))
+    block = det("block", "yellow", (0.52, -0.01, 0.02), (0.04, 0.04, 0.04))
+    tracks = tr.update([orange, beside, block], 1.4)
+    assert sorted(t.object_id for t in tracks) == ["orange_marker", "yellow_block",
+                                                   "yellow_marker"]
+    purple = det("marker", "purple", (0.52, -0.01, 0.009), (0.13, 0.018, 0.018))
+    assert "purple_marker" in [t.object_id for t in tr.update([purple], 1.5)]
+
+
 def test_a_darker_object_elsewhere_or_beside_the_seen_one_is_a_new_object():
     tr = Tracker(memory_s=8.0)
     red = det("block", "red", (0.50, 0.10, 0.02), (0.04, 0.04, 0.04))

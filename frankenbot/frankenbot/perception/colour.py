@@ -83,6 +83,15 @@ def shade_related(a: str, b: str) -> bool:
     return b in _SHADED.get(a, frozenset()) or a in _SHADED.get(b, frozenset())
 
 
+def hue_adjacent(a: str, b: str) -> bool:
+    """Two chromatic colour names next to each other on the hue circle (a clipped orange
+    reads yellow, a lit purple pink)."""
+    names = list(HUE_CENTRES)
+    if a == b or a not in names or b not in names:
+        return False
+    return abs(names.index(a) - names.index(b)) in (1, len(names) - 1)
+
+
 def rgb_to_hsv(rgb: np.ndarray) -> np.ndarray:
     """uint8 or float RGB (..., 3) -> HSV (..., 3) with h in degrees [0, 360), s and v in [0, 1]."""
     arr = np.asarray(rgb)

@@ -63,6 +63,8 @@ from frankenbot.state import MAX_POINTS, SHAPES, Scene
 
 PALE = 0.45  # median saturation below which a cluster at the arm counts as the arm
 STACK_CONTACT = 0.02  # m: a cluster whose lowest point is this close to another's top is on it
+STACK_RISE = 0.008  # m: ... when its own top is this much higher (pieces of one lying marker
+# side by side are not stacked; a thing on a 12 mm plate rises more)
 MIN_UNKNOWN_EXTENT = 0.02  # m: an unknown thing narrower than this is noise, not an object
 MIN_UNKNOWN_HEIGHT = 0.015  # m: ... or lower (under strong noise the table lifts that far)
 MIN_UNKNOWN_POINTS = 40  # samples an unknown object needs (a known one: the usual minimum)
@@ -198,7 +200,10 @@ class PerceptionPipeline:
 
         # seen in part: bordered, or standing on or in another object (its lower part hidden:
         # a block in a bowl)
-        hidden = ([PART if sup is None else b for b, sup in zip(bordered, supports, strict=True)]
+        # ... or so thin that it barely clears the depth noise (a far plate: its edges sink
+        # into the noise band, its footprint measures short)
+        hidden = ([PART if sup is None or _at_noise_floor(c) else b
+                   for b, sup, (c, _) in zip(bordered, supports, kept, strict=True)]
                   if catalogue is not None else [""] * len(kept))
 
         def named(c: Cluster, n: str, sup: float | None, partial: str) -> list[Detection]:
@@ -296,7 +301,9 @@ class PerceptionPipeline:
             under = [j for j in range(len(clusters))
                      if j != i and np.all(lo[i] <= hi[j] + 0.005)
                      and np.all(lo[j] <= hi[i] + 0.005)
-                     and abs(tops[j] - lows[i]) <= STACK_CONTACT and tops[j] < tops[i]]
+                     and abs(tops[j] - lows[i]) <= STACK_CONTACT
+                     and tops[j] < tops[i] - STACK_RISE
+                     and _footprints_meet(clusters[i].points, clusters[j].points)]
             # inside a container standing on the table (its footprint holds this one's and
             # is wider, its rim above this one's lowest seen point): on the container's
             # floor, just over the table. Not only a container "under" it: a block in a bowl
@@ -532,6 +539,27 @@ class PerceptionPipeline:
         if now - last > self.config.stale_timeout:
             return replace(scene, stale=True)
         return scene
+
+
+NOISE_FLOOR_SIGMAS = 4.0  # a cluster whose median height is under this many noise sigmas ...
+
+
+def _at_noise_floor(c: Cluster) -> bool:
+    """... is seen only in part: its thinner edges fall below the per-point noise floor."""
+    return c.sigma > 0 and float(np.median(c.heights)) < NOISE_FLOOR_SIGMAS * c.sigma
+
+
+FOOTPRINT_CONTACT = 0.015  # m (top-down) between the samples of a thing and what it stands on
+
+
+def _footprints_meet(a: np.ndarray, b: np.ndarray) -> bool:
+    """Do two clusters' samples come within ``FOOTPRINT_CONTACT`` of each other top-down? Their
+    bounding boxes may overlap while they do not (a bottle lying across the corner of a box's
+    box): only one standing on the other does."""
+    from scipy.spatial import cKDTree
+
+    d, _ = cKDTree(b[:, :2]).query(a[:, :2], distance_upper_bound=FOOTPRINT_CONTACT)
+    return bool(np.isfinite(d).any())
 
 
 def _at_robot_base(points: np.ndarray, radius: float) -> bool:

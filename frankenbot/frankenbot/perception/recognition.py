@@ -25,6 +25,7 @@ import numpy as np
 
 from frankenbot import shapes
 from frankenbot.perception.catalogue import ObjectCatalogue
+from frankenbot.perception.colour import hue_adjacent
 from frankenbot.perception.geometry import (
     Detection,
     ShapeRules,
@@ -142,9 +143,12 @@ def join_pieces(kept: list[tuple[Cluster, str]], supports: list[float | None],
                  ) -> list[list[Detection]]:
     """Two unknown clusters of one colour, next to each other, whose union the catalogue
     knows are one object: a mug's thin rim drops out at its sides under depth noise and its
-    near and far walls fall apart into two arcs that match nothing alone."""
+    near and far walls fall apart into two arcs that match nothing alone. A piece named only
+    as a part of something joins too (a bright orange marker's lit half reads yellow: the
+    orange half alone is part of a marker, the two are the marker)."""
     unknown = [i for i, ds in enumerate(per_cluster)
-               if len(ds) == 1 and ds[0].shape == shapes.UNKNOWN and not ds[0].name]
+               if len(ds) == 1 and (ds[0].shape == shapes.UNKNOWN or ds[0].as_part)
+               and not ds[0].name]
     if len(unknown) < 2:
         return per_cluster
     lo = {i: kept[i][0].points[:, :2].min(axis=0) for i in unknown}
@@ -169,14 +173,27 @@ def join_pieces(kept: list[tuple[Cluster, str]], supports: list[float | None],
                                                                      not big_a))
             union = named(joined(ca, cb), kept[a][1], sup,
                           PART if hidden[a] or hidden[b] else "")
-            if len(union) == 1 and union[0].shape != shapes.UNKNOWN:
+            if len(union) == 1 and union[0].shape != shapes.UNKNOWN and (
+                    not union[0].as_part or shapes.UNKNOWN in (per_cluster[a][0].shape,
+                                                               per_cluster[b][0].shape)):
                 out[a], out[b] = union, []
                 used |= {a, b}
     return out
 
 
+HUE_TWIN_DISTANCE = 0.03  # m between the centres of one object's two hue readings
+
+
 def without_fragments(dets: list[Detection]) -> list[Detection]:
-    """Unknown detections touching a recognised one in the same frame are pieces of it."""
+    """Unknown detections touching a recognised one in the same frame are pieces of it; of
+    two of one category in neighbouring hues at one place (a mug's lit side read yellow, the
+    rest orange, each matching a mug), the one of fewer samples is a face of the other."""
     known = [d for d in dets if d.shape != shapes.UNKNOWN]
-    return [d for d in dets if d.shape != shapes.UNKNOWN or d.name
-            or not any(overlaps(d, k, FRAGMENT_MARGIN) for k in known)]
+
+    def face(d: Detection) -> bool:
+        return any(k.shape == d.shape and hue_adjacent(k.colour, d.colour)
+                   and k.n_points > d.n_points
+                   and math.dist(k.position, d.position) <= HUE_TWIN_DISTANCE for k in known)
+    return [d for d in dets if d.name or (
+        not face(d) if d.shape != shapes.UNKNOWN
+        else not any(overlaps(d, k, FRAGMENT_MARGIN) for k in known))]

@@ -24,6 +24,7 @@ from frankenbot.perception.colour import (
     ACHROMATIC_GROUP,
     CLIP_LEVEL,
     HUE_CENTRES,
+    SEG_NAMES,
     rgb_to_hsv,
     segmentation_groups,
     unclip_red_hue,
@@ -456,23 +457,20 @@ def _stand_out(clusters: list[Cluster], noise_a: float, camera: CameraModel,
     cluster whose median height does not clear ``noise_cluster_sigmas`` sigma is dropped, and
     one of the table's own colour group must also clear ``TABLE_COLOURED_MIN`` (a flat patch
     of table colour is table; a flat object of exactly the table's colour is not seen). A
-    colour the table does not have (vivid, or white: without the beige table's saturation
-    and at least as bright as its ``table_value``, not a shadow) is no lifted table and
-    counts at ``VIVID_SIGMAS``.
+    colour the table does not have (``_not_table_colour``) is no lifted table and counts at
+    ``VIVID_SIGMAS``.
     """
     out = []
     t = camera.matrix
+    table_hue = (float(rgb_to_hsv(np.asarray(config.table_rgb, np.float32)[None, :] / 255.0)[0, 0])
+                 if all(v > 0 for v in config.table_rgb) else None)
     for c in clusters:
         rng_m = float((np.median(c.points, axis=0) - t[:3, 3]) @ t[:3, 2])
         sigma = noise_a * rng_m ** 2
         sigmas = config.noise_cluster_sigmas
-        if c.group != table_group and (
-                (c.group != ACHROMATIC_GROUP and float(np.median(c.hsv[:, 1])) >= VIVID)
-                or (c.group == ACHROMATIC_GROUP and table_value > 0
-                    and float(np.median(c.hsv[:, 1])) <= WHITE_SATURATION
-                    and float(np.median(c.hsv[:, 2])) >= table_value)):
-            # a vivid colour the table does not have is no patch of lifted table noise: a
-            # marker or a spatula lying flat at the back of the table counts at 2 sigma
+        if c.group != table_group and _not_table_colour(c, table_value, table_hue):
+            # a colour the table does not have is no patch of lifted table noise: a marker
+            # or a spatula lying flat at the back of the table counts at 2 sigma
             sigmas = min(sigmas, VIVID_SIGMAS)
         elif c.points.shape[0] < config.min_points:  # a small (far or half-hidden) cluster
             sigmas *= SMALL_CLUSTER_EVIDENCE  # must stand out further to count
@@ -487,6 +485,28 @@ def _stand_out(clusters: list[Cluster], noise_a: float, camera: CameraModel,
                 continue
         out.append(replace(c, sigma=sigma))
     return out
+
+
+FAR_HUE = 60.0  # degrees from the table's hue: a hue the table never takes (pink on beige)
+FAR_HUE_SATURATION = 0.25  # ... at a saturation that shows it (pale pink, not gray)
+
+
+def _not_table_colour(c: Cluster, table_value: float, table_hue: float | None) -> bool:
+    """Is the cluster of a colour the table does not have: vivid; or of a hue bin far from
+    the table's (calibrated) hue and not gray (a pale pink plate on the beige table); or
+    white (without the table's saturation and no darker than its ``table_value``: no
+    shadow)?"""
+    sat = float(np.median(c.hsv[:, 1]))
+    if c.group == ACHROMATIC_GROUP:
+        return (table_value > 0 and sat <= WHITE_SATURATION
+                and float(np.median(c.hsv[:, 2])) >= table_value)
+    if sat >= VIVID:
+        return True
+    name = SEG_NAMES[c.group] if 0 <= c.group < len(SEG_NAMES) else ""
+    if table_hue is None or name not in HUE_CENTRES or sat < FAR_HUE_SATURATION:
+        return False
+    gap = abs(HUE_CENTRES[name] - table_hue) % 360.0
+    return min(gap, 360.0 - gap) >= FAR_HUE
 
 
 def cluster_in_box(fg: Foreground, box: tuple[float, float, float, float],
@@ -568,7 +588,10 @@ def _merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[
     miscoloured block. Two clusters of neighbouring hues are one object when they touch, their
     union spans no more than ``LIT_FACE_UNION`` times the smaller one's footprint (a block in
     a bowl, on a plate or beside another block spans far more) and one lies within the other's
-    height band (a block stacked on another does not). The darker cluster names the colour.
+    height band (a block stacked on another does not). A long thin thing lit along its
+    ridge (a marker lying) falls apart lengthwise instead: a piece lying along such a strip,
+    within its length and width, is one of its faces whatever the spans. The darker cluster
+    names the colour.
     """
     pairs = [(i, j) for i in range(len(clusters)) for j in range(i + 1, len(clusters))
              if hue_neighbours(clusters[i].group, clusters[j].group)]
@@ -601,7 +624,10 @@ def _merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[
             continue
         span = float(np.max(np.maximum(hi[i], hi[j]) - np.minimum(lo[i], lo[j])))
         smaller = min(float(np.max(hi[i] - lo[i])), float(np.max(hi[j] - lo[j])))
-        if span > LIT_FACE_UNION * smaller + touch or not (within(i, j) or within(j, i)):
+        strip = (_along_strip(clusters[i], clusters[j], touch)
+                 or _along_strip(clusters[j], clusters[i], touch))
+        if (span > LIT_FACE_UNION * smaller + touch and not strip) or not (
+                within(i, j) or within(j, i)):
             continue
         parent[root(j)] = root(i)
     members: dict[int, list[int]] = {}
@@ -618,6 +644,28 @@ def _merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[
                  for k in idx]
         out.append(functools.reduce(joined, parts))
     return out
+
+
+STRIP_WIDTH = 0.03  # m: a cluster at most this wide ...
+STRIP_ASPECT = 3.0  # ... and this many times as long is a strip (a marker's lit ridge)
+STRIP_INSIDE = 0.95  # share of a piece's samples that must lie along a strip to be its face
+
+
+def _along_strip(strip: Cluster, piece: Cluster, margin: float) -> bool:
+    """Is ``strip`` long and thin, and does ``piece`` lie along it (within its length and
+    width about its main axis, plus ``margin``)?"""
+    xy = strip.points[:, :2]
+    if xy.shape[0] < 3:
+        return False
+    major, along, across = _axes(xy)
+    if across > STRIP_WIDTH or along < STRIP_ASPECT * max(across, 0.005):
+        return False
+    minor = np.array([-major[1], major[0]])
+    t, s = xy @ major, xy @ minor
+    pt, ps = piece.points[:, :2] @ major, piece.points[:, :2] @ minor
+    inside = ((pt >= t.min() - margin) & (pt <= t.max() + margin)
+              & (ps >= s.min() - margin) & (ps <= s.max() + margin))
+    return float(np.mean(inside)) >= STRIP_INSIDE
 
 
 RIM_PIECE_ASPECT = 0.65  # minor / major spread below which a piece is an arc of a rim
@@ -685,7 +733,8 @@ def _cat(arrays: list[np.ndarray | None]) -> np.ndarray | None:
 
 
 def joined(a: Cluster, b: Cluster) -> Cluster:
-    """One cluster of the points of ``a`` and ``b`` (``a``'s colour group)."""
+    """One cluster of the points of ``a`` and ``b`` (``a``'s colour group, the noisier one's
+    noise level)."""
     def mask(c: Cluster) -> np.ndarray:
         return np.ones(c.points.shape[0], bool) if c.colour_mask is None else c.colour_mask
 
@@ -693,7 +742,7 @@ def joined(a: Cluster, b: Cluster) -> Cluster:
                    np.concatenate([a.hsv, b.hsv]), np.concatenate([a.pixels, b.pixels]),
                    a.group, colour_mask=None if a.colour_mask is None and b.colour_mask is None
                    else np.concatenate([mask(a), mask(b)]), clipped=_cat([a.clipped, b.clipped]),
-                   flat=_cat([a.flat, b.flat]))
+                   flat=_cat([a.flat, b.flat]), sigma=max(a.sigma, b.sigma))
 
 
 def _grid_components(cells: np.ndarray, shape: tuple[int, ...], closing: int
