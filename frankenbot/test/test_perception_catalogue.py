@@ -216,6 +216,8 @@ def test_a_part_is_named_only_after_an_enrolled_thing_of_its_own_colour() -> Non
     assert cat.without(["block"]).match(cube, "red", partial=True).category == "unknown"
     assert cat.without(["block"]).match(cube, "brown", partial=True).category == "box"
     assert cat.without(["block"]).match(cube, "", partial=True).category == "box"
+    sliver = _sig(0.03, 0.03, 0.04)  # under a quarter of a box's footprint: no part of one
+    assert cat.without(["block"]).match(sliver, "brown", partial=True).category == "unknown"
 
 
 def test_a_long_thing_hidden_at_an_end_may_measure_short_but_not_narrow() -> None:
@@ -227,7 +229,7 @@ def test_a_long_thing_hidden_at_an_end_may_measure_short_but_not_narrow() -> Non
     short = _sig(0.20, 0.04, 0.015, 0.93, 1.0)  # its far end under the arm
     assert cat.match(short).category == "unknown"
     assert cat.match(short, partial=True, end_only=True).category == "spatula"
-    marker = _sig(0.12, 0.02, 0.016, 0.93, 1.0)
+    marker = _sig(0.14, 0.02, 0.016, 0.93, 1.0)
     assert cat.match(marker, partial=True).category == "spatula"  # bordered all round
     assert cat.match(marker, partial=True, end_only=True).category == "unknown"
 

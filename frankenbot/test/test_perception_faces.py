@@ -4,6 +4,8 @@ and pixels; the sensor-level behaviour is scored by ``frankenbot perception eval
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from frankenbot.perception.colour import (
@@ -263,3 +265,11 @@ def test_one_mug_read_in_two_hues_in_one_frame_is_one_mug():
     bowl = det("bowl", "orange", (0.60, 0.03, 0.025), 500, (0.15, 0.15, 0.05))
     block = det("block", "yellow", (0.60, 0.03, 0.02), 80, (0.04, 0.04, 0.04))
     assert without_fragments([bowl, block]) == [bowl, block]
+    # a plate's edge named only as a part of a plate, its centre within the whole plate of
+    # its colour in the same frame, is a piece of it; a plate beside it is not
+    plate = det("plate", "pink", (0.53, -0.074, 0.006), 400, (0.154, 0.152, 0.012))
+    edge = replace(det("plate", "pink", (0.53, -0.105, 0.006), 150, (0.156, 0.097, 0.012)),
+                   as_part=True)
+    assert without_fragments([edge, plate]) == [plate]
+    beside = replace(edge, position=(0.53, 0.10, 0.006))
+    assert without_fragments([beside, plate]) == [beside, plate]

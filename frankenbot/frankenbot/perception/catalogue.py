@@ -44,6 +44,7 @@ FLOORS: dict[str, tuple[float, float]] = {
     "fill": (0.06, 0.0), "top_share": (0.12, 0.0), "mid_drop": (0.25, 0.0),
     "end_ratio": (0.25, 0.0),
 }
+PART_MIN_SHARE = 0.25  # of a prototype's footprint area a part must show to be named by it
 NAME_RE = r"^[a-z][a-z0-9_]{0,39}$"  # category and prototype names: ids in programs
 # features a partly hidden object measures at most as large as it is
 _LOWER_BOUNDS = [Signature.names().index(n) for n in ("length", "width", "end_ratio")]
@@ -127,7 +128,8 @@ class ObjectCatalogue:
         8 mm apart measured 12.2 of 14 cm). ``end_only``: only an end of it is hidden (a
         long thing's cap): its length and narrower end are lower bounds, its width is not (a
         marker hidden at one end must not fit a wider spatula). A part says little of its
-        shape: it is named only after an enrolled thing of its own colour, and such a thing
+        shape: it is named only after an enrolled thing of its own colour whose footprint it
+        shows at least ``PART_MIN_SHARE`` of, and such a thing
         wins over a whole match of another colour's prototype (a brown box half hidden
         measures like a cube: the brown box, not a block; a held-out red block half hidden is
         no part of a blue box)."""
@@ -157,8 +159,12 @@ class ObjectCatalogue:
         allowed = np.array([self._colour_ok(p.category, colour) for p in self.prototypes])
         nearest = self.prototypes[int(np.argmin(np.where(allowed, rms, np.inf)))].name if (
             allowed.any()) else ""
-        if partial and colour:  # a part names only an enrolled thing of its own colour
-            allowed &= np.array([p.colour in ("", colour) for p in self.prototypes])
+        if partial:  # a part names only an enrolled thing of its own colour, and shows a
+            # fair share of its footprint (a 5 cm sliver of a plate's edge names no plate)
+            if colour:
+                allowed &= np.array([p.colour in ("", colour) for p in self.prototypes])
+            area = self._means[:, _EXTENTS].prod(axis=1)  # type: ignore[attr-defined]
+            allowed &= sig.length * sig.width >= PART_MIN_SHARE * area
         ok = (worst <= 1.0) & allowed
         if not ok.any():
             return whole if whole.category != UNKNOWN else Match(UNKNOWN, nearest=nearest)

@@ -145,7 +145,8 @@ def join_pieces(kept: list[tuple[Cluster, str]], supports: list[float | None],
     knows are one object: a mug's thin rim drops out at its sides under depth noise and its
     near and far walls fall apart into two arcs that match nothing alone. A piece named only
     as a part of something joins too (a bright orange marker's lit half reads yellow: the
-    orange half alone is part of a marker, the two are the marker)."""
+    orange half alone is part of a marker, the two are the marker; a far plate broke in two
+    in the noise band, each half part of a plate)."""
     unknown = [i for i, ds in enumerate(per_cluster)
                if len(ds) == 1 and (ds[0].shape == shapes.UNKNOWN or ds[0].as_part)
                and not ds[0].name]
@@ -174,8 +175,8 @@ def join_pieces(kept: list[tuple[Cluster, str]], supports: list[float | None],
             union = named(joined(ca, cb), kept[a][1], sup,
                           PART if hidden[a] or hidden[b] else "")
             if len(union) == 1 and union[0].shape != shapes.UNKNOWN and (
-                    not union[0].as_part or shapes.UNKNOWN in (per_cluster[a][0].shape,
-                                                               per_cluster[b][0].shape)):
+                    not union[0].as_part or {per_cluster[a][0].shape, per_cluster[b][0].shape}
+                    & {shapes.UNKNOWN, union[0].shape}):
                 out[a], out[b] = union, []
                 used |= {a, b}
     return out
@@ -187,13 +188,18 @@ HUE_TWIN_DISTANCE = 0.03  # m between the centres of one object's two hue readin
 def without_fragments(dets: list[Detection]) -> list[Detection]:
     """Unknown detections touching a recognised one in the same frame are pieces of it; of
     two of one category in neighbouring hues at one place (a mug's lit side read yellow, the
-    rest orange, each matching a mug), the one of fewer samples is a face of the other."""
+    rest orange, each matching a mug), the one of fewer samples is a face of the other; and
+    one named only as a part whose centre lies within a whole one of its colour and category
+    is a piece of that one (a plate's edge fell apart from it in the noise band)."""
     known = [d for d in dets if d.shape != shapes.UNKNOWN]
 
     def face(d: Detection) -> bool:
-        return any(k.shape == d.shape and hue_adjacent(k.colour, d.colour)
-                   and k.n_points > d.n_points
-                   and math.dist(k.position, d.position) <= HUE_TWIN_DISTANCE for k in known)
+        return any(k is not d and k.shape == d.shape and (
+            (hue_adjacent(k.colour, d.colour) and k.n_points > d.n_points
+             and math.dist(k.position, d.position) <= HUE_TWIN_DISTANCE)
+            or (d.as_part and not k.as_part and k.colour == d.colour
+                and math.dist(k.position[:2], d.position[:2]) <= max(k.size[:2]) / 2))
+            for k in known)
     return [d for d in dets if d.name or (
         not face(d) if d.shape != shapes.UNKNOWN
         else not any(overlaps(d, k, FRAGMENT_MARGIN) for k in known))]
