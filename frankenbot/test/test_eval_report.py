@@ -46,6 +46,26 @@ def test_rows_come_from_the_files_with_date_commit_and_conditions(tmp_path: Path
     assert readme_report.regenerate(results, repo) == []  # idempotent
 
 
+def test_a_part_merged_in_later_gives_its_own_date_and_commit(tmp_path: Path) -> None:
+    """The new world's perception eval is merged into bench-perception.json after the rest:
+    its row names the run it came from, not the file's older date."""
+    repo = _repo(tmp_path)
+    results = tmp_path / "results"
+    world = {"category_recall_min": 0.98, "category_precision_min": 0.99,
+             "category_accuracy_min": 0.975, "unknown_mislabelled": 0,
+             "held_out": {"objects": 10}, "rematch": {"objects": 20},
+             "fixture_state_accuracy": 1.0, "phantom_fixtures_reported": 0,
+             "phantom_fixtures_tried": 5, "frames": 4, "first_seed": 10900}
+    meta = provenance(component="perception") | {"new_world": {
+        "date": "2030-01-02 03:04 UTC", "commit": "abc1234"}}
+    write_result(results, "bench-perception", {"new_world": world}, meta)
+    readme_report.regenerate(results, repo)
+    row = next(line for line in (repo / "README.md").read_text().splitlines()
+               if line.startswith("| perception of the new world"))
+    assert "98.0% / 99.0% / 97.5% / 0" in row
+    assert "2030-01-02 03:04 UTC, abc1234 (this part" in row
+
+
 def test_check_reports_a_stale_readme(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     import argparse
 

@@ -220,7 +220,7 @@ ROWS: tuple[Row, ...] = (
     Row("perception of the new world, realistic D435 noise: per category recall / precision "
         "/ accuracy (lowest category) / unknown objects named as a known category / fixture "
         "states / phantom fixtures reported", "bench-perception", _world_perception,
-        ">= 97% / >= 97% / >= 97% / 0 / >= 98% / 0", _world_conditions),
+        ">= 97% / >= 97% / >= 97% / 0 / >= 98% / 0", _world_conditions, part="new_world"),
     Row("offline planner: sim templates / paraphrases / refusals", "bench-planner",
         lambda r: f"{r['offline_sim']['valid']}/{r['offline_sim']['tasks']} / "
                   f"{r['offline_paraphrases']['valid']}/{r['offline_paraphrases']['tasks']} / "
@@ -454,6 +454,8 @@ def measured_table(folder: Path) -> str:
             else f"no provenance recorded in `{row.source}.json`"
         earlier = meta.get("conditions", {}).get("earlier_parts", {}).get(row.part) \
             if row.part and isinstance(meta.get("conditions"), dict) else None
+        if row.part and isinstance(meta.get(row.part), dict):  # a part merged in later
+            earlier = meta[row.part]
         if earlier:  # kept from an earlier run of the benchmark
             when = (f"{earlier.get('date', '?')}, {earlier.get('commit', '?')} (this part; the "
                     f"file was last written {meta.get('date', '?')}); `{row.source}.json`")

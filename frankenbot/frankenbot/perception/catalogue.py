@@ -129,10 +129,9 @@ class ObjectCatalogue:
         long thing's cap): its length and narrower end are lower bounds, its width is not (a
         marker hidden at one end must not fit a wider spatula). A part says little of its
         shape: it is named only after an enrolled thing of its own colour whose footprint it
-        shows at least ``PART_MIN_SHARE`` of, and such a thing
-        wins over a whole match of another colour's prototype (a brown box half hidden
-        measures like a cube: the brown box, not a block; a held-out red block half hidden is
-        no part of a blue box)."""
+        shows at least ``PART_MIN_SHARE`` of, and such a thing wins over a whole match of
+        another colour's prototype (a brown box half hidden measures like a cube: the brown
+        box, not a block; a held-out red block half hidden is no part of a blue box)."""
         if sig is None or not self.prototypes:
             return Match(UNKNOWN)
         whole = Match(UNKNOWN)

@@ -554,8 +554,8 @@ FOOTPRINT_CONTACT = 0.015  # m (top-down) between the samples of a thing and wha
 
 def _footprints_meet(a: np.ndarray, b: np.ndarray) -> bool:
     """Do two clusters' samples come within ``FOOTPRINT_CONTACT`` of each other top-down? Their
-    bounding boxes may overlap while they do not (a bottle lying across the corner of a box's
-    box): only one standing on the other does."""
+    bounding boxes may overlap while they do not (a bottle lying diagonally past a box's
+    corner): only one standing on the other does."""
     from scipy.spatial import cKDTree
 
     d, _ = cKDTree(b[:, :2]).query(a[:, :2], distance_upper_bound=FOOTPRINT_CONTACT)
