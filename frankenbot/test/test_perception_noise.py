@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -131,4 +133,11 @@ def test_a_white_or_pale_pink_plate_in_the_noise_band_stands_out_where_lifted_ta
                       SEG_NAMES.index("brown"), table_value)
     assert [float(c.hsv[0, 0]) for c in kept] == [0.0, 330.0]  # white and pink only
     assert float(kept[0].hsv[0, 2]) == 1.0
+    # where the table itself reads achromatic, a white plate shares its colour group: a
+    # 12 mm cluster of that group must reach 15 mm unless it is much brighter than the table
+    plate = cluster((40.0, 0.16, 0.97), ACHROMATIC_GROUP)
+    patch = cluster((40.0, 0.28, 0.78), ACHROMATIC_GROUP)
+    plate, patch = (replace(c, heights=np.full(n, 0.0125)) for c in (plate, patch))
+    kept = _stand_out([plate, patch], noise_a * 0.5, cam, config, ACHROMATIC_GROUP, 0.75)
+    assert [round(float(c.hsv[0, 2]), 2) for c in kept] == [0.97]
     assert config.noise_cluster_sigmas * sigma > height > 2.0 * sigma

@@ -35,6 +35,7 @@ from frankenbot.perception.containers import split_round_container
 VIVID = 0.6  # median saturation of a vivid cluster (the table is a dull beige)
 VIVID_SIGMAS = 2.0  # noise sigmas a vivid cluster's median height must clear
 WHITE_SATURATION = 0.06  # median saturation of a white cluster (the beige table has more)
+BRIGHTER = 1.2  # of the table's brightness: a cluster of its colour group this bright is not it
 TABLE_COLOURED_MIN = 0.015  # m: median height a cluster of the table's colour must reach
 FLYING_STEP_MM = 12  # a pixel this far from both its nearest and farthest neighbour is flying
 MIN_TABLE_VALUE = 0.02  # a table darker than this gives no usable exposure reading
@@ -456,7 +457,9 @@ def _stand_out(clusters: list[Cluster], noise_a: float, camera: CameraModel,
     pixels) is a few sigma high at most, a real object is higher over most of its points, so a
     cluster whose median height does not clear ``noise_cluster_sigmas`` sigma is dropped, and
     one of the table's own colour group must also clear ``TABLE_COLOURED_MIN`` (a flat patch
-    of table colour is table; a flat object of exactly the table's colour is not seen). A
+    of table colour is table; a flat object of exactly the table's colour is not seen), unless
+    it is ``BRIGHTER`` than the table (where the table reads achromatic, a white plate falls in
+    its group). A
     colour the table does not have (``_not_table_colour``) is no lifted table and counts at
     ``VIVID_SIGMAS``.
     """
@@ -475,7 +478,8 @@ def _stand_out(clusters: list[Cluster], noise_a: float, camera: CameraModel,
         elif c.points.shape[0] < config.min_points:  # a small (far or half-hidden) cluster
             sigmas *= SMALL_CLUSTER_EVIDENCE  # must stand out further to count
         floor = max(config.min_height, sigmas * sigma)
-        if c.group == table_group:
+        if c.group == table_group and not (
+                table_value > 0 and float(np.median(c.hsv[:, 2])) >= BRIGHTER * table_value):
             floor = max(floor, TABLE_COLOURED_MIN)
         solid = c.heights if c.flat is None else c.heights[~c.flat]
         if solid.size == 0 or float(np.median(solid)) < floor:
