@@ -16,13 +16,9 @@ from frankenbot.perception.colour import (
     unclip_red_hue,
 )
 from frankenbot.perception.config import PerceptionConfig
+from frankenbot.perception.faces import join_rim_pieces, merge_lit_faces
 from frankenbot.perception.geometry import measure
-from frankenbot.perception.segmentation import (
-    ACHROMATIC_GROUP,
-    Cluster,
-    _join_rim_pieces,
-    _merge_lit_faces,
-)
+from frankenbot.perception.segmentation import ACHROMATIC_GROUP, Cluster
 from frankenbot.perception.segmentation import _cluster as cluster_points
 
 CONFIG = PerceptionConfig()
@@ -54,7 +50,7 @@ def _names(clusters):
 def test_a_lit_top_cut_off_by_its_hue_joins_its_block_and_the_sides_name_it():
     sides = _cluster((0.40, 0.00), (0.44, 0.04), 0.002, 0.036, "orange", 28.0, 0.6)
     top = _cluster((0.401, 0.001), (0.439, 0.039), 0.036, 0.040, "yellow", 48.0, 0.9)
-    out = _merge_lit_faces([sides, top], CONFIG)
+    out = merge_lit_faces([sides, top], CONFIG)
     assert len(out) == 1 and _names(out) == ["orange"]
     assert out[0].points.shape[0] == sides.points.shape[0] + top.points.shape[0]
 
@@ -65,8 +61,8 @@ def test_neighbouring_hues_that_are_separate_objects_stay_apart():
     on_top = _cluster((0.40, 0.00), (0.44, 0.04), 0.041, 0.080, "yellow", 53.0, 0.8)
     bowl = _cluster((0.35, -0.05), (0.50, 0.10), 0.0, 0.05, "red", 2.0, 0.5, n=400)
     for pair in ([orange, beside], [orange, on_top], [bowl, orange]):
-        assert len(_merge_lit_faces(pair, CONFIG)) == 2
-    assert _names(_merge_lit_faces([orange, beside], CONFIG)) == ["orange", "yellow"]
+        assert len(merge_lit_faces(pair, CONFIG)) == 2
+    assert _names(merge_lit_faces([orange, beside], CONFIG)) == ["orange", "yellow"]
 
 
 def test_the_two_arcs_of_a_broken_rim_are_one_container_and_two_blocks_are_not():
@@ -75,7 +71,7 @@ def test_the_two_arcs_of_a_broken_rim_are_one_container_and_two_blocks_are_not()
                     0.6, ring=ring)
     far = _cluster((-np.pi / 2 + 0.4, np.pi / 2 - 0.4), None, 0.02, 0.05, "green", 125.0, 0.6,
                    ring=ring)
-    joined = _join_rim_pieces([near, far])
+    joined = join_rim_pieces([near, far])
     assert len(joined) == 1
     bowl = measure(joined[0])
     assert bowl.shape == "bowl", bowl
@@ -83,7 +79,7 @@ def test_the_two_arcs_of_a_broken_rim_are_one_container_and_two_blocks_are_not()
     assert measure(near).shape != "bowl"  # an arc alone is not the bowl
     a = _cluster((0.40, 0.00), (0.44, 0.04), 0.0, 0.04, "green", 125.0, 0.6)
     b = _cluster((0.40, 0.06), (0.44, 0.10), 0.0, 0.04, "green", 125.0, 0.6)
-    assert len(_join_rim_pieces([a, b])) == 2
+    assert len(join_rim_pieces([a, b])) == 2
 
 
 def test_a_bowl_split_into_two_thick_halves_is_one_bowl():
@@ -95,7 +91,7 @@ def test_a_bowl_split_into_two_thick_halves_is_one_bowl():
                     0.6, n=300, ring=ring)
     far = _cluster((-np.pi / 2 + 0.15, np.pi / 2 - 0.15), None, 0.01, 0.05, "red", 2.0, 0.6,
                    n=300, ring=ring)
-    joined = _join_rim_pieces([near, far])
+    joined = join_rim_pieces([near, far])
     assert len(joined) == 1
     assert np.hypot(*(joined[0].points[:, :2].mean(axis=0) - (0.4, 0.15))) < 0.01
 
@@ -240,11 +236,11 @@ def test_a_lying_markers_lit_ridge_and_its_sides_are_one_marker_a_block_beside_i
     ridge = strip(0.0, 0.13, -0.004, 0.004, "yellow", 50.0, 0.95)
     near_end = strip(0.0, 0.05, 0.004, 0.009, "orange", 28.0, 0.7)
     far_end = strip(0.08, 0.13, -0.009, -0.004, "orange", 28.0, 0.7)
-    out = _merge_lit_faces([ridge, near_end, far_end], CONFIG)
+    out = merge_lit_faces([ridge, near_end, far_end], CONFIG)
     assert len(out) == 1 and _names(out) == ["orange"]
     assert out[0].sigma == 0.003
     block = strip(0.04, 0.08, 0.012, 0.052, "orange", 28.0, 0.7, h=(0.0, 0.04))
-    assert len(_merge_lit_faces([ridge, block], CONFIG)) == 2
+    assert len(merge_lit_faces([ridge, block], CONFIG)) == 2
 
 
 def test_one_mug_read_in_two_hues_in_one_frame_is_one_mug():

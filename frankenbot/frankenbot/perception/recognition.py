@@ -26,6 +26,7 @@ import numpy as np
 from frankenbot import shapes
 from frankenbot.perception.catalogue import ObjectCatalogue
 from frankenbot.perception.colour import hue_adjacent
+from frankenbot.perception.faces import hue_neighbours, joined
 from frankenbot.perception.geometry import (
     Detection,
     ShapeRules,
@@ -33,7 +34,7 @@ from frankenbot.perception.geometry import (
     complete_lying_round,
     split_stack,
 )
-from frankenbot.perception.segmentation import Cluster, hue_neighbours, joined
+from frankenbot.perception.segmentation import Cluster
 from frankenbot.shapes import UNKNOWN
 
 PART = "part"  # seen in part: something nearer borders it, or it stands on or in another
@@ -185,6 +186,13 @@ def join_pieces(kept: list[tuple[Cluster, str]], supports: list[float | None],
 HUE_TWIN_DISTANCE = 0.03  # m between the centres of one object's two hue readings
 
 
+def hue_twins(a: Detection, b: Detection) -> bool:
+    """One object read in two neighbouring hues (a clipped orange reads yellow): the same
+    category, centres within ``HUE_TWIN_DISTANCE``."""
+    return (a.shape == b.shape and hue_adjacent(a.colour, b.colour)
+            and math.dist(a.position, b.position) <= HUE_TWIN_DISTANCE)
+
+
 def without_fragments(dets: list[Detection]) -> list[Detection]:
     """Unknown detections touching a recognised one in the same frame are pieces of it; of
     two of one category in neighbouring hues at one place (a mug's lit side read yellow, the
@@ -194,10 +202,9 @@ def without_fragments(dets: list[Detection]) -> list[Detection]:
     known = [d for d in dets if d.shape != shapes.UNKNOWN]
 
     def face(d: Detection) -> bool:
-        return any(k is not d and k.shape == d.shape and (
-            (hue_adjacent(k.colour, d.colour) and k.n_points > d.n_points
-             and math.dist(k.position, d.position) <= HUE_TWIN_DISTANCE)
-            or (d.as_part and not k.as_part and k.colour == d.colour
+        return any(k is not d and (
+            (hue_twins(k, d) and k.n_points > d.n_points)
+            or (k.shape == d.shape and d.as_part and not k.as_part and k.colour == d.colour
                 and math.dist(k.position[:2], d.position[:2]) <= max(k.size[:2]) / 2))
             for k in known)
     return [d for d in dets if d.name or (

@@ -33,9 +33,9 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from frankenbot import shapes
-from frankenbot.perception.colour import hue_adjacent, shade_related
+from frankenbot.perception.colour import shade_related
 from frankenbot.perception.geometry import Detection
-from frankenbot.perception.recognition import unknown_label
+from frankenbot.perception.recognition import hue_twins, unknown_label
 from frankenbot.state import SceneObject
 
 # containers and solids never swap (a bowl does not turn into a block)
@@ -53,7 +53,6 @@ PART_SHAPES = ("plate", "bowl")
 # m: an unmatched object and a new detection of its shape this close, in a colour it reads as
 # in shade (a red block let go into a drawer reads brown there), are one object
 SHADE_MATCH_DISTANCE = 0.1
-HUE_FLIP_DISTANCE = 0.03  # m: ... and this close in the neighbouring hue (one object's flicker)
 OCCLUDED_AFTER_S = 0.35  # s unseen: the object is reported occluded
 
 
@@ -328,10 +327,9 @@ class Tracker:
         # orange marker reads yellow in one frame, orange in the next).
         def recoloured(t: Track, d: Detection) -> bool:
             gap = math.dist(d.position, t.detection.position)
-            return d.shape == t.detection.shape and (
-                (t.hits >= PERMANENT_HITS and gap <= SHADE_MATCH_DISTANCE
-                 and shade_related(t.detection.colour, d.colour))
-                or (gap <= HUE_FLIP_DISTANCE and hue_adjacent(t.detection.colour, d.colour)))
+            return hue_twins(t.detection, d) or (
+                d.shape == t.detection.shape and t.hits >= PERMANENT_HITS
+                and gap <= SHADE_MATCH_DISTANCE and shade_related(t.detection.colour, d.colour))
         pairs = [(r, c) for r, t in enumerate(tracks) if r not in matched_t
                  for c, d in enumerate(detections) if c not in matched_d and recoloured(t, d)]
         for r, c in _one_to_one(pairs):
