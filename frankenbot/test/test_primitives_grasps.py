@@ -56,6 +56,20 @@ def test_long_tools_are_grasped_across_their_middle():
     assert g.z >= 0.027  # the pads clear the table
 
 
+def test_a_box_can_be_taken_nearer_one_end_across_its_length():
+    box = obj("blue_box", "box", (0.45, -0.1, 0.017), (0.088, 0.054, 0.034), yaw=-1.2)
+    centred = synthesize(box, [])[0]
+    assert math.hypot(centred.x - 0.45, centred.y + 0.1) < 0.012
+    for g in synthesize(box, [], off_centre=0.015)[:10]:
+        along = np.array([math.cos(box.yaw), math.sin(box.yaw)])
+        shift = np.array([g.x - 0.45, g.y + 0.1])
+        assert float(np.linalg.norm(shift)) >= 0.015 - 1e-9  # 15 mm or more off its centre...
+        assert abs(float(shift @ along)) >= 0.012  # ... along its length
+        assert g.width == pytest.approx(0.054, abs=0.004)  # still across its short side
+    with pytest.raises(NoGrasp, match="off its centre"):
+        synthesize(box, [], off_centre=0.06)
+
+
 def test_a_bowl_is_grasped_by_its_rim_with_a_finger_inside():
     bowl = obj("green_bowl", "bowl", (0.45, 0.0, 0.025), (0.15, 0.15, 0.05))
     g = synthesize(bowl, [])[0]

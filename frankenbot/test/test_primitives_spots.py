@@ -88,3 +88,35 @@ def test_a_drawer_barely_open_or_an_object_too_long_for_it_is_refused():
     out = np.array(middle.axis[:2])
     assert float((np.array([over.x, over.y]) - handle) @ out) >= PALM.along
     assert abs(math.cos(over.finger_axis - math.atan2(out[1], out[0]))) == pytest.approx(1.0)
+
+
+def test_an_object_held_off_its_middle_reaches_in_with_its_longer_part():
+    fmap = cabinet()
+    middle = fmap.part("middle_drawer")
+    top = fmap.part("top_drawer")
+    out = np.array(middle.axis[:2])
+    handle = np.array(top.handle[:2]) + out * 0.007
+    box = (0.088, 0.054)  # held across its short side, its length along the gripper's x axis
+    with pytest.raises(NoSpot) as refused:
+        spot_in_drawer(middle, 0.155, tuple(handle), box, [], PALM, palm_below_rim=True)
+    needed = refused.value.off_centre
+    assert 0.0 < needed < 0.02  # it lacks millimetres: held that far off its middle it fits
+    with pytest.raises(NoSpot):
+        spot_in_drawer(middle, 0.155, tuple(handle), box, [], PALM, held_offset=needed * 0.5,
+                       palm_below_rim=True)
+    for offset in (needed + 0.002, -(needed + 0.002)):
+        spot = spot_in_drawer(middle, 0.155, tuple(handle), box, [], PALM, held_offset=offset,
+                              palm_below_rim=True)
+        assert spot.tool_x is not None
+        tool_x = np.array([math.cos(spot.tool_x), math.sin(spot.tool_x)])
+        tcp = np.array([spot.x, spot.y])
+        centre = tcp + offset * tool_x  # where the object's centre will be
+        assert float((tcp - handle) @ out) >= PALM.across  # the palm clear of the handle above
+        cavity = np.array(middle.cavity_at(0.155)[:2])
+        # the object inside the drawer's box, its centre deeper in than the TCP
+        assert float((centre - cavity) @ out) + box[0] / 2 <= middle.cavity_size[0] / 2 + 1e-9
+        assert float((centre - tcp) @ out) == pytest.approx(-abs(offset))
+    # a drawer barely open: no grasp would do
+    with pytest.raises(NoSpot) as shut:
+        spot_in_drawer(middle, 0.03, tuple(handle), box, [], PALM, palm_below_rim=True)
+    assert shut.value.off_centre == 0.0

@@ -178,11 +178,13 @@ def _hits(pts: np.ndarray, cx: np.ndarray, cy: np.ndarray, ax: np.ndarray, uy: n
 
 def synthesize(obj: SceneObject, others: Sequence[SceneObject], *,
                gripper: GripperModel = GripperModel(), min_tcp_z: float = 0.027,
-               table_z: float = 0.0) -> list[Grasp]:
+               table_z: float = 0.0, off_centre: float = 0.0) -> list[Grasp]:
     """Every collision-free top-down grasp of ``obj`` among ``others`` (perceived objects and
-    fixtures), best first (see the module docstring). Raises NoGrasp with GRASP_FAILED when the
-    object has no section the gripper can span, BLOCKED when every such grasp would hit
-    something (named in the detail)."""
+    fixtures), best first (see the module docstring). ``off_centre``: only grasps at least this
+    far (m) from the object's centre, the nearest to it first (a long object taken near one
+    end, so that its other end reaches farther from the palm). Raises NoGrasp with
+    GRASP_FAILED when the object has no section the gripper can span, BLOCKED when every such
+    grasp would hit something (named in the detail)."""
     g = gripper
     widest = shape_models.widest_height(obj)  # round sides: touched along their waist
     # A round side's far half is hidden from the camera: its seen points span a section short
@@ -260,6 +262,11 @@ def synthesize(obj: SceneObject, others: Sequence[SceneObject], *,
             cx = centres[:, 0] + uy[0] * mid
             cy = centres[:, 1] + uy[1] * mid
             idx = np.nonzero(ok)[0]
+            if off_centre > 0.0:
+                idx = idx[np.hypot(cx[idx] - obj.position[0], cy[idx] - obj.position[1])
+                          >= off_centre]
+                if len(idx) == 0:
+                    continue
             own = _hits(pts, cx[idx], cy[idx], ax, uy, z, open_w[idx], g, 0.0, False)
             self_blocked += int(own.sum())
             idx = idx[~own]
@@ -278,13 +285,17 @@ def synthesize(obj: SceneObject, others: Sequence[SceneObject], *,
                 continue
             twist = _twist(inside[idx], a[idx], ds[idx], lo[idx], hi[idx])
             off = np.hypot(cx[idx] - obj.position[0], cy[idx] - obj.position[1])
-            cost = slope[idx] + 10.0 * twist + 8.0 * off + 2.0 * abs(z - com_z)
+            cost = slope[idx] + 10.0 * twist + 8.0 * (off - off_centre) + 2.0 * abs(z - com_z)
             for j, i in enumerate(idx):
                 found.append(Grasp(float(cx[i]), float(cy[i]), float(z), float(yaw),
                                    float(width[i]), float(open_w[i]), float(cost[j])))
     if found:
         found.sort(key=lambda gr: gr.cost)
         return found
+    if off_centre > 0.0:
+        raise NoGrasp(FailureCode.GRASP_FAILED,
+                      f"no grasp of {obj.object_id} lies {off_centre * 1000:.0f} mm or more off "
+                      "its centre")
     if not math.isfinite(narrowest) or narrowest > widest_span:
         what = (f"its narrowest section is {narrowest * 1000:.0f} mm" if math.isfinite(narrowest)
                 else "no section of it is wide enough to hold")

@@ -44,6 +44,10 @@ DRAWER_RIM = 0.012  # m a drawer's front wall stands above its cavity
 # at most MAX_DRAWER_DROP
 RIM_CLEAR = 0.01  # m
 MAX_DRAWER_DROP = 0.07  # m (a low object: a lying marker, a block, a lemon)
+# a long object whose held length does not fit a drawer's open part is put down and taken
+# again off its middle by what it lacks and REGRASP_MARGIN, up to MAX_OFF_CENTRE of its length
+REGRASP_MARGIN = 0.012  # m (an opening is measured within a few mm)
+MAX_OFF_CENTRE = 0.3
 HIGH_TOP = 0.2  # m: a fixture's top above this is approached from nearer above
 HIGH_APPROACH = 0.05  # m over it (a 10 cm hover over the cabinet strains the elbow)
 ALREADY_CLOSED_M = 0.008  # m: a drawer above open less than this is closed
@@ -161,7 +165,9 @@ class PlacePrimitives:
     def _into_drawer(self, held: "_Held", part: FixturePart,
                          cancel: CancelToken) -> PrimitiveResult:
         """Into the part of an open drawer that stands out of its cabinet (see
-        ``placement.spot_in_drawer``)."""
+        ``placement.spot_in_drawer``). An object too long for it held at its middle is put down
+        and taken again nearer one end, its longer part then reaching under the cabinet's
+        face (``Primitives.regrasp``)."""
         cfg = self.p.config
         name = part.part_id
         scene = {o.object_id: o for o in self.p.robot.scene().objects}
@@ -179,31 +185,45 @@ class PlacePrimitives:
                   and not o.is_fixture and in_cavity(o, part, opening)]
         floor = centre[2] - part.cavity_size[2] / 2
         rim = floor + part.cavity_size[2] + DRAWER_RIM
-        release = floor + cfg.place_clearance + held.grasp_offset
-        palm_low = release + self.p.gripper.palm_bottom < rim
-        drop = 0.0
         palm = Palm(cfg.palm_half_along, cfg.palm_half_across, 0.0)
-        try:
+        regrasped = False
+        while True:
+            release = floor + cfg.place_clearance + held.grasp_offset
+            palm_low = release + self.p.gripper.palm_bottom < rim
+            drop = 0.0
             try:
-                spot = spot_in_drawer(part, opening, face, held.extents(), inside, palm,
-                                      prefer=cfg.drawer_place_offset, palm_below_rim=palm_low)
-            except NoSpot:
-                # the palm does not fit down between the walls: let go from over the rim
-                drop = rim + RIM_CLEAR - self.p.gripper.palm_bottom - release
-                if not palm_low or drop > MAX_DRAWER_DROP:
-                    raise
-                spot = spot_in_drawer(part, opening, face, held.extents(), inside, palm,
-                                      prefer=cfg.drawer_place_offset, palm_below_rim=False)
-        except NoSpot as e:
-            above = self.p.fixture_map().part(blocker) if blocker else None
-            ajar = above is not None and (self.p._fixture_ops.opening(above) or 0.0
-                                          ) > ALREADY_CLOSED_M
-            why = f": {blocker} above it stands out, close it first" if ajar else ""
-            return PrimitiveResult.failure(FailureCode.BLOCKED, f"{e}{why}")
+                try:
+                    spot = spot_in_drawer(part, opening, face, held.extents(), inside, palm,
+                                          held_offset=held.offset,
+                                          prefer=cfg.drawer_place_offset,
+                                          palm_below_rim=palm_low)
+                except NoSpot:
+                    # the palm does not fit down between the walls: let go from over the rim
+                    drop = rim + RIM_CLEAR - self.p.gripper.palm_bottom - release
+                    if not palm_low or drop > MAX_DRAWER_DROP:
+                        raise
+                    spot = spot_in_drawer(part, opening, face, held.extents(), inside, palm,
+                                          held_offset=held.offset,
+                                          prefer=cfg.drawer_place_offset, palm_below_rim=False)
+                break
+            except NoSpot as e:
+                above = self.p.fixture_map().part(blocker) if blocker else None
+                ajar = above is not None and (self.p._fixture_ops.opening(above) or 0.0
+                                              ) > ALREADY_CLOSED_M
+                # a long object held at its middle: take it again nearer one end
+                off = e.off_centre + REGRASP_MARGIN
+                if (not regrasped and not ajar and e.off_centre > 0.0
+                        and off <= MAX_OFF_CENTRE * held.extents()[0]):
+                    held = self.p.regrasp(held, off, cancel)
+                    regrasped = True
+                    continue
+                why = f": {blocker} above it stands out, close it first" if ajar else ""
+                return PrimitiveResult.failure(FailureCode.BLOCKED, f"{e}{why}")
         top = centre[2] + part.cavity_size[2] / 2
         self.lift_to(top + held.size[2] + cfg.approach_height, cancel)
-        yaw = self.p._best_yaw(spot.x, spot.y, top + held.size[2] + cfg.approach_height,
-                             symmetric_yaws(spot.finger_axis + math.pi / 2, math.pi))
+        yaws = ((spot.tool_x,) if spot.tool_x is not None
+                else symmetric_yaws(spot.finger_axis + math.pi / 2, math.pi))
+        yaw = self.p._best_yaw(spot.x, spot.y, top + held.size[2] + cfg.approach_height, yaws)
         return self.p._release_at(held, spot.x, spot.y, spot.support_z, yaw, top, cancel,
                                   drop=drop, out_of_sight=True)
 

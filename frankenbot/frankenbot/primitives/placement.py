@@ -14,7 +14,9 @@ within their inscribed circle, boxes (bins, baskets, trays) within their rectang
 An open drawer is reached only where it stands out of its cabinet: the spot keeps the palm in
 front of the cabinet's face and the held object inside the drawer's box, preferring the fingers
 across the drawer (the palm's narrow side towards the cabinet) and turning them along it when
-the object is too long for the exposed part.
+the object is too long for the exposed part. An object held off its middle is turned so that
+its longer part reaches in under the face; where it does not fit at all, ``NoSpot`` says how far
+off its middle a grasp would have to be for it to fit.
 """
 
 from __future__ import annotations
@@ -39,10 +41,19 @@ class Spot:
     y: float
     support_z: float  # where the released object's bottom will rest
     finger_axis: float  # rad: direction (in the base frame) the fingers should close along
+    # rad: the way the gripper's x axis must point (an object held off its middle reaches
+    # into the drawer); None: either way
+    tool_x: float | None = None
 
 
 class NoSpot(FrankenbotError, ValueError):
-    """No release spot fits (an open drawer's exposed part too short for the object)."""
+    """No release spot fits (an open drawer's exposed part too short for the object).
+    ``off_centre``: held at least this far (m) from its middle along the gripper's x axis it
+    would fit (0: it would not)."""
+
+    def __init__(self, detail: str, off_centre: float = 0.0) -> None:
+        super().__init__(detail)
+        self.off_centre = off_centre
 
 
 @dataclass(frozen=True)
@@ -128,15 +139,17 @@ def spot_on_support(support: SceneObject, held_size: tuple[float, float, float],
 
 def spot_in_drawer(part: FixturePart, opening: float, face: Sequence[float] | None,
                    held_extents: tuple[float, float],
-                   inside: Iterable[SceneObject], palm: Palm, *, prefer: float = 0.03,
-                   palm_gap: float = 0.003, margin: float = 0.003,
+                   inside: Iterable[SceneObject], palm: Palm, *, held_offset: float = 0.0,
+                   prefer: float = 0.03, palm_gap: float = 0.003, margin: float = 0.003,
                    palm_below_rim: bool = False) -> Spot:
-    """The release spot in ``part`` (a drawer with a cavity in the fixture map) open by
-    ``opening``: in the part of its cavity outside the fixture's front face (the point
-    ``face``), ``prefer`` m out from the cavity's centre where that fits. ``held_extents``:
-    the held object's extent along the gripper's x axis and along its fingers;
-    ``palm_below_rim``: at the release height the palm is lower than the drawer's walls, so it
-    must stay inside them too (its front wall, nearest the robot, is what it would hit)."""
+    """The release spot (the TCP's) in ``part`` (a drawer with a cavity in the fixture map)
+    open by ``opening``: in the part of its cavity outside the fixture's front face (the point
+    ``face``), the object's centre ``prefer`` m out from the cavity's centre where that fits.
+    ``held_extents``: the held object's extent along the gripper's x axis and along its
+    fingers; ``held_offset``: its centre from the TCP along the x axis (held off its middle:
+    turned so that its longer part reaches into the cabinet); ``palm_below_rim``: at the
+    release height the palm is lower than the drawer's walls, so it must stay inside them too
+    (its front wall, nearest the robot, is what it would hit)."""
     assert part.cavity_size is not None
     centre = np.asarray(part.cavity_at(opening), dtype=float)
     length, width, height = part.cavity_size
@@ -147,25 +160,34 @@ def spot_in_drawer(part: FixturePart, opening: float, face: Sequence[float] | No
     t_face = (float((np.asarray(face[:2]) - centre[:2]) @ out) if face is not None
               else -length / 2)
     along_x, along_y = held_extents  # the held object along tool x, along the fingers
+    off = abs(held_offset)
     others = [np.asarray(o.position[:2]) for o in inside]
-    # tool x along the drawer (fingers across it: the palm's narrow side to the cabinet) first
-    for finger_axis, ext_out, ext_side, reach in (
-            (math.atan2(side[1], side[0]), along_x, along_y, palm.across),
-            (math.atan2(out[1], out[0]), along_y, along_x, palm.along)):
-        lo = max(t_face + reach + palm_gap, -length / 2 + margin + ext_out / 2)
-        hi = length / 2 - margin - ext_out / 2
+    needed = 0.0
+    # tool x along the drawer (fingers across it: the palm's narrow side to the cabinet) first;
+    # the object's centre lies ``shift`` deeper in than the TCP. Across it, an offset only
+    # narrows the room on both sides.
+    for finger_axis, ext_out, ext_side, reach, shift in (
+            (math.atan2(side[1], side[0]), along_x, along_y, palm.across, off),
+            (math.atan2(out[1], out[0]), along_y, along_x + 2 * off, palm.along, 0.0)):
+        palm_lo = t_face + reach + palm_gap
+        lo = max(palm_lo, -length / 2 + margin + ext_out / 2 + shift)
+        hi = length / 2 - margin - ext_out / 2 + shift
         room = width / 2 - margin - ext_side / 2
         if palm_below_rim:
             side_reach = palm.along if reach == palm.across else palm.across
             hi = min(hi, length / 2 - reach)
             room = min(room, width / 2 - side_reach)
         if lo > hi or room < 0:
+            if reach == palm.across:  # how far off its middle would do
+                fits_rim = not palm_below_rim or palm_lo <= length / 2 - reach
+                if fits_rim and room >= 0 and ext_out + 2 * margin <= length:
+                    needed = max(0.0, palm_lo - (length / 2 - margin - ext_out / 2))
             continue
-        t0 = min(max(prefer, lo), hi)
+        t0 = min(max(prefer + shift, lo), hi)
         best: tuple[tuple[float, float], float, float] | None = None
         for t in sorted({t0, *np.linspace(lo, hi, 5).tolist()}):
             for u in np.linspace(-room, room, 5).tolist():
-                xy = centre[:2] + out * t + side * u
+                xy = centre[:2] + out * (t - shift) + side * u  # the object's centre
                 gap = min((float(np.linalg.norm(xy - o)) for o in others), default=math.inf)
                 key = (min(gap, 1.0), -round(math.hypot(t - t0, u), 6))
                 if best is None or key > best[0]:
@@ -177,8 +199,12 @@ def spot_in_drawer(part: FixturePart, opening: float, face: Sequence[float] | No
             if math.hypot(x - o.position[0], y - o.position[1]) < (
                     max(along_x, along_y) + max(o.size[:2])) / 2:
                 support = max(support, o.top_z)
-        return Spot(x, y, support, finger_axis)
+        tool_x = None
+        if shift > 0.0:  # x axis pointing out of the cabinet when the offset is positive
+            sign = 1.0 if held_offset < 0 else -1.0
+            tool_x = math.atan2(sign * out[1], sign * out[0])
+        return Spot(float(x + out[0] * shift), float(y + out[1] * shift), support, finger_axis,
+                    tool_x)
     raise NoSpot(f"{part.part_id} is not open far enough for an object {along_x * 100:.0f} x "
                  f"{along_y * 100:.0f} cm in the gripper (its open part is "
-                 f"{max(0.0, length / 2 - t_face) * 100:.0f} cm long)")
-
+                 f"{max(0.0, length / 2 - t_face) * 100:.0f} cm long)", needed)

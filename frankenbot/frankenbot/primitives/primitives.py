@@ -65,6 +65,7 @@ PRE_PLACE_NEIGHBOURHOOD = 0.06  # m
 PRE_PLACE_CLEARANCE = 0.03  # m
 IN_HAND_MARGIN = 0.03  # m beyond the held object's half length where things count as in the hand
 TABLE_LEVEL = 0.005  # m over the table where a release still counts as onto the table
+REGRASP_SEEN_WITHIN = 0.03  # m from where it was put down: the camera's view of it is trusted
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class _Held:
     shape: str = "block"
     grip: float = 0.0  # finger gap the fingers closed to on it (m)
     seen: SceneObject | None = None  # the object as the camera showed it at the grasp
+    offset: float = 0.0  # m: the object's centre from the TCP along the gripper's x axis
 
     def extents(self) -> tuple[float, float]:
         """The object's horizontal extent along the gripper's x axis and along its fingers."""
@@ -109,7 +111,8 @@ class Primitives:
             self.fixture_map: FixtureMapProvider = lambda: fixed
         else:
             self.fixture_map = fixture_map
-        self._beliefs_lock = threading.Lock()  # guards _held, _placed, _open, _angle, _closed_cmd
+        # guards _held, _placed, _open, _angle, _closed_cmd, _regrasping
+        self._beliefs_lock = threading.Lock()
         self._held: _Held | None = None
         # object -> (centre where it was let go, robot time): until the camera sees it again
         # object id -> (where it was let go, robot time then, the object as seen at its grasp)
@@ -118,6 +121,7 @@ class Primitives:
         self._open: dict[str, tuple[bool, float | None]] = {}  # part -> (open, opening)
         self._angle: dict[str, float] = {}  # switch / knob -> angle left at (rad)
         self._closed_cmd = False
+        self._regrasping = False  # a place put its object down to take it again (``regrasp``)
         self._gripper_timing = GripperTiming(self.config.gripper_timeout,
                                              self.config.gripper_settle)
         self._handlers: dict[str, Callable[[Mapping[str, Value], CancelToken],
@@ -267,7 +271,7 @@ class Primitives:
         grip = self.robot.gripper_state()
         with self._beliefs_lock:
             held = self._held.object_id if self._held else None
-            closed = self._closed_cmd
+            closed = self._closed_cmd and not self._regrasping
         releasing = held is not None and not closed  # a place opened the fingers on it
         if state is None:
             return RobotSnapshot(gripper_width=grip.width if grip else 0.0,
@@ -425,7 +429,6 @@ class Primitives:
         return PrimitiveResult.success(f"above {obj.object_id}")
 
     def _pick(self, args: Mapping[str, Value], cancel: CancelToken) -> PrimitiveResult:
-        cfg = self.config
         object_id = self._obj_arg(args, "obj")
         held = self._held_per_fingers()
         if held is not None and held == object_id:
@@ -441,7 +444,15 @@ class Primitives:
             return PrimitiveResult.failure(
                 FailureCode.INVALID_ARGUMENT, f"{object_id} is a {obj.shape}: things are put in "
                 "or on it, it is not picked up")
-        aim = self._grasp_aim(obj)  # checked (size, collisions, reach) before anything moves
+        return self._take(obj, cancel)
+
+    def _take(self, obj: SceneObject, cancel: CancelToken,
+              off_centre: float = 0.0) -> PrimitiveResult:
+        """Grasp ``obj`` (a pick's motions, from the pre-grasp to the lift) and hold it;
+        ``off_centre``: grasp it at least that far from its centre (``grasps.synthesize``)."""
+        cfg = self.config
+        object_id = obj.object_id
+        aim = self._grasp_aim(obj, off_centre)  # checked (size, collisions, reach) first
         x, y, bottom, grasp_z, above_z, yaw, open_width = aim
         self._gripper(open_width, cancel)
         self._to_pose(top_down_pose(x, y, above_z, yaw), cancel, "pre-grasp")
@@ -452,7 +463,7 @@ class Primitives:
                                            seen.position[1] - obj.position[1]
                                            ) > cfg.realign_distance:
             obj = seen
-            x, y, bottom, grasp_z, above_z, yaw, wider = self._grasp_aim(obj)
+            x, y, bottom, grasp_z, above_z, yaw, wider = self._grasp_aim(obj, off_centre)
             if abs(wider - open_width) > 1e-4:
                 open_width = wider
                 self._gripper(open_width, cancel)
@@ -466,8 +477,10 @@ class Primitives:
                 FailureCode.GRASP_FAILED, f"fingers closed on nothing ({closed * 1000:.1f} mm)",
                 grasp_width=closed)
         with self._beliefs_lock:
+            offset = ((obj.position[0] - x) * math.cos(yaw)
+                      + (obj.position[1] - y) * math.sin(yaw))
             self._held = _Held(object_id, obj.size, grasp_z - bottom, wrap_angle(obj.yaw - yaw),
-                               obj.shape, closed, obj)
+                               obj.shape, closed, obj, offset)
             self._placed.pop(object_id, None)
         self._line(top_down_pose(x, y, above_z, yaw), cancel, "lift")
         grip = self.robot.gripper_state()
@@ -496,16 +509,17 @@ class Primitives:
             self._line(top_down_pose(x, y, lift_z, self._current_yaw()), cancel, "lift")
         return PrimitiveResult.success(f"holding {object_id}")
 
-    def _grasp_aim(self, obj: SceneObject
+    def _grasp_aim(self, obj: SceneObject, off_centre: float = 0.0
                    ) -> tuple[float, float, float, float, float, float, float]:
         """(x, y, the object's bottom z, grasp TCP z, pre-grasp TCP z, yaw, open width) of a
         top-down grasp of ``obj``: a block's from its pose (its 90-degree symmetry and the
         gripper's 180 give the least wrist turn), anything else's from grasp synthesis, the
-        first candidate the arm reaches. StepFailed (nothing moved) when there is none."""
+        first candidate the arm reaches (``off_centre``: see ``grasps.synthesize``). StepFailed
+        (nothing moved) when there is none."""
         cfg = self.config
         bottom = obj.position[2] - obj.size[2] / 2
         above_z = obj.top_z + cfg.approach_height
-        if obj.shape == "block":
+        if obj.shape == "block" and off_centre <= 0.0:
             width = min(obj.size[0], obj.size[1])
             if width + 0.005 > 0.085:
                 raise StepFailed(PrimitiveResult.failure(
@@ -521,7 +535,8 @@ class Primitives:
             return x, y, bottom, grasp_z, above_z, yaw, min(0.085, width + cfg.open_margin)
         try:
             grasps = synthesize(obj, self.robot.scene().objects, gripper=self.gripper,
-                                min_tcp_z=cfg.min_tcp_z, table_z=cfg.table_z)
+                                min_tcp_z=cfg.min_tcp_z, table_z=cfg.table_z,
+                                off_centre=off_centre)
         except NoGrasp as e:
             raise StepFailed(PrimitiveResult.failure(e.code, e.detail)) from e
         g, yaw = self._reachable_grasp(grasps, above_z)
@@ -581,12 +596,15 @@ class Primitives:
     def _release_at(self, held: _Held, x: float, y: float, support_z: float, yaw: float,
                     clear_z: float, cancel: CancelToken,
                     approach: float | None = None, drop: float = 0.0,
-                    out_of_sight: bool = False) -> PrimitiveResult:
+                    out_of_sight: bool = False, keep_held: bool = False) -> PrimitiveResult:
         """Lower the held object to rest its bottom on ``support_z`` (let go ``drop`` m over
         it), open, retreat upwards (``approach`` m over ``clear_z``; default the config's).
+        ``(x, y)`` is the TCP's; an object held off its middle rests ``held.offset`` m from it.
         ``out_of_sight``: the place hides it from the camera (into a drawer): should the
         camera's tracker drop it, it still counts where it was let go; so does an object let go
-        on the table that the first camera frame after the retreat does not show."""
+        on the table that the first camera frame after the retreat does not show.
+        ``keep_held``: put down to be taken again at once (``regrasp``): it stays in the
+        robot's care, held for the predicates."""
         cfg = self.config
         release_z = max(support_z + cfg.place_clearance + held.grasp_offset + drop,
                         cfg.min_tcp_z)
@@ -617,19 +635,69 @@ class Primitives:
         # came back as a new track beside its belief ("which block: orange or orange?").
         on_table = support_z <= cfg.table_z + TABLE_LEVEL
         seen_after: SceneObject | None = None
+        ox, oy = x + held.offset * math.cos(yaw), y + held.offset * math.sin(yaw)
         try:
             self._line(top_down_pose(x, y, above_z, yaw), cancel, "retreat")
-            seen_after = self._newer_view(held.object_id, cancel)
+            if not keep_held:
+                seen_after = self._newer_view(held.object_id, cancel)
         finally:
             with self._beliefs_lock:
-                if self._held is held:
+                if self._held is held and not keep_held:
                     hidden = out_of_sight or (seen_after is None and on_table)
-                    self._placed[held.object_id] = ((x, y, support_z + held.size[2] / 2.0),
+                    self._placed[held.object_id] = ((ox, oy, support_z + held.size[2] / 2.0),
                                                     self.robot.now(),
                                                     held.seen if hidden else None)
-                self._held = None
+                    self._held = None
         return PrimitiveResult.success(f"released {held.object_id}",
-                                       position=(x, y, support_z))
+                                       position=(ox, oy, support_z))
+
+    def regrasp(self, held: _Held, off_centre: float, cancel: CancelToken) -> _Held:
+        """Put the held object down where it was picked up and take it again at least
+        ``off_centre`` m from its middle (a long object for a drawer's short open part: held
+        near one end, the palm stays in front of the cabinet while its other end reaches in).
+        It stays held for the predicates throughout (in the robot's care, not dropped).
+        StepFailed when it is not taken again (then it is no longer held)."""
+        cfg = self.config
+        seen = held.seen
+        if seen is None:
+            raise StepFailed(PrimitiveResult.failure(
+                FailureCode.BLOCKED, f"{held.object_id}: where it was picked up is not known"))
+        x, y = seen.position[0], seen.position[1]
+        bottom = seen.position[2] - seen.size[2] / 2.0
+        yaw = self._place_yaw(held, x, y, bottom + held.size[2] + cfg.approach_height, None)
+        x -= held.offset * math.cos(yaw)  # the object back on its own footprint
+        y -= held.offset * math.sin(yaw)
+        with self._beliefs_lock:
+            self._regrasping = True
+        try:
+            return self._put_down_and_take(held, x, y, bottom, yaw, off_centre, cancel)
+        finally:
+            with self._beliefs_lock:
+                self._regrasping = False
+
+    def _put_down_and_take(self, held: _Held, x: float, y: float, bottom: float, yaw: float,
+                           off_centre: float, cancel: CancelToken) -> _Held:
+        seen = held.seen
+        assert seen is not None
+        self._release_at(held, x, y, bottom, yaw, bottom + held.size[2], cancel, keep_held=True)
+        # taken again as the camera now shows it, or, where it shows it elsewhere (a track
+        # still on its way with the hand), as it was let go
+        obj = self._newer_view(held.object_id, cancel)
+        if obj is None or math.dist(obj.position, seen.position) > REGRASP_SEEN_WITHIN:
+            obj = replace(seen, yaw=wrap_angle(yaw + held.yaw_in_gripper))
+        try:
+            result = self._take(obj, cancel, off_centre)
+        except StepFailed as stop:
+            result = stop.result
+        with self._beliefs_lock:
+            again = self._held
+        if not result.ok or again is None or again is held:
+            self.forget_held()
+            raise StepFailed(PrimitiveResult.failure(
+                result.code if not result.ok else FailureCode.GRASP_FAILED,
+                f"{held.object_id} was put down to be taken nearer one end, and was not taken "
+                f"again: {result.detail}"))
+        return again
 
     def _place_yaw(self, held: _Held, x: float, y: float, z: float,
                    target_yaw: float | None) -> float:
