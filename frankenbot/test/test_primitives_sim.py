@@ -289,6 +289,12 @@ def test_place_in_a_drawer_takes_a_box_held_at_its_middle_again(world, monkeypat
     box = world.task.params["object"]
     assert _run(prims, [("open_drawer", {"drawer": "middle_drawer"}),
                         ("pick", {"obj": box})]).ok
+    # holding it: a drawer already as asked is done, one that must be worked is refused
+    token = CancelToken()
+    assert "already open" in prims.execute("open_drawer", {"drawer": "middle_drawer"}, token).detail
+    assert prims.execute("close_drawer", {"drawer": "bottom_drawer"}, token).ok
+    refused = prims.execute("open_drawer", {"drawer": "top_drawer"}, token)
+    assert refused.code == FailureCode.INVALID_ARGUMENT and "place it first" in refused.detail
     prims._held = replace(prims._held, offset=0.0)  # as if taken at its very middle
     regrasps = []
     regrasp = prims.regrasp

@@ -122,14 +122,16 @@ class FixturePrimitives:
         p, cfg = self.p, self.p.config
         part = self.part(p._obj_arg(args, "drawer"), ("drawer",), "drawer")
         name = part.part_id
-        self.hands_free()
         now = self._start_opening(part, opening)
+        # already as asked: done, whatever the hand holds (a replanned program opens the drawer
+        # it is about to put the held object in)
         if opening and now >= ALREADY_OPEN * part.travel:
             p.set_open(name, True, now)
             return PrimitiveResult.success(f"{name} is already open")
         if not opening and now <= ALREADY_CLOSED:
             p.set_open(name, False, 0.0)
             return PrimitiveResult.success(f"{name} is already closed")
+        self.hands_free()
         goal = part.travel if opening else 0.0
         start = np.array(part.handle_at(now))
         end = np.array(part.handle_at(goal))
@@ -270,7 +272,6 @@ class FixturePrimitives:
               opening: bool) -> PrimitiveResult:
         p = self.p
         part = self.part(p._obj_arg(args, "door"), ("hinged_door", "sliding_door"), "door")
-        self.hands_free()
         now = self._start_opening(part, opening)
         if part.handle is None:
             return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
@@ -285,6 +286,7 @@ class FixturePrimitives:
         if not opening and now <= ALREADY_CLOSED:
             p.set_open(part.part_id, False, 0.0)
             return PrimitiveResult.success(f"{part.part_id} is already closed")
+        self.hands_free()
         pull_to = goal
         if opening and part.kind == "hinged_door":
             # the handle swings away from the robot: pulled only so far, then the door's inside
