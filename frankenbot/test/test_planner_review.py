@@ -257,3 +257,19 @@ def test_an_object_put_on_a_cabinet_top_is_no_stack_of_the_cabinets_height() -> 
     put_box = put.replace("target=cabinet", "target=gray_box")
     v = review_text(put_box, Scene.of([blk("red_block", 0.40, 0.20), tall]), mode="always")
     assert v.decision == "refuse" and "stack" in v.explain()
+
+
+def test_a_carry_beside_a_tall_reference_does_not_hover_over_it() -> None:
+    """Lifted high for a low neighbour on the way, the mug is put left of a 15 cm carton: the
+    program must not hover over the carton at the carry height (the mug hung into it)."""
+    mug = SceneObject("blue_mug", "blue mug", "mug", "blue", (0.59, 0.156, 0.041),
+                      (0.086, 0.063, 0.081))
+    carton = SceneObject("white_carton", "white carton", "carton", "white", (0.451, -0.079, 0.075),
+                         (0.071, 0.066, 0.15))
+    other = SceneObject("yellow_mug", "yellow mug", "mug", "yellow", (0.53, 0.11, 0.04),
+                        (0.068, 0.058, 0.079))
+    put = ('task "t" { main { pick(obj=blue_mug) '
+           'place_left_of(obj=blue_mug, ref=white_carton) exit success } }')
+    v = review_text(put, Scene.of([mug, carton, other]), mode="always")
+    assert v.decision == "edit" and "lift(height=" in v.program_text, v.explain()
+    assert "move_above" not in v.program_text, v.program_text

@@ -10,7 +10,8 @@ copy of the perceived scene and checks:
 * swept volume of each carry: the held object's footprint along the straight line from where it
   was picked to where it is placed, at the height the primitives carry it (their approach
   height above the pick), against every other object's footprint and top. Edit: carry high
-  (``lift`` after the pick, ``move_above`` the target at that height before the place);
+  (``lift`` after the pick, ``move_above`` the container or support at that height before the
+  place);
   refuse when that would exceed ``max_carry_height``;
 * drop height: ``open_gripper`` while holding releases from the height of the last
   ``move_above`` (or the lift after the pick). Above ``max_drop``: edit into a ``place_in`` /
@@ -396,7 +397,10 @@ class SafetyReview:
         sim.held, sim.carry_from, sim.hover, sim.pick_call = None, None, None, None
 
     def _hover_target(self, sim: _Sim, call: Call, tcp: float) -> Call | None:
-        for key in ("container", "target", "ref", "a"):
+        # only what the object goes into or onto: beside a reference (left of the carton,
+        # between two mugs) the place's own pre-place pose rises over what stands near its
+        # spot, and hovering over the reference took the held mug through a 15 cm carton
+        for key in ("container", "target"):
             o = sim.objects.get(str(_arg(call, key)))
             if o is not None and o.shape == "drawer":
                 # its box is partly inside the furniture: over its centre is over the housing
