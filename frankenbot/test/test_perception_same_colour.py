@@ -22,7 +22,7 @@ from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.containers import fit_outline_circle
 from frankenbot.perception.geometry import Detection, ShapeRules, measure, split_stack
 from frankenbot.perception.pipeline import PerceptionPipeline
-from frankenbot.perception.recognition import PART, recognise
+from frankenbot.perception.recognition import GRAZED, PART, recognise
 from frankenbot.perception.segmentation import Cluster
 from frankenbot.perception.signature import Signature
 from frankenbot.program.predicates import evaluate_predicate
@@ -176,6 +176,31 @@ def test_a_tall_narrow_thing_seen_in_part_is_no_tower_of_blocks():
     assert [d.shape for d in recognise(strip, cat, ShapeRules(), None)] == ["block"] * 3
     hidden = recognise(strip, cat, ShapeRules(), None, PART)
     assert [d.shape for d in hidden] == ["unknown"]
+
+
+def test_a_grazed_object_is_read_whole_and_in_part_only_where_nothing_matches_it_whole():
+    """A neighbour that cuts a little off an outline (a chord of a bowl) leaves it matching
+    no prototype whole: read as seen in part, it is the enrolled thing of its colour; what
+    matches whole stays whole, and a tower of cubes a little bordered is still a tower."""
+    rng = np.random.default_rng(7)
+    bowl_sig = Signature(0.15, 0.15, 0.05, 0.78, 0.3, 0.6, 0.8)
+    cube = Signature(0.04, 0.04, 0.04, 0.9, 0.93, 0.0, 0.93)
+    noisy = [lambda s: Signature(*(np.asarray(s.values()) + rng.normal(0, 0.002, 7)))]
+    cat = ObjectCatalogue((
+        enrol("bowl", "white_bowl", "white", [noisy[0](bowl_sig) for _ in range(12)]),
+        enrol("block", "red_block", "red", [noisy[0](cube) for _ in range(12)])))
+    cut = replace(bowl_sig, width=0.12, fill=0.62)  # a chord gone: narrow, its fill low
+    det = Detection("unknown", "white", (0.5, 0.0, 0.025), (0.15, 0.12, 0.05), 0.0, 0.9, 900,
+                    signature=cut)
+    assert [d.shape for d in recognise(det, cat, ShapeRules(), None)] == ["unknown"]
+    grazed = recognise(det, cat, ShapeRules(), None, GRAZED)
+    assert [(d.shape, d.as_part) for d in grazed] == [("bowl", True)]
+    whole = replace(det, size=(0.15, 0.15, 0.05), signature=bowl_sig)
+    assert [(d.shape, d.as_part) for d in recognise(whole, cat, ShapeRules(), None, GRAZED)
+            ] == [("bowl", False)]
+    tower = Detection("unknown", "red", (0.5, 0.0, 0.04), (0.04, 0.04, 0.08), 0.0, 0.9, 300,
+                      signature=replace(cube, height=0.08))
+    assert [d.shape for d in recognise(tower, cat, ShapeRules(), None, GRAZED)] == ["block"] * 2
 
 
 def _bowl_cluster(start_deg: float, stop_deg: float, floor_from: float = 0.0) -> Cluster:

@@ -46,8 +46,9 @@ FLOORS: dict[str, tuple[float, float]] = {
 }
 PART_MIN_SHARE = 0.25  # of a prototype's footprint area a part must show to be named by it
 NAME_RE = r"^[a-z][a-z0-9_]{0,39}$"  # category and prototype names: ids in programs
-# features a partly hidden object measures at most as large as it is
-_LOWER_BOUNDS = [Signature.names().index(n) for n in ("length", "width", "end_ratio")]
+# features a partly hidden object measures at most as large as it is (its outline cut by a
+# nearer thing fills less of its bounding box: a bowl with a chord cut off)
+_LOWER_BOUNDS = [Signature.names().index(n) for n in ("length", "width", "fill", "end_ratio")]
 # ... and one hidden only at an end: its sides are seen, so only its length may be short
 _END_BOUNDS = [Signature.names().index(n) for n in ("length", "end_ratio")]
 
@@ -115,8 +116,8 @@ class ObjectCatalogue:
               sigma: float = 0.0, spacing: float = 0.0, end_only: bool = False) -> Match:
         """The category of an object with signature ``sig`` and colour ``colour``.
         ``partial``: the camera sees the object only in part (something nearer borders it,
-        or it stands in a container): its length, width and narrower end may be short of
-        the prototype's, not longer (its height is never relaxed: a partly seen anything
+        or it stands in a container): its length, width, fill and narrower end may be short
+        of the prototype's, not longer (its height is never relaxed: a partly seen anything
         smaller than a can would be a can). A prototype that accepts it as measured wins
         over one that accepts it only as a part: clipped to zero, a bigger prototype's
         length and width deviations would make it the nearest (a block by a bowl named a

@@ -41,6 +41,8 @@ from frankenbot.perception.occlusion import occluded_shares
 from frankenbot.perception.recognition import (
     END,
     FRAGMENT_MARGIN,
+    GRAZED,
+    IN_PART,
     PART,
     is_hollow,
     join_pieces,
@@ -81,6 +83,7 @@ LIFTED = 0.04  # m: an object at the gripper whose lowest seen point is this hig
 CONTAINER_WIDTH = 0.09  # m: a footprint at least this wide holding another's is a container
 CONTAINER_FLOOR = 0.008  # m: its floor over the table (the sim's bowls, bins and baskets)
 PARTIAL_SHARE = 0.1  # of its outline bounded by nearer things: the object is seen in part
+GRAZED_SHARE = 0.03  # ... of its outline: read whole, as seen in part where nothing matches
 PARTIAL_END_SHARE = 0.4  # ... or of one end of a long outline (a spatula's end under a bowl)
 
 
@@ -193,10 +196,10 @@ class PerceptionPipeline:
         shares = (occluded_shares([c for c, _ in kept], depth_to_mm(depth), self.config.stride)
                   if catalogue is not None else [(0.0, 0.0)] * len(kept))
         # bordered by nearer things in the image (a long thing: perhaps at an end only)
-        bordered = [PART if s >= PARTIAL_SHARE else END if e >= PARTIAL_END_SHARE else ""
-                    for s, e in shares]
+        bordered = [PART if s >= PARTIAL_SHARE else END if e >= PARTIAL_END_SHARE
+                    else GRAZED if s >= GRAZED_SHARE else "" for s, e in shares]
         supports = self._supports([c for c, _ in kept], fixture_shapes, segments,
-                                  [bool(b) for b in bordered])
+                                  [b in IN_PART for b in bordered])
 
         # seen in part: bordered, or standing on or in another object (its lower part hidden:
         # a block in a bowl)

@@ -39,6 +39,10 @@ from frankenbot.shapes import UNKNOWN
 
 PART = "part"  # seen in part: something nearer borders it, or it stands on or in another
 END = "end"  # a long thing whose end only is hidden
+# grazed: a little of its outline bounded by nearer things: read whole, and as seen in part
+# only where nothing matches it whole (a bowl whose neighbour cuts a chord off its outline)
+GRAZED = "grazed"
+IN_PART = (PART, END)
 SMALL_OBJECT = 0.07  # m: the longest side of a "small" unknown object ...
 LARGE_OBJECT = 0.16  # ... and from here on "large"
 
@@ -47,11 +51,14 @@ def recognise(det: Detection, catalogue: ObjectCatalogue | None, rules: ShapeRul
               viewpoint: tuple[float, float] | None, partial: str = "") -> list[Detection]:
     """``det`` named by the catalogue (one detection, or the blocks of a tower); ``partial``:
     how the camera sees it in part (``perception/occlusion.py``): ``PART`` (bordered by
-    nearer things), ``END`` (a long thing hidden at an end only) or "" (whole)."""
+    nearer things), ``END`` (a long thing hidden at an end only), ``GRAZED`` (a little
+    bordered) or "" (whole)."""
     if catalogue is None or det.name:
         return split_stack(det, min_edge=rules.stack_min_edge)
-    m = catalogue.match(det.signature, det.colour, bool(partial), det.sigma,
+    m = catalogue.match(det.signature, det.colour, partial in IN_PART, det.sigma,
                         sample_spacing(det), end_only=partial == END)
+    if m.category == UNKNOWN and partial == GRAZED:
+        m = catalogue.match(det.signature, det.colour, True, det.sigma, sample_spacing(det))
     if m.category != UNKNOWN:
         named = replace(det, shape=m.category, as_part=m.as_part)
         if m.category == "block" and viewpoint is not None:
@@ -69,7 +76,7 @@ def recognise(det: Detection, catalogue: ObjectCatalogue | None, rules: ShapeRul
         return [named]
     # a tower only when seen whole: a thing partly hidden behind another measures narrower
     # than it is, and a hidden bottle's thin visible strip is no tower of small cubes
-    pieces = [] if partial else split_stack(replace(det, shape="block"),
+    pieces = [] if partial in IN_PART else split_stack(replace(det, shape="block"),
                                             min_edge=rules.stack_min_edge)
     if len(pieces) > 1 and all(catalogue.match(p.signature, p.colour, sigma=p.sigma).category
                                == "block" for p in pieces):
@@ -174,7 +181,7 @@ def join_pieces(kept: list[tuple[Cluster, str]], supports: list[float | None],
                 cb = replace(cb, group=ca.group, colour_mask=np.full(cb.points.shape[0],
                                                                      not big_a))
             union = named(joined(ca, cb), kept[a][1], sup,
-                          PART if hidden[a] or hidden[b] else "")
+                          PART if hidden[a] in IN_PART or hidden[b] in IN_PART else "")
             if len(union) == 1 and union[0].shape != shapes.UNKNOWN and (
                     not union[0].as_part or {per_cluster[a][0].shape, per_cluster[b][0].shape}
                     & {shapes.UNKNOWN, union[0].shape}):
