@@ -65,6 +65,19 @@ def test_neighbouring_hues_that_are_separate_objects_stay_apart():
     assert _names(merge_lit_faces([orange, beside], CONFIG)) == ["orange", "yellow"]
 
 
+def test_a_shaded_underside_within_a_lemons_footprint_joins_it_and_the_top_names_it():
+    """A yellow lemon's shaded lower side read orange, a small piece within its footprint
+    (their union too wide for a lit face): one yellow lemon, not a yellow thing standing on an
+    orange one. A block lying in a bowl of a neighbouring hue is no face of the bowl."""
+    top = _cluster((0.346, 0.098), (0.407, 0.162), 0.027, 0.061, "yellow", 50.0, 0.8, n=86)
+    under = _cluster((0.364, 0.096), (0.403, 0.137), 0.017, 0.040, "orange", 30.0, 0.55, n=21)
+    out = merge_lit_faces([top, under], CONFIG)
+    assert len(out) == 1 and _names(out) == ["yellow"]
+    bowl = _cluster((0.35, -0.05), (0.50, 0.10), 0.0, 0.05, "pink", 340.0, 0.7, n=400)
+    block = _cluster((0.40, 0.00), (0.44, 0.04), 0.008, 0.048, "red", 2.0, 0.6)
+    assert len(merge_lit_faces([bowl, block], CONFIG)) == 2
+
+
 def test_the_two_arcs_of_a_broken_rim_are_one_container_and_two_blocks_are_not():
     ring = (0.5, 0.1, 0.062, 0.075)
     near = _cluster((np.pi / 2 + 0.4, 3 * np.pi / 2 - 0.4), None, 0.02, 0.05, "green", 125.0,

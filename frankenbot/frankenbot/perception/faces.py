@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 LIT_FACE_UNION = 1.3  # merged faces span at most this times the smaller one's footprint
 LIT_FACE_HEIGHT_MARGIN = 0.008  # m beyond the other's height band a face may lie
+FACE_HOST_MAX = 0.09  # m: a piece within the footprint of one at most this long is its face
 
 
 def hue_neighbours(a: int, b: int) -> bool:
@@ -40,11 +41,13 @@ def merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[C
     their hue. Segmentation by hue then cuts one block into two clusters, a phantom and a
     miscoloured block. Two clusters of neighbouring hues are one object when they touch, their
     union spans no more than ``LIT_FACE_UNION`` times the smaller one's footprint (a block in
-    a bowl, on a plate or beside another block spans far more) and one lies within the other's
-    height band (a block stacked on another does not). A long thin thing lit along its
+    a bowl, on a plate or beside another block spans far more) or one lies within the footprint
+    of the other, itself no bigger than an object, and one lies within the other's height band
+    (a block stacked on another does not). A long thin thing lit along its
     ridge (a marker lying) falls apart lengthwise instead: a piece lying along such a strip,
     within its length and width, is one of its faces whatever the spans. The darker cluster
-    names the colour.
+    names the colour (a lit face's hue is the one that moved), the bigger where a piece only
+    lay within the other's footprint (a shaded underside).
     """
     pairs = [(i, j) for i in range(len(clusters)) for j in range(i + 1, len(clusters))
              if hue_neighbours(clusters[i].group, clusters[j].group)]
@@ -72,6 +75,7 @@ def merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[C
         return band[0] - LIT_FACE_HEIGHT_MARGIN <= mid <= band[1] + LIT_FACE_HEIGHT_MARGIN
 
     touch = 2 * config.grid_cell
+    lit_joined: set[int] = set()
     for i, j in pairs:
         if np.any(lo[i] > hi[j] + touch) or np.any(lo[j] > hi[i] + touch):
             continue
@@ -79,10 +83,17 @@ def merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[C
         smaller = min(float(np.max(hi[i] - lo[i])), float(np.max(hi[j] - lo[j])))
         strip = (_along_strip(clusters[i], clusters[j], touch)
                  or _along_strip(clusters[j], clusters[i], touch))
-        if (span > LIT_FACE_UNION * smaller + touch and not strip) or not (
-                within(i, j) or within(j, i)):
+        # one within the other's footprint, that no bigger than an object (not a bowl a
+        # block lies in): a lemon's shaded underside read orange under its yellow top
+        inner = span <= FACE_HOST_MAX and (
+            bool(np.all(lo[i] >= lo[j] - touch) and np.all(hi[i] <= hi[j] + touch))
+            or bool(np.all(lo[j] >= lo[i] - touch) and np.all(hi[j] <= hi[i] + touch)))
+        lit = span <= LIT_FACE_UNION * smaller + touch or strip
+        if not (lit or inner) or not (within(i, j) or within(j, i)):
             continue
         parent[root(j)] = root(i)
+        if lit:
+            lit_joined.update((i, j))
     members: dict[int, list[int]] = {}
     for i in range(len(clusters)):
         members.setdefault(root(i), []).append(i)
@@ -91,9 +102,12 @@ def merge_lit_faces(clusters: list[Cluster], config: PerceptionConfig) -> list[C
         if len(idx) == 1:
             out.append(clusters[idx[0]])
             continue
-        darkest = min(idx, key=lambda k: float(np.median(clusters[k].hsv[:, 2])))
-        parts = [replace(clusters[k], group=clusters[darkest].group,
-                         colour_mask=np.full(clusters[k].points.shape[0], k == darkest))
+        # a lit face's hue moved: the darker names the colour; a shaded underside within a
+        # footprint is a small piece of it: the bigger names the colour
+        namer = (min(idx, key=lambda k: float(np.median(clusters[k].hsv[:, 2])))
+                 if lit_joined & set(idx) else max(idx, key=lambda k: clusters[k].points.shape[0]))
+        parts = [replace(clusters[k], group=clusters[namer].group,
+                         colour_mask=np.full(clusters[k].points.shape[0], k == namer))
                  for k in idx]
         out.append(functools.reduce(joined, parts))
     return out
