@@ -238,6 +238,23 @@ def test_target_occupied_for_stacking_and_table_spots_but_not_bowls():
     assert m.check(world(cabinet, block("blue_block", 0.45, 0.55, 0.38)), on_top) is None
 
 
+def test_the_held_block_tracked_again_on_the_target_does_not_occupy_it():
+    """Lowered onto the blue block, the held red block is tracked again as red_block_2 at the
+    gripper: that is the held block, not something on the target; a red block under the
+    gripper while it is high, or one of another colour, still is."""
+    m = TargetOccupiedMonitor()
+    base = block("blue_block", 0.5, 0.1)
+    held = block("red_block", 0.5, 0.1, 0.065)
+    twin = block("red_block_2", 0.502, 0.1, 0.061)
+    ctx = MonitorContext("place_on", {"obj": "red_block", "target": "blue_block"})
+    low = {"held_object": "red_block", "tcp_position": (0.5, 0.1, 0.07)}
+    assert m.check(world(base, held, twin, **low), ctx) is None
+    high = {"held_object": "red_block", "tcp_position": (0.5, 0.1, 0.18)}
+    assert m.check(world(base, held, twin, **high), ctx) is not None
+    other = replace(twin, object_id="orange_block", colour="orange")
+    assert m.check(world(base, held, other, **low), ctx) is not None
+
+
 def test_stall_needs_motion_command_and_still_joints_for_stall_time():
     m = StallMonitor(stall_s=1.0)
     ctx = MonitorContext("move_above", {"obj": "red_block"})

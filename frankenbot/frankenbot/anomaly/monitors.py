@@ -296,6 +296,21 @@ def _sits_on(other: SceneObject, base: SceneObject, margin: float = 0.01) -> boo
     return other.xy_distance(base) < half and other.position[2] > base.position[2]
 
 
+IN_HAND_MARGIN = 0.03  # m beyond the held object's half size where a look-alike is it
+
+
+def _in_hand(other: SceneObject, held_id: str, snap: WorldSnapshot) -> bool:
+    """``other`` is the held object under a second name: of its colour, within its size of the
+    gripper (lowered onto a block, a held red block was tracked again as red_block_2 on it,
+    and the place was taken for one onto an occupied block)."""
+    r = snap.robot
+    held = snap.scene.get(held_id)
+    if r.held_object != held_id or held is None or other.colour != held.colour:
+        return False
+    reach = 0.5 * max(held.size) + IN_HAND_MARGIN
+    return math.dist(other.position, r.tcp_position) < reach
+
+
 class TargetOccupiedMonitor(_Base):
     """The place target is already taken: something sits on the block we stack on, or on the
     table spot we place at (bowls and bins may hold several objects, so they never count; on
@@ -330,6 +345,8 @@ class TargetOccupiedMonitor(_Base):
             return None
         for other in snap.scene.objects:
             if other.object_id in (obj, base.object_id) or other.is_fixture:
+                continue
+            if _in_hand(other, obj, snap):
                 continue
             if _sits_on(other, base):
                 return self._hit(f"{other.object_id} sits on {base.object_id}",
