@@ -140,4 +140,12 @@ def test_a_white_or_pale_pink_plate_in_the_noise_band_stands_out_where_lifted_ta
     plate, patch = (replace(c, heights=np.full(n, 0.0125)) for c in (plate, patch))
     kept = _stand_out([plate, patch], noise_a * 0.5, cam, config, ACHROMATIC_GROUP, 0.75)
     assert [round(float(c.hsv[0, 2]), 2) for c in kept] == [0.97]
+    # a tray of the table's gray: its floor hugs the table (median 11 mm) but its rim, a fifth
+    # of its samples, stands 3 cm; lifted table noise of that median reaches nowhere near
+    floor = np.full(n, 0.011)
+    floor[: n // 5] = 0.03
+    tray = replace(patch, heights=floor)
+    lifted = replace(patch, heights=np.full(n, 0.009) + np.linspace(0.0, 0.008, n))
+    kept = _stand_out([tray, lifted], noise_a * 0.5, cam, config, ACHROMATIC_GROUP, 0.75)
+    assert [float(np.max(c.heights)) for c in kept] == [0.03]
     assert config.noise_cluster_sigmas * sigma > height > 2.0 * sigma

@@ -37,6 +37,10 @@ VIVID_SIGMAS = 2.0  # noise sigmas a vivid cluster's median height must clear
 WHITE_SATURATION = 0.06  # median saturation of a white cluster (the beige table has more)
 BRIGHTER = 1.2  # of the table's brightness: a cluster of its colour group this bright is not it
 TABLE_COLOURED_MIN = 0.015  # m: median height a cluster of the table's colour must reach
+# ... unless a wide share of it stands this high (a tray of the table's gray: its floor hugs the
+# table, its rim stands 3 cm; lifted table noise is a few sigma everywhere)
+TABLE_COLOURED_RIM = 0.025  # m reached by RIM_SHARE of its samples
+RIM_SHARE = 0.15
 FLYING_STEP_MM = 12  # a pixel this far from both its nearest and farthest neighbour is flying
 MIN_TABLE_VALUE = 0.02  # a table darker than this gives no usable exposure reading
 SMALL_CLUSTER_EVIDENCE = 2.0  # noise sigmas factor for clusters under min_points samples
@@ -459,7 +463,7 @@ def _stand_out(clusters: list[Cluster], noise_a: float, camera: CameraModel,
     one of the table's own colour group must also clear ``TABLE_COLOURED_MIN`` (a flat patch
     of table colour is table; a flat object of exactly the table's colour is not seen), unless
     it is ``BRIGHTER`` than the table (where the table reads achromatic, a white plate falls in
-    its group). A
+    its group) or a fair share of it stands at a container's rim height (a gray tray). A
     colour the table does not have (``_not_table_colour``) is no lifted table and counts at
     ``VIVID_SIGMAS``.
     """
@@ -478,10 +482,12 @@ def _stand_out(clusters: list[Cluster], noise_a: float, camera: CameraModel,
         elif c.points.shape[0] < config.min_points:  # a small (far or half-hidden) cluster
             sigmas *= SMALL_CLUSTER_EVIDENCE  # must stand out further to count
         floor = max(config.min_height, sigmas * sigma)
-        if c.group == table_group and not (
-                table_value > 0 and float(np.median(c.hsv[:, 2])) >= BRIGHTER * table_value):
-            floor = max(floor, TABLE_COLOURED_MIN)
         solid = c.heights if c.flat is None else c.heights[~c.flat]
+        brighter = table_value > 0 and float(np.median(c.hsv[:, 2])) >= BRIGHTER * table_value
+        rimmed = (c.points.shape[0] >= config.min_points and solid.size > 0
+                  and float(np.mean(solid >= TABLE_COLOURED_RIM)) >= RIM_SHARE)
+        if c.group == table_group and not (brighter or rimmed):
+            floor = max(floor, TABLE_COLOURED_MIN)
         if solid.size == 0 or float(np.median(solid)) < floor:
             # grown from the noise band (a plate): its mean height over many samples must
             # show it stands on the table; a coloured patch of the table averages to nothing
