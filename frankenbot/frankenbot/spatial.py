@@ -35,6 +35,9 @@ BETWEEN_RANGE = (0.15, 0.85)  # fraction of the b->c segment a's projection must
 BETWEEN_MAX_OFFSET = 0.05  # m: a's centre at most this far off the b-c line
 BETWEEN_SPOT_OFFSET = 0.03  # m: a chosen spot between two objects at most this far off it
 FLAT_HEIGHT = 0.005  # m: objects thinner than this (zones, markings) are not obstacles
+# m beyond a held object's half size where something is in the hand with it (a piece of it
+# tracked under another name)
+IN_HAND_MARGIN = 0.03
 SPOT_CLEARANCE = 0.012  # m between footprints of the placed object and any other object
 DEFAULT_GAP = 0.03  # m between the placed object's footprint and the reference's
 # a chosen spot beside a reference stays within this tangent of the relation's direction

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Mapping, Protocol, Sequence
 
+from frankenbot import spatial
 from frankenbot.common import AnomalyClass, AnomalyKind
 from frankenbot.state import CLOCKS_APART_S, SceneObject, WorldSnapshot
 
@@ -296,9 +297,6 @@ def _sits_on(other: SceneObject, base: SceneObject, margin: float = 0.01) -> boo
     return other.xy_distance(base) < half and other.position[2] > base.position[2]
 
 
-IN_HAND_MARGIN = 0.03  # m beyond the held object's half size where a look-alike is it
-
-
 def _in_hand(other: SceneObject, held_id: str, snap: WorldSnapshot) -> bool:
     """``other`` is the held object under a second name: of its colour, within its size of the
     gripper (lowered onto a block, a held red block was tracked again as red_block_2 on it,
@@ -307,7 +305,7 @@ def _in_hand(other: SceneObject, held_id: str, snap: WorldSnapshot) -> bool:
     held = snap.scene.get(held_id)
     if r.held_object != held_id or held is None or other.colour != held.colour:
         return False
-    reach = 0.5 * max(held.size) + IN_HAND_MARGIN
+    reach = 0.5 * max(held.size) + spatial.IN_HAND_MARGIN
     return math.dist(other.position, r.tcp_position) < reach
 
 

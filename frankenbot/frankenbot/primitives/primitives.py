@@ -63,7 +63,6 @@ GRASP_COST_SLACK = 0.05  # of candidates this close to the best reachable, least
 # stands within PRE_PLACE_NEIGHBOURHOOD of its footprint at the spot
 PRE_PLACE_NEIGHBOURHOOD = 0.06  # m
 PRE_PLACE_CLEARANCE = 0.03  # m
-IN_HAND_MARGIN = 0.03  # m beyond the held object's half length where things count as in the hand
 TABLE_LEVEL = 0.005  # m over the table where a release still counts as onto the table
 REGRASP_SEEN_WITHIN = 0.03  # m from where it was put down: the camera's view of it is trusted
 
@@ -575,7 +574,7 @@ class Primitives:
         part of what it holds, and the part in view may be tracked under a name of its own
         (the end of a lying bottle seen as a ball); it is not something to place beside."""
         tcp = self.kin.fk(self._q())[:3, 3]
-        reach = 0.5 * max(held.size) + IN_HAND_MARGIN
+        reach = 0.5 * max(held.size) + spatial.IN_HAND_MARGIN
         return [o for o in objects if o.object_id != held.object_id
                 and math.dist(o.position, tcp) > reach]
 
