@@ -9,9 +9,9 @@ import pytest
 
 from frankenbot.errors import ConfigError
 from frankenbot.fixture_map import FixtureMap
-from frankenbot.perception.catalogue import ObjectCatalogue, enrol
+from frankenbot.perception.catalogue import LENGTH_END, TOP_END, ObjectCatalogue, enrol
 from frankenbot.perception.fixture_geometry import fixture_mask, map_shapes, support_height
-from frankenbot.perception.recognition import unknown_label
+from frankenbot.perception.recognition import GRAZED_MIN_SHARE, unknown_label
 from frankenbot.perception.signature import Signature, measure_signature
 
 
@@ -218,6 +218,18 @@ def test_a_part_is_named_only_after_an_enrolled_thing_of_its_own_colour() -> Non
     assert cat.without(["block"]).match(cube, "", partial=True).category == "box"
     sliver = _sig(0.03, 0.03, 0.04)  # under a quarter of a box's footprint: no part of one
     assert cat.without(["block"]).match(sliver, "brown", partial=True).category == "unknown"
+    # little of it hidden (a neighbour grazes it), a part must show most of what it is a
+    # part of: a cube is no grazed box
+    assert cat.without(["block"]).match(cube, "brown", partial=True,
+                                        min_share=GRAZED_MIN_SHARE).category == "unknown"
+    # ... and its height, which a part measures whole, must fit closely
+    tol = box.tolerances()[Signature.names().index("height")]
+    high = _sig(0.045, 0.045, box.mean.height + 0.9 * tol)
+    assert cat.match(high, "brown").category == "unknown"
+    assert cat.without(["block"]).match(high, "brown", partial=True).category == "unknown"
+    most = _sig(0.075, 0.05, 0.04, 0.8)
+    assert cat.without(["block"]).match(most, "brown", partial=True,
+                                        min_share=GRAZED_MIN_SHARE).category == "box"
 
 
 def test_a_long_thing_hidden_at_an_end_may_measure_short_but_not_narrow() -> None:
@@ -228,10 +240,27 @@ def test_a_long_thing_hidden_at_an_end_may_measure_short_but_not_narrow() -> Non
     cat = ObjectCatalogue((spatula,))
     short = _sig(0.20, 0.04, 0.015, 0.93, 1.0)  # its far end under the arm
     assert cat.match(short).category == "unknown"
-    assert cat.match(short, partial=True, end_only=True).category == "spatula"
+    assert cat.match(short, partial=True, end=LENGTH_END).category == "spatula"
     marker = _sig(0.14, 0.02, 0.016, 0.93, 1.0)
     assert cat.match(marker, partial=True).category == "spatula"  # bordered all round
-    assert cat.match(marker, partial=True, end_only=True).category == "unknown"
+    assert cat.match(marker, partial=True, end=LENGTH_END).category == "unknown"
+
+
+def test_a_standing_thing_hidden_at_its_top_may_measure_low_but_not_short_or_narrow() -> None:
+    """A tall bottle whose neck the arm hides: its footprint is seen whole, only its height
+    is a lower bound (and only at the top, not at a long thing's end)."""
+    rng = np.random.default_rng(2)
+    bottle = enrol("bottle", "green_bottle", "green",
+                   _noisy(_sig(0.064, 0.062, 0.21, 0.8, 0.1, 0.0, 0.95), rng))
+    cat = ObjectCatalogue((bottle,))
+    low = _sig(0.064, 0.062, 0.18, 0.8, 0.1, 0.0, 0.95)
+    assert cat.match(low).category == "unknown"
+    assert cat.match(low, partial=True, end=LENGTH_END).category == "unknown"
+    assert cat.match(low, partial=True, end=TOP_END).category == "bottle"
+    narrow = _sig(0.064, 0.045, 0.18, 0.8, 0.1, 0.0, 0.95)
+    assert cat.match(narrow, partial=True, end=TOP_END).category == "unknown"
+    # bordered all round, a height is never a lower bound (anything low would be a bottle)
+    assert cat.match(low, partial=True).category == "unknown"
 
 
 def test_sparse_samples_may_measure_an_extent_short_by_one_spacing_but_not_long(catalogue):

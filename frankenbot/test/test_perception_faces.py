@@ -282,3 +282,13 @@ def test_one_mug_read_in_two_hues_in_one_frame_is_one_mug():
     assert without_fragments([edge, plate]) == [plate]
     beside = replace(edge, position=(0.53, 0.10, 0.006))
     assert without_fragments([beside, plate]) == [beside, plate]
+    # a pale pink plate whose highlights lost their colour also read as a white plate lying
+    # in it: the white one is its lit part; a white plate beside it, or a white block on it
+    # (another category), is kept
+    white = det("plate", "white", (0.532, -0.062, 0.006), 500, (0.15, 0.15, 0.012))
+    assert without_fragments([white, plate]) == [plate]
+    assert without_fragments([replace(white, position=(0.53, 0.10, 0.006)), plate]) == [
+        replace(white, position=(0.53, 0.10, 0.006)), plate]
+    cube = det("block", "white", (0.53, -0.074, 0.032), 80, (0.04, 0.04, 0.04))
+    assert without_fragments([cube, plate]) == [cube, plate]
+    assert without_fragments([plate, white]) == [plate]  # whichever comes first

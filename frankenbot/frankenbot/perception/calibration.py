@@ -32,6 +32,9 @@ from frankenbot.transforms import quat_from_matrix
 
 BOX_KINDS = ("drawer", "cabinet", "microwave", "cupboard")  # fixtures with box bodies
 MIN_FACE_POINTS = 150  # model-matched points on vertical faces of each horizontal direction
+POSE_DIGITS = 9  # decimals the pose is kept to during the fit (m; rotation entries)
+ICP_STEPS = 40  # ICP steps per distance window at most ...
+ICP_STILL = 1e-6  # ... stopping once no entry of the pose moves this much
 
 
 @dataclass(frozen=True)
@@ -163,9 +166,18 @@ def calibrate_camera(frames: Sequence[tuple[np.ndarray, np.ndarray]], initial: C
     dist = 0.05
     for _ in range(5):
         est = reg.TransformationEstimationPointToPlane(reg.TukeyLoss(k=dist))
-        result = reg.registration_icp(source, target, dist, T, est,
-                                      reg.ICPConvergenceCriteria(max_iteration=40))
-        T = np.asarray(result.transformation).copy()
+        # one ICP step at a time, the pose kept to a fixed grid after each: Open3D sums over
+        # threads in no fixed order, and the last digits that leaves would grow into
+        # different stopping points (poses 1e-7 apart: a repeated perception eval differed)
+        for _step in range(ICP_STEPS):
+            result = reg.registration_icp(source, target, dist, T, est,
+                                          reg.ICPConvergenceCriteria(max_iteration=1))
+            moved = np.round(np.asarray(result.transformation), POSE_DIGITS)
+            done = np.abs(moved - T).max() < ICP_STILL
+            T = moved
+            if done:
+                break
+        assert result is not None
         # shrink the window towards the depth noise (a window narrower than ~3 sigma cuts
         # the noise asymmetrically at face edges and biases the fit)
         dist = max(0.008, min(dist / 2, 3.0 * float(result.inlier_rmse)))

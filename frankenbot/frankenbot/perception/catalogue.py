@@ -37,6 +37,7 @@ TOLERANCE_SIGMAS = 4.0
 NOISE_TOLERANCE = 4.0
 _LENGTHS = [Signature.names().index(n) for n in ("length", "width", "height")]
 _EXTENTS = [Signature.names().index(n) for n in ("length", "width")]
+_HEIGHT = Signature.names().index("height")
 OUTLIER_SCALES = 4.0  # an enrolment view this many robust spreads off is left out
 # the tightest tolerance per feature: (absolute, share of the mean); lengths in metres
 FLOORS: dict[str, tuple[float, float]] = {
@@ -45,12 +46,18 @@ FLOORS: dict[str, tuple[float, float]] = {
     "end_ratio": (0.25, 0.0),
 }
 PART_MIN_SHARE = 0.25  # of a prototype's footprint area a part must show to be named by it
+PART_HEIGHT_DEV = 0.75  # ... and the share of the height tolerance its height may be off
 NAME_RE = r"^[a-z][a-z0-9_]{0,39}$"  # category and prototype names: ids in programs
 # features a partly hidden object measures at most as large as it is (its outline cut by a
-# nearer thing fills less of its bounding box: a bowl with a chord cut off)
-_LOWER_BOUNDS = [Signature.names().index(n) for n in ("length", "width", "fill", "end_ratio")]
+# nearer thing fills less of its bounding box: a bowl with a chord cut off; the gripper over a
+# carton hides part of its top, which then covers less of its footprint)
+_LOWER_BOUNDS = [Signature.names().index(n)
+                 for n in ("length", "width", "fill", "top_share", "end_ratio")]
 # ... and one hidden only at an end: its sides are seen, so only its length may be short
 _END_BOUNDS = [Signature.names().index(n) for n in ("length", "end_ratio")]
+# ... or only at its top (a standing bottle's neck under the arm): only its height may be
+_TOP_BOUNDS = [Signature.names().index("height")]
+LENGTH_END, TOP_END = "length", "top"  # ``match(end=)``: which end only is hidden
 
 
 @dataclass(frozen=True)
@@ -113,24 +120,26 @@ class ObjectCatalogue:
         return tuple(dict.fromkeys(p.category for p in self.prototypes))
 
     def match(self, sig: Signature | None, colour: str = "", partial: bool = False,
-              sigma: float = 0.0, spacing: float = 0.0, end_only: bool = False) -> Match:
+              sigma: float = 0.0, spacing: float = 0.0, end: str = "",
+              min_share: float = PART_MIN_SHARE) -> Match:
         """The category of an object with signature ``sig`` and colour ``colour``.
         ``partial``: the camera sees the object only in part (something nearer borders it,
-        or it stands in a container): its length, width, fill and narrower end may be short
-        of the prototype's, not longer (its height is never relaxed: a partly seen anything
-        smaller than a can would be a can). A prototype that accepts it as measured wins
-        over one that accepts it only as a part: clipped to zero, a bigger prototype's
+        or it stands in a container): its length, width, fill, top share and narrower end
+        may be short of the prototype's, not longer (its height is never relaxed: a partly
+        seen anything smaller than a can would be a can). A prototype that accepts it as
+        measured wins over one that accepts it only as a part: clipped to zero, a bigger prototype's
         length and width deviations would make it the nearest (a block by a bowl named a
         box of the block's height). ``sigma``: the object's depth noise; beyond the
         enrolled views' (``noise``) it widens the length tolerances. ``spacing``: the distance
         between neighbouring depth samples on the object; an extent ends at the last sample
         on it, up to half a spacing short at each end, never long, so a length or width up
         to one spacing short of the prototype's counts as equal (a far, thin marker sampled
-        8 mm apart measured 12.2 of 14 cm). ``end_only``: only an end of it is hidden (a
-        long thing's cap): its length and narrower end are lower bounds, its width is not (a
-        marker hidden at one end must not fit a wider spatula). A part says little of its
+        8 mm apart measured 12.2 of 14 cm). ``end``: only an end of it is hidden:
+        ``LENGTH_END`` a long thing's cap: its length and narrower end are lower bounds, its
+        width is not (a marker hidden at one end must not fit a wider spatula); ``TOP_END`` a
+        standing thing's top: its height only is a lower bound. A part says little of its
         shape: it is named only after an enrolled thing of its own colour whose footprint it
-        shows at least ``PART_MIN_SHARE`` of, and such a thing wins over a whole match of
+        shows at least ``min_share`` of, and such a thing wins over a whole match of
         another colour's prototype (a brown box half hidden measures like a cube: the brown
         box, not a block; a held-out red block half hidden is no part of a blue box)."""
         if sig is None or not self.prototypes:
@@ -146,7 +155,7 @@ class ObjectCatalogue:
             short = diff[:, _EXTENTS]
             diff[:, _EXTENTS] = np.where(short < 0, np.minimum(short + spacing, 0.0), short)
         if partial:
-            bounds = _END_BOUNDS if end_only else _LOWER_BOUNDS
+            bounds = {LENGTH_END: _END_BOUNDS, TOP_END: _TOP_BOUNDS}.get(end, _LOWER_BOUNDS)
             diff[:, bounds] = np.maximum(diff[:, bounds], 0.0)
         tols = self._tols  # type: ignore[attr-defined]
         extra = NOISE_TOLERANCE * max(0.0, sigma - self.noise) if self.noise > 0 else 0.0
@@ -164,7 +173,11 @@ class ObjectCatalogue:
             if colour:
                 allowed &= np.array([p.colour in ("", colour) for p in self.prototypes])
             area = self._means[:, _EXTENTS].prod(axis=1)  # type: ignore[attr-defined]
-            allowed &= sig.length * sig.width >= PART_MIN_SHARE * area
+            allowed &= sig.length * sig.width >= min_share * area
+            if end != TOP_END:  # its footprint says little: what it measures whole, its
+                # height, must fit closely (a held-out 4 cm block half hidden, 3.9-4.1 cm
+                # high, had fitted a 3.5 cm box of its colour at 0.85-0.99 of the tolerance)
+                allowed &= dev[:, _HEIGHT] <= PART_HEIGHT_DEV
         ok = (worst <= 1.0) & allowed
         if not ok.any():
             return whole if whole.category != UNKNOWN else Match(UNKNOWN, nearest=nearest)

@@ -8,12 +8,13 @@ look cut: the catalogue then takes those features as lower bounds (``catalogue.m
 whose depth is clearly nearer than the cluster's next to them are its occluders; their share
 of the outline is its occluded share. A long thing (a spatula, a marker, a lying bottle) hidden
 at one end loses little of its outline but much of its length: its ends are judged on their
-own (the second number ``occluded_shares`` gives).
+own (``Occlusion.end``); the hidden end may be a standing thing's top (a tall bottle whose neck
+the arm hides: its height, not its length, is what measures short; ``Occlusion.top``).
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 from scipy import ndimage
@@ -24,14 +25,23 @@ NEARER = 30  # mm: a neighbour this much nearer than the cluster hides part of i
 LONG_ASPECT = 2.5  # an outline this many times longer than wide has ends worth judging alone
 END_CAP = 1.5  # grid pixels: border pixels this close to an end's extreme along the axis cap it
 END_MIN_PIXELS = 3  # border pixels an end needs to be judged
+END_SLICE = 0.2  # of a long outline's length: its points this near an end are that end's
+# the hidden end stands this share of the cluster's height above the other end: it is the top
+TOP_RISE = 0.5
 _SQUARE = np.ones((3, 3), dtype=bool)
 
 
+class Occlusion(NamedTuple):
+    """How much of a cluster's outline in the image nearer things (or the image's edge) take."""
+
+    outline: float  # share of the pixels just outside its outline
+    end: float  # the same share at its more hidden end when it is long, else 0
+    top: bool  # that end is the top of a standing thing (high over the other end)
+
+
 def occluded_shares(clusters: Sequence[Cluster], depth_mm: np.ndarray, stride: int
-                    ) -> list[tuple[float, float]]:
-    """Per cluster, (the share of the pixels just outside its outline, on the ``stride``
-    grid, that a nearer surface or the image's edge takes; the same share at its more hidden
-    end when it is long, else 0)."""
+                    ) -> list[Occlusion]:
+    """Per cluster, its ``Occlusion`` judged on the ``stride`` grid of ``depth_mm``."""
     d = np.asarray(depth_mm[::stride, ::stride], dtype=np.int32)
     h, w = d.shape
     out = []
@@ -55,20 +65,25 @@ def occluded_shares(clusters: Sequence[Cluster], depth_mm: np.ndarray, stride: i
         # at an end, no depth return beside it (the arm's or another object's IR shadow)
         # hides where it ends as well as something nearer does
         blind = ring & (ring_d == 0)
-        out.append((share, _end_share(mask, ring | edge, near | edge | blind)))
+        end, side = _end_share(mask, ring | edge, near | edge | blind)
+        own_t = (np.stack([rows - r0, cols - c0], axis=1).astype(float) - side[0]) @ side[1]
+        out.append(Occlusion(share, end, end > 0 and _top_end(c.heights, own_t)))
     return out
 
 
-def _end_share(mask: np.ndarray, border: np.ndarray, hidden: np.ndarray) -> float:
+def _end_share(mask: np.ndarray, border: np.ndarray, hidden: np.ndarray
+               ) -> tuple[float, tuple[np.ndarray, np.ndarray]]:
     """The hidden share of the border pixels capping the more hidden end of a long outline
-    (its image extent along its main axis at least ``LONG_ASPECT`` times across), else 0."""
+    (its image extent along its main axis at least ``LONG_ASPECT`` times across), else 0;
+    and (the outline's centre, its main axis pointing to that end) on the crop's grid."""
     pts = np.argwhere(mask).astype(float)
+    none = (0.0, (np.zeros(2), np.zeros(2)))
     if pts.shape[0] < 3:
-        return 0.0
+        return none
     centre = pts.mean(axis=0)
     evals, evecs = np.linalg.eigh(np.cov((pts - centre).T))
     if evals[0] <= 0 or evals[1] < LONG_ASPECT ** 2 * evals[0]:
-        return 0.0
+        return none
     axis = evecs[:, 1]
     t_in = (pts - centre) @ axis
     lo, hi = float(t_in.min()), float(t_in.max())
@@ -78,7 +93,22 @@ def _end_share(mask: np.ndarray, border: np.ndarray, hidden: np.ndarray) -> floa
     for cap in (t <= lo + END_CAP, t >= hi - END_CAP):
         n = int(np.count_nonzero(cap))
         shares.append(float(np.count_nonzero(hid[cap])) / n if n >= END_MIN_PIXELS else 0.0)
-    return max(shares)
+    return max(shares), (centre, axis if shares[1] >= shares[0] else -axis)
+
+
+def _top_end(heights: np.ndarray, t: np.ndarray) -> bool:
+    """Whether the points at the far end along ``t`` (positions along the outline's axis,
+    pointing to the hidden end) stand well above those at the near end: the outline runs up
+    a standing thing (an oblique camera sees a bottle's side from its foot to its neck)."""
+    if heights.shape[0] < 3:
+        return False
+    lo, hi = float(t.min()), float(t.max())
+    cut = END_SLICE * (hi - lo)
+    far, near = heights[t >= hi - cut], heights[t <= lo + cut]
+    if far.size == 0 or near.size == 0:
+        return False
+    rise = float(np.median(far)) - float(np.median(near))
+    return rise >= TOP_RISE * float(np.percentile(heights, 98))
 
 
 def _at_image_edge(shape: tuple[int, int], crop: tuple[int, int, int, int],

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
+from scipy.spatial import Delaunay, QhullError
 
 from frankenbot import resources, shapes
 from frankenbot.errors import PerceptionError
@@ -37,13 +38,14 @@ from frankenbot.perception.fixture_geometry import (
 )
 from frankenbot.perception.fixture_state import FixtureObserver
 from frankenbot.perception.geometry import Detection, ShapeRules, measure
-from frankenbot.perception.occlusion import occluded_shares
+from frankenbot.perception.occlusion import Occlusion, occluded_shares
 from frankenbot.perception.recognition import (
     END,
     FRAGMENT_MARGIN,
     GRAZED,
     IN_PART,
     PART,
+    TOP,
     is_hollow,
     join_pieces,
     overlaps,
@@ -83,6 +85,7 @@ LIFTED = 0.04  # m: an object at the gripper whose lowest seen point is this hig
 CONTAINER_WIDTH = 0.09  # m: a footprint at least this wide holding another's is a container
 CONTAINER_FLOOR = 0.008  # m: its floor over the table (the sim's bowls, bins and baskets)
 PARTIAL_SHARE = 0.1  # of its outline bounded by nearer things: the object is seen in part
+WITHIN_SHARE = 0.5  # of a young track's points inside a like object seen now: a piece of it
 GRAZED_SHARE = 0.03  # ... of its outline: read whole, as seen in part where nothing matches
 PARTIAL_END_SHARE = 0.4  # ... or of one end of a long outline (a spatula's end under a bowl)
 
@@ -194,10 +197,11 @@ class PerceptionPipeline:
         rules = self.shape_rules
         catalogue = self.catalogue
         shares = (occluded_shares([c for c, _ in kept], depth_to_mm(depth), self.config.stride)
-                  if catalogue is not None else [(0.0, 0.0)] * len(kept))
+                  if catalogue is not None else [Occlusion(0.0, 0.0, False)] * len(kept))
         # bordered by nearer things in the image (a long thing: perhaps at an end only)
-        bordered = [PART if s >= PARTIAL_SHARE else END if e >= PARTIAL_END_SHARE
-                    else GRAZED if s >= GRAZED_SHARE else "" for s, e in shares]
+        bordered = [PART if o.outline >= PARTIAL_SHARE
+                    else (TOP if o.top else END) if o.end >= PARTIAL_END_SHARE
+                    else GRAZED if o.outline >= GRAZED_SHARE else "" for o in shares]
         supports = self._supports([c for c, _ in kept], fixture_shapes, segments,
                                   [b in IN_PART for b in bordered])
 
@@ -235,8 +239,8 @@ class PerceptionPipeline:
                                and not _piece_of_bin(d, bins))
             vacated = self._seen_through(self.tracker.tracks, depth, segments, stamp)
             live = self.tracker.update(list(detections), stamp, vacated)
-            pieces = young_pieces(live)
-            if pieces:  # an unknown piece of an object its next frames showed whole
+            pieces = young_pieces(live, stamp)
+            if pieces:  # a piece of an object its next frames showed whole
                 self.tracker.forget(pieces)
                 live = [t for t in live if t.object_id not in pieces]
             if segments is not None:
@@ -607,14 +611,38 @@ def _piece_of_bin(det: Detection, bins: list[tuple[str, Any, Any, float]]) -> bo
     return False
 
 
-def young_pieces(tracks: Sequence[Track]) -> set[str]:
-    """Ids of young unknown tracks (seen in fewer than three frames) that touch a known
-    object: the piece a noisy first frame cut off it."""
+def young_pieces(tracks: Sequence[Track], stamp: float = math.inf) -> set[str]:
+    """Ids of young tracks (seen in fewer than three frames) that are pieces of an object: an
+    unknown one touching a known object (the piece a noisy first frame cut off it), or one
+    not seen at ``stamp`` lying within an object of its own category and colour seen then
+    (a plate a first frame cut in two: the later frames showed it whole)."""
     known = [t.detection for t in tracks if t.detection.shape != shapes.UNKNOWN]
-    return {t.object_id for t in tracks
-            if t.detection.shape == shapes.UNKNOWN and t.hits < PERMANENT_HITS
-            and not t.detection.name
-            and any(overlaps(t.detection, k, FRAGMENT_MARGIN) for k in known)}
+    now = [t for t in tracks if t.last_seen >= stamp and t.detection.shape != shapes.UNKNOWN]
+    out = set()
+    for t in tracks:
+        d = t.detection
+        if t.hits >= PERMANENT_HITS or d.name:
+            continue
+        if d.shape == shapes.UNKNOWN:
+            if any(overlaps(d, k, FRAGMENT_MARGIN) for k in known):
+                out.add(t.object_id)
+        elif t.last_seen < stamp and any(
+                o is not t and o.detection.shape == d.shape and o.detection.colour == d.colour
+                and _within(d, o.detection) for o in now):
+            out.add(t.object_id)
+    return out
+
+
+def _within(a: Detection, b: Detection) -> bool:
+    """Does most of ``a``'s top-down point sample (``WITHIN_SHARE``) lie inside the hull of
+    ``b``'s?"""
+    if a.points is None or b.points is None or len(a.points) < 1 or len(b.points) < 3:
+        return False
+    try:
+        hull = Delaunay(b.points[:, :2])
+    except QhullError:  # b's points on a line: no area to lie in
+        return False
+    return float(np.mean(hull.find_simplex(a.points[:, :2]) >= 0)) >= WITHIN_SHARE
 
 
 def _with_points(det: Detection, cluster: Cluster, rng: np.random.Generator) -> Detection:

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from frankenbot import shapes
-from frankenbot.perception.catalogue import ObjectCatalogue
-from frankenbot.perception.colour import hue_adjacent
+from frankenbot.perception.catalogue import LENGTH_END, TOP_END, ObjectCatalogue
+from frankenbot.perception.colour import HUE_CENTRES, hue_adjacent
 from frankenbot.perception.faces import hue_neighbours, joined
 from frankenbot.perception.geometry import (
     Detection,
@@ -39,10 +39,14 @@ from frankenbot.shapes import UNKNOWN
 
 PART = "part"  # seen in part: something nearer borders it, or it stands on or in another
 END = "end"  # a long thing whose end only is hidden
+TOP = "top"  # a standing thing whose top only is hidden (a tall bottle's neck under the arm)
 # grazed: a little of its outline bounded by nearer things: read whole, and as seen in part
 # only where nothing matches it whole (a bowl whose neighbour cuts a chord off its outline)
 GRAZED = "grazed"
-IN_PART = (PART, END)
+# ... so it shows this much of the footprint of what it is named a part of (a block grazed by
+# a neighbour, blocks held out, had fitted a third of a box of its colour)
+GRAZED_MIN_SHARE = 0.6
+IN_PART = (PART, END, TOP)
 SMALL_OBJECT = 0.07  # m: the longest side of a "small" unknown object ...
 LARGE_OBJECT = 0.16  # ... and from here on "large"
 
@@ -51,14 +55,17 @@ def recognise(det: Detection, catalogue: ObjectCatalogue | None, rules: ShapeRul
               viewpoint: tuple[float, float] | None, partial: str = "") -> list[Detection]:
     """``det`` named by the catalogue (one detection, or the blocks of a tower); ``partial``:
     how the camera sees it in part (``perception/occlusion.py``): ``PART`` (bordered by
-    nearer things), ``END`` (a long thing hidden at an end only), ``GRAZED`` (a little
+    nearer things), ``END`` (a long thing hidden at an end only), ``TOP`` (a standing
+    thing hidden at its top only), ``GRAZED`` (a little
     bordered) or "" (whole)."""
     if catalogue is None or det.name:
         return split_stack(det, min_edge=rules.stack_min_edge)
     m = catalogue.match(det.signature, det.colour, partial in IN_PART, det.sigma,
-                        sample_spacing(det), end_only=partial == END)
-    if m.category == UNKNOWN and partial == GRAZED:
-        m = catalogue.match(det.signature, det.colour, True, det.sigma, sample_spacing(det))
+                        sample_spacing(det),
+                        end={END: LENGTH_END, TOP: TOP_END}.get(partial, ""))
+    if m.category == UNKNOWN and partial == GRAZED:  # little hidden: most of it is seen
+        m = catalogue.match(det.signature, det.colour, True, det.sigma, sample_spacing(det),
+                            min_share=GRAZED_MIN_SHARE)
     if m.category != UNKNOWN:
         named = replace(det, shape=m.category, as_part=m.as_part)
         if m.category == "block" and viewpoint is not None:
@@ -200,17 +207,27 @@ def hue_twins(a: Detection, b: Detection) -> bool:
             and math.dist(a.position, b.position) <= HUE_TWIN_DISTANCE)
 
 
+def washed_out(a: Detection, b: Detection) -> bool:
+    """``a`` is ``b``'s lit part read white: the same category at one place (centres within
+    ``HUE_TWIN_DISTANCE``), ``a`` white and ``b`` of a hue (a pale pink plate's highlights lose
+    their colour and made a white plate lying in the pink one; a white thing's light does not
+    turn pink)."""
+    return (a.shape == b.shape and a.colour == "white" and b.colour in HUE_CENTRES
+            and math.dist(a.position, b.position) <= HUE_TWIN_DISTANCE)
+
+
 def without_fragments(dets: list[Detection]) -> list[Detection]:
     """Unknown detections touching a recognised one in the same frame are pieces of it; of
     two of one category in neighbouring hues at one place (a mug's lit side read yellow, the
-    rest orange, each matching a mug), the one of fewer samples is a face of the other; and
+    rest orange, each matching a mug), the one of fewer samples is a face of the other, and
+    of a white one and one of a hue there, the white one (``washed_out``); and
     one named only as a part whose centre lies within a whole one of its colour and category
     is a piece of that one (a plate's edge fell apart from it in the noise band)."""
     known = [d for d in dets if d.shape != shapes.UNKNOWN]
 
     def face(d: Detection) -> bool:
         return any(k is not d and (
-            (hue_twins(k, d) and k.n_points > d.n_points)
+            (hue_twins(k, d) and k.n_points > d.n_points) or washed_out(d, k)
             or (k.shape == d.shape and d.as_part and not k.as_part and k.colour == d.colour
                 and math.dist(k.position[:2], d.position[:2]) <= max(k.size[:2]) / 2))
             for k in known)

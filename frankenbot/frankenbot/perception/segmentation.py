@@ -139,18 +139,48 @@ def fit_table(points: np.ndarray, config: PerceptionConfig, rng: np.random.Gener
         return fallback
     if cand.shape[0] > config.ransac_samples:
         cand = cand[rng.choice(cand.shape[0], config.ransac_samples, replace=False)]
-    pc = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(cand))
-    o3d.utility.random.seed(int(rng.integers(0, 2**31 - 1)))
-    model, inliers = pc.segment_plane(config.ransac_distance, 3, config.ransac_iterations)
-    a, b, c, d = (float(v) for v in model)
-    if c < 0:
-        a, b, c, d = -a, -b, -c, -d
-    if c < 0.98 or len(inliers) < 0.3 * cand.shape[0]:
+    (a, b, c), d, inliers = ransac_plane(cand, config.ransac_distance,
+                                         config.ransac_iterations, rng)
+    if c < 0.98 or inliers < 0.3 * cand.shape[0]:
         return fallback
     plane = TablePlane((a, b, c), d, fitted=True)
     if abs(plane.height - config.table_height) > config.table_search:
         return fallback
     return plane
+
+
+def ransac_plane(points: np.ndarray, distance: float, iterations: int,
+                 rng: np.random.Generator) -> tuple[tuple[float, float, float], float, int]:
+    """The plane through most of ``points``: RANSAC over ``iterations`` random triples (the
+    triple with the most points within ``distance`` wins, the first of equals), refitted by
+    least squares to its inliers. Returns (unit normal with z >= 0, offset d with
+    n.p + d = 0, inlier count). Written here rather than Open3D's ``segment_plane``, whose
+    threads settle a tie between equally good triples in whatever order they finish: the
+    same frame gave tables a millimetre apart from run to run on a loaded machine."""
+    n = points.shape[0]
+    idx = rng.integers(0, n, size=(iterations, 3))
+    p0, p1, p2 = points[idx[:, 0]], points[idx[:, 1]], points[idx[:, 2]]
+    normals = np.cross(p1 - p0, p2 - p0)
+    length = np.linalg.norm(normals, axis=1)
+    ok = length > 1e-12
+    if not ok.any():
+        return (0.0, 0.0, 1.0), 0.0, 0
+    normals = normals[ok] / length[ok, None]
+    offsets = -np.einsum("ij,ij->i", normals, p0[ok])
+    counts = np.count_nonzero(np.abs(points @ normals.T + offsets) < distance, axis=0)
+    best = int(np.argmax(counts))
+    inside = points[np.abs(points @ normals[best] + offsets[best]) < distance]
+    normal = normals[best]
+    if inside.shape[0] >= 3:
+        centre = inside.mean(axis=0)
+        normal = np.linalg.svd(inside - centre, full_matrices=False)[2][-1]
+        offset = -float(normal @ centre)
+    else:
+        offset = float(offsets[best])
+    if normal[2] < 0:
+        normal, offset = -normal, -offset
+    inliers = int(np.count_nonzero(np.abs(points @ normal + offset) < distance))
+    return (float(normal[0]), float(normal[1]), float(normal[2])), offset, inliers
 
 
 @dataclass(frozen=True)
