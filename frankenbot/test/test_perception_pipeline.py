@@ -462,3 +462,19 @@ def test_a_young_piece_inside_a_like_object_seen_now_is_a_piece_of_it() -> None:
     assert young_pieces([plate, blue, block, seen], 0.2) == set()
     apart = Track("pink_plate_4", _disc(0.55, 0.12, 0.03, "plate", "pink"), 0.0, 0.0, 1)
     assert young_pieces([plate, apart], 0.2) == set()
+
+
+def test_an_unknown_reading_of_a_thing_named_only_as_a_part_is_no_piece_of_it() -> None:
+    """Unknown detections touching a known object are its pieces and are dropped, except
+    where that object was named only as a part and the unknown one is it again, at its place
+    and about its size: the tracker must count that frame's vote."""
+    from dataclasses import replace
+
+    from frankenbot.perception.pipeline import _read_again
+
+    box = replace(_disc(0.45, 0.04, 0.022, "box", "blue"), as_part=True)
+    again = _disc(0.452, 0.041, 0.021, "unknown", "blue")
+    assert _read_again(again, box)
+    assert not _read_again(again, replace(box, as_part=False))  # named whole: a piece
+    piece = _disc(0.46, 0.05, 0.01, "unknown", "blue")
+    assert not _read_again(piece, box)

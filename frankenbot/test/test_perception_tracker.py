@@ -212,3 +212,20 @@ def test_a_frame_that_names_it_outvotes_two_unknown_ones_unless_only_as_a_part(
     tr.update([thing], 1.1)
     tracks = tr.update([replace(thing, shape=named, as_part=as_part)], 1.2)
     assert [t.detection.shape for t in tracks] == [reported]
+
+
+def test_one_part_only_frame_against_one_unknown_frame_stays_unknown() -> None:
+    """A held-out block named part of a box in its first frame and unknown in the next: a
+    half vote each, and a part is not enough to name it; two part frames against two
+    unknown ones (a whole frame's worth each) name it."""
+    from dataclasses import replace
+
+    tr = Tracker()
+    thing = det("unknown", "blue", (0.45, 0.04, 0.02), (0.045, 0.04, 0.038))
+    tracks = tr.update([replace(thing, shape="box", as_part=True)], 1.0)
+    assert [t.detection.shape for t in tracks] == ["box"]
+    tracks = tr.update([thing], 1.1)
+    assert [t.detection.shape for t in tracks] == ["unknown"]
+    tracks = tr.update([replace(thing, shape="box", as_part=True)], 1.2)
+    tracks = tr.update([thing], 1.3)
+    assert [t.detection.shape for t in tracks] == ["box"]

@@ -43,6 +43,7 @@ from frankenbot.perception.recognition import (
     END,
     FRAGMENT_MARGIN,
     GRAZED,
+    HUE_TWIN_DISTANCE,
     IN_PART,
     PART,
     TOP,
@@ -85,6 +86,7 @@ LIFTED = 0.04  # m: an object at the gripper whose lowest seen point is this hig
 CONTAINER_WIDTH = 0.09  # m: a footprint at least this wide holding another's is a container
 CONTAINER_FLOOR = 0.008  # m: its floor over the table (the sim's bowls, bins and baskets)
 PARTIAL_SHARE = 0.1  # of its outline bounded by nearer things: the object is seen in part
+SAME_AREA = 0.7  # of a part-named object's footprint area an unknown reading of it covers
 WITHIN_SHARE = 0.5  # of a young track's points inside a like object seen now: a piece of it
 GRAZED_SHARE = 0.03  # ... of its outline: read whole, as seen in part where nothing matches
 PARTIAL_END_SHARE = 0.4  # ... or of one end of a long outline (a spatula's end under a bowl)
@@ -524,7 +526,8 @@ class PerceptionPipeline:
             return False
         if self._beside_fixture(det):
             return False
-        return not any(overlaps(det, k, FRAGMENT_MARGIN) for k in known)
+        return not any(overlaps(det, k, FRAGMENT_MARGIN) and not _read_again(det, k)
+                       for k in known)
 
     def _beside_fixture(self, det: Detection) -> bool:
         """Most of an unknown cluster within a few centimetres of a fixture's solid: a piece
@@ -643,6 +646,17 @@ def _within(a: Detection, b: Detection) -> bool:
     except QhullError:  # b's points on a line: no area to lie in
         return False
     return float(np.mean(hull.find_simplex(a.points[:, :2]) >= 0)) >= WITHIN_SHARE
+
+
+def _read_again(det: Detection, known: Detection) -> bool:
+    """``det`` (unknown) is ``known``, named only as a part of something, read again whole
+    and not recognised: at its place (centres within ``HUE_TWIN_DISTANCE``) and about its
+    size, not a piece of it. The tracker then counts the frame's vote (a held-out block, named
+    part of a box in one frame, was unknown in the two after, which were dropped as pieces of
+    that "box")."""
+    return (known.as_part
+            and math.dist(det.position[:2], known.position[:2]) <= HUE_TWIN_DISTANCE
+            and det.size[0] * det.size[1] >= SAME_AREA * known.size[0] * known.size[1])
 
 
 def _with_points(det: Detection, cluster: Cluster, rng: np.random.Generator) -> Detection:

@@ -144,13 +144,15 @@ def _vote(votes: tuple[tuple[str, float], ...], det: Detection
 
 
 def _winner(votes: tuple[tuple[str, float], ...], current: str) -> str:
-    """The category most frames voted for; in a tie a category beats ``unknown`` (its
-    frames saw the object well enough to name it), then the current one stays."""
+    """The category most frames voted for; in a tie a category beats ``unknown`` when its
+    frames saw the object well enough to name it, a whole frame's worth (one part-only frame
+    against one unknown frame stays unknown: a held-out block, once part of a box), then the
+    current one stays."""
     best = max(v for _, v in votes)
     tied = [k for k, v in votes if v >= best - 1e-9]
-    named = [k for k in tied if k != shapes.UNKNOWN]
-    if named and len(named) < len(tied):
-        tied = named
+    if shapes.UNKNOWN in tied and len(tied) > 1:
+        tied = ([k for k in tied if k != shapes.UNKNOWN] if best >= 1.0 - 1e-9
+                else [shapes.UNKNOWN])
     return current if current in tied else tied[0]
 
 
