@@ -263,6 +263,20 @@ def test_a_standing_thing_hidden_at_its_top_may_measure_low_but_not_short_or_nar
     assert cat.match(low, partial=True).category == "unknown"
 
 
+def test_a_top_hidden_says_nothing_of_the_top_but_half_the_height_must_show() -> None:
+    """With its neck under the arm, the bottle's highest seen points are a cut through its
+    body (a wide flat "top"); a short thing under the arm is no bottle's foot."""
+    rng = np.random.default_rng(3)
+    bottle = enrol("bottle", "green_bottle", "green",
+                   _noisy(_sig(0.064, 0.062, 0.21, 0.8, 0.2, 0.0, 0.95), rng))
+    cat = ObjectCatalogue((bottle,))
+    cut = _sig(0.064, 0.062, 0.14, 0.8, 0.6, 0.9, 0.5)  # its shoulder cut; far end narrow
+    assert cat.match(cut, partial=True).category == "unknown"
+    assert cat.match(cut, partial=True, end=TOP_END).category == "bottle"
+    stub = _sig(0.064, 0.062, 0.09, 0.8, 0.6, 0.0, 0.95)  # less than half its height
+    assert cat.match(stub, partial=True, end=TOP_END).category == "unknown"
+
+
 def test_sparse_samples_may_measure_an_extent_short_by_one_spacing_but_not_long(catalogue):
     """An extent ends at the last depth sample on the object: up to half a sample spacing
     short at each end. A can sampled 1.2 cm apart may measure 1.2 cm short; never long, and

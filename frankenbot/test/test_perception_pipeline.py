@@ -352,6 +352,10 @@ def test_an_object_on_a_fixture_top_at_the_gripper_stands_there_unless_lifted_of
     on_top = pipeline._supports([bowl_at(0.362)], shapes, gripper)
     assert on_top[0] == pytest.approx(0.36, abs=1e-6)
     assert pipeline._supports([bowl_at(0.43)], shapes, gripper + [0, 0, 0.07]) == [None]
+    # seen only from high up with its foot hidden behind something nearer: it may stand there
+    foot_hidden = pipeline._supports([bowl_at(0.43)], shapes, gripper + [0, 0, 0.07],
+                                     foot_hidden=[True])
+    assert foot_hidden[0] == pytest.approx(0.36, abs=1e-6)
 
 
 def test_an_unknown_thing_standing_on_a_fixture_top_is_no_piece_of_the_fixture():

@@ -55,8 +55,13 @@ _LOWER_BOUNDS = [Signature.names().index(n)
                  for n in ("length", "width", "fill", "top_share", "end_ratio")]
 # ... and one hidden only at an end: its sides are seen, so only its length may be short
 _END_BOUNDS = [Signature.names().index(n) for n in ("length", "end_ratio")]
-# ... or only at its top (a standing bottle's neck under the arm): only its height may be
-_TOP_BOUNDS = [Signature.names().index("height")]
+# ... or only at its top (a standing bottle's neck under the arm): its height may be short,
+# and its far end, which the arm over it cuts, narrow; what its top measures (its share of the
+# footprint, the middle's drop below it) is a cut through its body, which says nothing; it
+# shows this share of the height at least
+_TOP_BOUNDS = [Signature.names().index(n) for n in ("height", "end_ratio")]
+_TOP_UNSEEN = [Signature.names().index(n) for n in ("top_share", "mid_drop")]
+TOP_MIN_HEIGHT = 0.5
 LENGTH_END, TOP_END = "length", "top"  # ``match(end=)``: which end only is hidden
 
 
@@ -137,7 +142,9 @@ class ObjectCatalogue:
         8 mm apart measured 12.2 of 14 cm). ``end``: only an end of it is hidden:
         ``LENGTH_END`` a long thing's cap: its length and narrower end are lower bounds, its
         width is not (a marker hidden at one end must not fit a wider spatula); ``TOP_END`` a
-        standing thing's top: its height only is a lower bound. A part says little of its
+        standing thing's top: its height and narrower end are lower bounds (its height at
+        least ``TOP_MIN_HEIGHT`` of the prototype's), its top share and middle's drop are not
+        judged. A part says little of its
         shape: it is named only after an enrolled thing of its own colour whose footprint it
         shows at least ``min_share`` of, and such a thing wins over a whole match of
         another colour's prototype (a brown box half hidden measures like a cube: the brown
@@ -157,6 +164,8 @@ class ObjectCatalogue:
         if partial:
             bounds = {LENGTH_END: _END_BOUNDS, TOP_END: _TOP_BOUNDS}.get(end, _LOWER_BOUNDS)
             diff[:, bounds] = np.maximum(diff[:, bounds], 0.0)
+            if end == TOP_END:
+                diff[:, _TOP_UNSEEN] = 0.0
         tols = self._tols  # type: ignore[attr-defined]
         extra = NOISE_TOLERANCE * max(0.0, sigma - self.noise) if self.noise > 0 else 0.0
         if extra > 0:
@@ -174,6 +183,9 @@ class ObjectCatalogue:
                 allowed &= np.array([p.colour in ("", colour) for p in self.prototypes])
             area = self._means[:, _EXTENTS].prod(axis=1)  # type: ignore[attr-defined]
             allowed &= sig.length * sig.width >= min_share * area
+            if end == TOP_END:  # a held-out block under the gripper is no bottle's foot
+                heights = self._means[:, _HEIGHT]  # type: ignore[attr-defined]
+                allowed &= sig.height >= TOP_MIN_HEIGHT * heights
             if end != TOP_END:  # its footprint says little: what it measures whole, its
                 # height, must fit closely (a held-out 4 cm block half hidden, 3.9-4.1 cm
                 # high, had fitted a 3.5 cm box of its colour at 0.85-0.99 of the tolerance)

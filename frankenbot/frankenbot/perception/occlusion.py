@@ -9,7 +9,13 @@ whose depth is clearly nearer than the cluster's next to them are its occluders;
 of the outline is its occluded share. A long thing (a spatula, a marker, a lying bottle) hidden
 at one end loses little of its outline but much of its length: its ends are judged on their
 own (``Occlusion.end``); the hidden end may be a standing thing's top (a tall bottle whose neck
-the arm hides: its height, not its length, is what measures short; ``Occlusion.top``).
+the arm hides: its height, not its length, is what measures short; ``Occlusion.top``). A
+standing thing whose hidden border lies beside its upper part only has its top hidden
+(``Occlusion.top_only``: the gripper over a bottle, its fingers down the sides); one whose
+lowest seen points are hidden has its foot hidden (``Occlusion.foot``: a bottle behind another
+is not lifted for being seen only from high up). No depth return beside the outline counts as
+hidden where something nearer bounds that blind patch and the colour image shows the cluster's
+colour there: the nearer thing's shadow (the projector and the imager are apart) lies over it.
 """
 
 from __future__ import annotations
@@ -22,12 +28,26 @@ from scipy import ndimage
 from frankenbot.perception.segmentation import Cluster
 
 NEARER = 30  # mm: a neighbour this much nearer than the cluster hides part of it
+CROP_MARGIN = 8  # grid pixels around a cluster's outline searched for what hides it
 LONG_ASPECT = 2.5  # an outline this many times longer than wide has ends worth judging alone
 END_CAP = 1.5  # grid pixels: border pixels this close to an end's extreme along the axis cap it
 END_MIN_PIXELS = 3  # border pixels an end needs to be judged
 END_SLICE = 0.2  # of a long outline's length: its points this near an end are that end's
 # the hidden end stands this share of the cluster's height above the other end: it is the top
 TOP_RISE = 0.5
+# A standing thing (taller than its footprint is wide) is hidden at its top only when of the
+# border beside its highest points (within TOP_SLICE of its height of its top) TOP_HIDDEN or
+# more is hidden by nearer things, that border is at most TOP_PART_MAX of its outline (its top
+# is no rim all round), and beside the rest of it, under its upper UPPER_SLICE, at most
+# TOP_ELSEWHERE is hidden, TOP_CONCENTRATION times less than beside its upper part
+TOP_SLICE = 0.15
+TOP_HIDDEN = 0.1
+TOP_PART_MAX = 0.5
+UPPER_SLICE = 0.4
+TOP_ELSEWHERE = 0.1
+TOP_CONCENTRATION = 4.0
+FOOT_SLICE = 0.15  # of its height: its points this near its lowest seen one are its foot ...
+FOOT_HIDDEN = 0.3  # ... and this share of the border beside them hidden: its foot is hidden
 _SQUARE = np.ones((3, 3), dtype=bool)
 
 
@@ -37,19 +57,23 @@ class Occlusion(NamedTuple):
     outline: float  # share of the pixels just outside its outline
     end: float  # the same share at its more hidden end when it is long, else 0
     top: bool  # that end is the top of a standing thing (high over the other end)
+    top_only: bool = False  # nearer things border it only beside its highest points
+    foot: bool = False  # nearer things hide where it meets what it stands on
 
 
-def occluded_shares(clusters: Sequence[Cluster], depth_mm: np.ndarray, stride: int
-                    ) -> list[Occlusion]:
-    """Per cluster, its ``Occlusion`` judged on the ``stride`` grid of ``depth_mm``."""
+def occluded_shares(clusters: Sequence[Cluster], depth_mm: np.ndarray, stride: int,
+                    groups: np.ndarray | None = None) -> list[Occlusion]:
+    """Per cluster, its ``Occlusion`` judged on the ``stride`` grid of ``depth_mm``;
+    ``groups``: the colour group of each pixel on that grid (``colour.segmentation_groups``),
+    when known (what a nearer thing's shadow covers)."""
     d = np.asarray(depth_mm[::stride, ::stride], dtype=np.int32)
     h, w = d.shape
     out = []
     for c in clusters:
         rows = np.clip(c.pixels[:, 0] // stride, 0, h - 1)
         cols = np.clip(c.pixels[:, 1] // stride, 0, w - 1)
-        r0, r1 = max(int(rows.min()) - 2, 0), min(int(rows.max()) + 3, h)
-        c0, c1 = max(int(cols.min()) - 2, 0), min(int(cols.max()) + 3, w)
+        r0, r1 = max(int(rows.min()) - CROP_MARGIN, 0), min(int(rows.max()) + CROP_MARGIN + 1, h)
+        c0, c1 = max(int(cols.min()) - CROP_MARGIN, 0), min(int(cols.max()) + CROP_MARGIN + 1, w)
         mask = np.zeros((r1 - r0, c1 - c0), dtype=bool)
         mask[rows - r0, cols - c0] = True
         mask = ndimage.binary_fill_holes(ndimage.binary_closing(mask, _SQUARE))
@@ -58,6 +82,8 @@ def occluded_shares(clusters: Sequence[Cluster], depth_mm: np.ndarray, stride: i
         own = ndimage.maximum_filter(own, size=3)  # the cluster's depth beside each ring pixel
         ring_d = d[r0:r1, c0:c1]
         near = ring & (ring_d > 0) & (own > 0) & (ring_d < own - NEARER)
+        if groups is not None:
+            near |= _in_shadow(ring_d, mask, ring, own, groups[r0:r1, c0:c1] == c.group)
         edge = mask & _at_image_edge(mask.shape, (r0, r1, c0, c1), (h, w))
         total = int(np.count_nonzero(ring)) + int(np.count_nonzero(edge))
         share = ((int(np.count_nonzero(near)) + int(np.count_nonzero(edge))) / total
@@ -67,7 +93,47 @@ def occluded_shares(clusters: Sequence[Cluster], depth_mm: np.ndarray, stride: i
         blind = ring & (ring_d == 0)
         end, side = _end_share(mask, ring | edge, near | edge | blind)
         own_t = (np.stack([rows - r0, cols - c0], axis=1).astype(float) - side[0]) @ side[1]
-        out.append(Occlusion(share, end, end > 0 and _top_end(c.heights, own_t)))
+        # what nearer things border lies beside its highest points and its upper part only
+        # (the arm over it, its fingers down its sides): its top is hidden
+        top_only = foot = False
+        if c.heights.shape[0] >= 3:
+            top = float(np.percentile(c.heights, 98))
+            at_top, _rest, top_part = _border_beside(
+                c.heights >= (1.0 - TOP_SLICE) * top, rows - r0, cols - c0, mask.shape,
+                ring | edge, near | edge)
+            upper, lower, _part = _border_beside(
+                c.heights >= (1.0 - UPPER_SLICE) * top, rows - r0, cols - c0, mask.shape,
+                ring | edge, near | edge)
+            top_only = (at_top >= TOP_HIDDEN and top_part <= TOP_PART_MAX
+                        and lower <= TOP_ELSEWHERE and upper >= TOP_CONCENTRATION * lower
+                        and top >= _narrow_side(c.points))
+            # ... and what borders its lowest seen points hides its foot (its lowest seen point
+            # over the table is no sign that it is lifted)
+            foot = _border_beside(c.heights <= float(np.percentile(c.heights, 2)) + FOOT_SLICE
+                                  * top, rows - r0, cols - c0, mask.shape, ring | edge,
+                                  near | edge)[0] >= FOOT_HIDDEN
+        out.append(Occlusion(share, end, end > 0 and _top_end(c.heights, own_t), top_only, foot))
+    return out
+
+
+def _in_shadow(d: np.ndarray, mask: np.ndarray, ring: np.ndarray, own: np.ndarray,
+               alike: np.ndarray) -> np.ndarray:
+    """The ring pixels with no depth return but the cluster's colour (``alike``) whose blind
+    patch something nearer than the cluster there bounds: the shadow a nearer thing casts
+    (the projector and the imager are apart) covers what lies beside it, and the colour image,
+    which the shadow does not reach, shows the cluster going on under it (a plate behind a
+    bottle; beside a bottle's side, the arm's shadow on the table is the table's colour)."""
+    blind = (d == 0) & ~mask & alike
+    labels, _n = ndimage.label(blind, _SQUARE)
+    out = np.zeros_like(ring)
+    for k in np.unique(labels[ring & blind]):
+        if k == 0:
+            continue
+        patch = labels == k
+        contact = patch & ring
+        around = d[ndimage.binary_dilation(patch, _SQUARE) & ~patch & ~mask]
+        if np.any((around > 0) & (around < float(np.median(own[contact])) - NEARER)):
+            out |= contact
     return out
 
 
@@ -109,6 +175,31 @@ def _top_end(heights: np.ndarray, t: np.ndarray) -> bool:
         return False
     rise = float(np.median(far)) - float(np.median(near))
     return rise >= TOP_RISE * float(np.percentile(heights, 98))
+
+
+def _border_beside(sel: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                   shape: tuple[int, int], border: np.ndarray, hidden: np.ndarray
+                   ) -> tuple[float, float, float]:
+    """Of a cluster's border pixels (``border`` on its crop, ``rows``/``cols`` its points'
+    pixels there): the hidden share of those beside its points ``sel``, the hidden share of
+    the others, and the first's share of the border."""
+    some = np.zeros(shape, dtype=bool)
+    some[rows[sel], cols[sel]] = True
+    beside = ndimage.binary_dilation(some, _SQUARE, iterations=2) & border
+    rest = border & ~beside
+    n_in, n_rest = int(np.count_nonzero(beside)), int(np.count_nonzero(rest))
+    if n_in == 0 or n_rest == 0:
+        return 0.0, 0.0, 1.0
+    return (float(np.count_nonzero(hidden[beside])) / n_in,
+            float(np.count_nonzero(hidden[rest])) / n_rest, n_in / (n_in + n_rest))
+
+
+def _narrow_side(points: np.ndarray) -> float:
+    """The narrower side of a footprint's top-down extent (from its spread: a uniform strip
+    of width w spreads w / sqrt(12))."""
+    if points.shape[0] < 3:
+        return 0.0
+    return float(np.sqrt(12.0 * max(np.linalg.eigvalsh(np.cov(points[:, :2].T))[0], 0.0)))
 
 
 def _at_image_edge(shape: tuple[int, int], crop: tuple[int, int, int, int],

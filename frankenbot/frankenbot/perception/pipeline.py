@@ -27,7 +27,7 @@ from frankenbot.errors import PerceptionError
 from frankenbot.fixture_map import FixtureMap
 from frankenbot.perception.camera import CameraModel
 from frankenbot.perception.catalogue import ObjectCatalogue
-from frankenbot.perception.colour import ACHROMATIC_GROUP
+from frankenbot.perception.colour import ACHROMATIC_GROUP, rgb_to_hsv, segmentation_groups
 from frankenbot.perception.config import DEFAULT_QUERIES, PerceptionConfig
 from frankenbot.perception.detector import BoxDetector
 from frankenbot.perception.fixture_geometry import (
@@ -198,14 +198,16 @@ class PerceptionPipeline:
         kept = [(c, n) for c, n, k in zip(clusters, names, keep, strict=True) if k]
         rules = self.shape_rules
         catalogue = self.catalogue
-        shares = (occluded_shares([c for c, _ in kept], depth_to_mm(depth), self.config.stride)
+        stride = self.config.stride
+        shares = (occluded_shares([c for c, _ in kept], depth_to_mm(depth), stride,
+                                  segmentation_groups(rgb_to_hsv(rgb[::stride, ::stride])))
                   if catalogue is not None else [Occlusion(0.0, 0.0, False)] * len(kept))
         # bordered by nearer things in the image (a long thing: perhaps at an end only)
-        bordered = [PART if o.outline >= PARTIAL_SHARE
+        bordered = [TOP if o.top_only else PART if o.outline >= PARTIAL_SHARE
                     else (TOP if o.top else END) if o.end >= PARTIAL_END_SHARE
                     else GRAZED if o.outline >= GRAZED_SHARE else "" for o in shares]
         supports = self._supports([c for c, _ in kept], fixture_shapes, segments,
-                                  [b in IN_PART for b in bordered])
+                                  [b in IN_PART for b in bordered], [o.foot for o in shares])
 
         # seen in part: bordered, or standing on or in another object (its lower part hidden:
         # a block in a bowl)
@@ -286,15 +288,17 @@ class PerceptionPipeline:
         return plane, fg, fixture_shapes
 
     def _supports(self, clusters: Sequence[Cluster], fixture_shapes: tuple[FixtureShape, ...],
-                  segments: np.ndarray | None, bordered: Sequence[bool] | None = None
-                  ) -> list[float | None]:
+                  segments: np.ndarray | None, bordered: Sequence[bool] | None = None,
+                  foot_hidden: Sequence[bool] | None = None) -> list[float | None]:
         """Per cluster, the height of the surface it stands on (the table, a fixture's top, an
         open drawer's floor), or None when it may stand on or in another object or hang in
         the gripper (then its lowest seen point decides, ``geometry.measure``).
 
         ``bordered``: per cluster, whether nearer things border it in the image. A wide one
         that is not, seen all round from well over the table (a bowl on a box its rim hides
-        from above), stands on something unseen at its lowest seen point."""
+        from above), stands on something unseen at its lowest seen point. ``foot_hidden``:
+        per cluster, whether nearer things hide its lowest seen points (a bottle behind
+        another: that it is seen only from high up says nothing of its being lifted)."""
         if not clusters:
             return []
         lo = [c.points[:, :2].min(axis=0) for c in clusters]
@@ -330,7 +334,8 @@ class PerceptionPipeline:
                                  plane_z[i] + lows[i], table=plane_z[i]) - plane_z[i]
             # lifted off the surface under it (the table's, the cabinet's top) at the gripper
             top_point = np.array([[centres[i][0], centres[i][1], plane_z[i] + tops[i]]])
-            held = (segments is not None and lows[i] - max(sup, 0.0) > LIFTED and float(
+            held = (segments is not None and lows[i] - max(sup, 0.0) > LIFTED
+                    and not (foot_hidden and foot_hidden[i]) and float(
                 distance_to_segments(top_point, segments)[0]) < self.config.robot_radius + 0.05)
             if held:
                 out.append(None)
