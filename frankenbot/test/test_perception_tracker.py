@@ -1,7 +1,5 @@
 """Tracker: an object merged with a same-coloured container keeps its id (no sim)."""
 
-from dataclasses import replace
-
 import pytest
 
 from frankenbot.perception.geometry import Detection
@@ -134,20 +132,6 @@ def test_an_object_whose_colour_flickers_into_the_next_hue_stays_one_object():
                                                    "yellow_marker"]
     purple = det("marker", "purple", (0.52, -0.01, 0.009), (0.13, 0.018, 0.018))
     assert "purple_marker" in [t.object_id for t in tr.update([purple], 1.5)]
-
-
-def test_two_objects_each_read_in_the_other_hue_keep_their_own_ids():
-    """A yellow mug and a yellow block 15 cm apart, the mug read orange in one frame and the
-    block in another: each stays itself (the hue shift costs less than the other's place;
-    colour as a hard gate had swapped their ids, each track taking the other object)."""
-    tr = Tracker(memory_s=8.0)
-    mug = det("mug", "yellow", (0.547, -0.18, 0.042), (0.085, 0.064, 0.083))
-    block = det("block", "yellow", (0.535, -0.026, 0.02), (0.04, 0.04, 0.04))
-    tr.update([replace(mug, colour="orange"), block], 1.0)
-    tr.update([mug, block], 1.1)
-    tracks = tr.update([mug, replace(block, colour="orange")], 1.2)
-    at = {t.object_id: (t.detection.shape, t.detection.position[1]) for t in tracks}
-    assert at == {"orange_mug": ("mug", -0.18), "yellow_block": ("block", -0.026)}
 
 
 def test_a_darker_object_elsewhere_or_beside_the_seen_one_is_a_new_object():

@@ -4,8 +4,7 @@ A program says ``pick(obj=red_block_2)`` and expects that name to mean the same 
 moves, while the gripper hides it, or while it sits inside a bowl. Detections are matched to
 existing tracks by position with colour and the container/solid class as hard gates and the
 exact shape as a soft one (a half-hidden block can look odd for a frame), using an optimal
-assignment; one object read in the neighbouring hue at its place passes the colour gate at a
-small cost (and keeps its colour). Unmatched tracks are remembered for
+assignment. Unmatched tracks are remembered for
 ``memory_s`` seconds at their last pose so short occlusions do not rename anything.
 
 Object permanence: an established track (seen in ``PERMANENT_HITS`` frames) that is not
@@ -41,8 +40,7 @@ from frankenbot.state import SceneObject
 
 # containers and solids never swap (a bowl does not turn into a block)
 CONTAINER_SHAPES = tuple(sorted(shapes.OPEN_CONTAINERS | {"plate"}))
-_SHAPE_MISMATCH_COST = 0.08  # metres-equivalent penalty when shapes differ ...
-HUE_SHIFT_COST = 0.05  # ... and when one object reads in the neighbouring hue (it keeps its own)
+_SHAPE_MISMATCH_COST = 0.08  # metres-equivalent penalty when shapes differ
 _GATED = 1e6
 PERMANENT_HITS = 3  # frames a track must be seen in before a hidden one is kept indefinitely
 CONFIRM_HITS = 2  # frames a track must be seen in before the scene reports it
@@ -264,11 +262,7 @@ class Tracker:
     def _cost(self, track: Track, det: Detection) -> float:
         t = track.detection
         if t.colour != det.colour:
-            # one object read in the neighbouring hue at its place (a yellow mug read orange
-            # in one frame) costs a little more than its own colour; of two objects of one
-            # colour, either may otherwise take the other's track (swapped ids)
-            return math.dist(t.position, det.position) + HUE_SHIFT_COST if hue_twins(
-                t, det) else _GATED
+            return _GATED
         if _class_changed(t.shape, det.shape):
             return _GATED  # a bowl does not turn into a block (a new one appeared near it)
         dist = math.dist(t.position, det.position)
@@ -312,7 +306,7 @@ class Tracker:
                 shape = det.shape
                 if shape != t.detection.shape and t.hits > 2 and det.shape == "unknown":
                     shape = t.detection.shape  # keep a well-established class through a bad frame
-                updated[r] = t.seen(replace(det, shape=shape, colour=t.detection.colour), stamp)
+                updated[r] = t.seen(replace(det, shape=shape), stamp)
                 matched_t.add(r)
                 matched_d.add(c)
         # Far moves (an object carried faster than the frame rate): when exactly one unmatched
