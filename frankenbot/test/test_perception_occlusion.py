@@ -122,32 +122,6 @@ def test_a_rim_all_round_is_no_top_apart_from_the_rest() -> None:
     assert not occ.top_only and occ.outline > 0.0
 
 
-def test_the_shadow_of_a_nearer_thing_over_an_outline_hides_it() -> None:
-    """No depth return between a plate and the bottle in front of it, where the colour image
-    shows the plate going on: the bottle's IR shadow hides it there. Not where the colour
-    image shows the table (the shadow falls beside the plate), nor where only the table
-    bounds the blind patch, nor when the colours are not known."""
-    plate = (slice(40, 70), slice(40, 100))
-    depth = _scene(*plate)
-    depth[70:76, 55:80] = 0  # the shadow along the plate's near edge ...
-    depth[76:100, 55:80] = NEARER - 100  # ... of a bottle standing in front of it
-    table, its = 5, 0  # colour groups: the table's, the plate's (its cluster's)
-    under = np.full((H, W), table)
-    under[40:76, 40:100] = its  # the plate goes on under the shadow
-    occ, = occluded_shares([_cluster(*plate)], depth, 1, under)
-    assert occ.outline > 0.1
-    beside = np.full((H, W), table)
-    beside[plate] = its  # the shadow falls on the table beside it
-    occ, = occluded_shares([_cluster(*plate)], depth, 1, beside)
-    assert occ.outline == 0.0
-    occ, = occluded_shares([_cluster(*plate)], depth, 1)
-    assert occ.outline == 0.0
-    alone = _scene(*plate)
-    alone[70:76, 55:80] = 0  # the same blind patch, the table all round it
-    occ, = occluded_shares([_cluster(*plate)], alone, 1, under)
-    assert occ.outline == 0.0
-
-
 def test_a_thing_whose_lowest_seen_points_something_nearer_borders_has_its_foot_hidden() -> None:
     """A bottle behind another: the nearer one hides its foot (not its top)."""
     body = (slice(30, 90), slice(60, 80))

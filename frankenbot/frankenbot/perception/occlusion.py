@@ -13,9 +13,7 @@ the arm hides: its height, not its length, is what measures short; ``Occlusion.t
 standing thing whose hidden border lies beside its upper part only has its top hidden
 (``Occlusion.top_only``: the gripper over a bottle, its fingers down the sides); one whose
 lowest seen points are hidden has its foot hidden (``Occlusion.foot``: a bottle behind another
-is not lifted for being seen only from high up). No depth return beside the outline counts as
-hidden where something nearer bounds that blind patch and the colour image shows the cluster's
-colour there: the nearer thing's shadow (the projector and the imager are apart) lies over it.
+is not lifted for being seen only from high up).
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ from scipy import ndimage
 from frankenbot.perception.segmentation import Cluster
 
 NEARER = 30  # mm: a neighbour this much nearer than the cluster hides part of it
-CROP_MARGIN = 8  # grid pixels around a cluster's outline searched for what hides it
 LONG_ASPECT = 2.5  # an outline this many times longer than wide has ends worth judging alone
 END_CAP = 1.5  # grid pixels: border pixels this close to an end's extreme along the axis cap it
 END_MIN_PIXELS = 3  # border pixels an end needs to be judged
@@ -61,19 +58,17 @@ class Occlusion(NamedTuple):
     foot: bool = False  # nearer things hide where it meets what it stands on
 
 
-def occluded_shares(clusters: Sequence[Cluster], depth_mm: np.ndarray, stride: int,
-                    groups: np.ndarray | None = None) -> list[Occlusion]:
-    """Per cluster, its ``Occlusion`` judged on the ``stride`` grid of ``depth_mm``;
-    ``groups``: the colour group of each pixel on that grid (``colour.segmentation_groups``),
-    when known (what a nearer thing's shadow covers)."""
+def occluded_shares(clusters: Sequence[Cluster], depth_mm: np.ndarray, stride: int
+                    ) -> list[Occlusion]:
+    """Per cluster, its ``Occlusion`` judged on the ``stride`` grid of ``depth_mm``."""
     d = np.asarray(depth_mm[::stride, ::stride], dtype=np.int32)
     h, w = d.shape
     out = []
     for c in clusters:
         rows = np.clip(c.pixels[:, 0] // stride, 0, h - 1)
         cols = np.clip(c.pixels[:, 1] // stride, 0, w - 1)
-        r0, r1 = max(int(rows.min()) - CROP_MARGIN, 0), min(int(rows.max()) + CROP_MARGIN + 1, h)
-        c0, c1 = max(int(cols.min()) - CROP_MARGIN, 0), min(int(cols.max()) + CROP_MARGIN + 1, w)
+        r0, r1 = max(int(rows.min()) - 2, 0), min(int(rows.max()) + 3, h)
+        c0, c1 = max(int(cols.min()) - 2, 0), min(int(cols.max()) + 3, w)
         mask = np.zeros((r1 - r0, c1 - c0), dtype=bool)
         mask[rows - r0, cols - c0] = True
         mask = ndimage.binary_fill_holes(ndimage.binary_closing(mask, _SQUARE))
@@ -82,8 +77,6 @@ def occluded_shares(clusters: Sequence[Cluster], depth_mm: np.ndarray, stride: i
         own = ndimage.maximum_filter(own, size=3)  # the cluster's depth beside each ring pixel
         ring_d = d[r0:r1, c0:c1]
         near = ring & (ring_d > 0) & (own > 0) & (ring_d < own - NEARER)
-        if groups is not None:
-            near |= _in_shadow(ring_d, mask, ring, own, groups[r0:r1, c0:c1] == c.group)
         edge = mask & _at_image_edge(mask.shape, (r0, r1, c0, c1), (h, w))
         total = int(np.count_nonzero(ring)) + int(np.count_nonzero(edge))
         share = ((int(np.count_nonzero(near)) + int(np.count_nonzero(edge))) / total
@@ -113,27 +106,6 @@ def occluded_shares(clusters: Sequence[Cluster], depth_mm: np.ndarray, stride: i
                                   * top, rows - r0, cols - c0, mask.shape, ring | edge,
                                   near | edge)[0] >= FOOT_HIDDEN
         out.append(Occlusion(share, end, end > 0 and _top_end(c.heights, own_t), top_only, foot))
-    return out
-
-
-def _in_shadow(d: np.ndarray, mask: np.ndarray, ring: np.ndarray, own: np.ndarray,
-               alike: np.ndarray) -> np.ndarray:
-    """The ring pixels with no depth return but the cluster's colour (``alike``) whose blind
-    patch something nearer than the cluster there bounds: the shadow a nearer thing casts
-    (the projector and the imager are apart) covers what lies beside it, and the colour image,
-    which the shadow does not reach, shows the cluster going on under it (a plate behind a
-    bottle; beside a bottle's side, the arm's shadow on the table is the table's colour)."""
-    blind = (d == 0) & ~mask & alike
-    labels, _n = ndimage.label(blind, _SQUARE)
-    out = np.zeros_like(ring)
-    for k in np.unique(labels[ring & blind]):
-        if k == 0:
-            continue
-        patch = labels == k
-        contact = patch & ring
-        around = d[ndimage.binary_dilation(patch, _SQUARE) & ~patch & ~mask]
-        if np.any((around > 0) & (around < float(np.median(own[contact])) - NEARER)):
-            out |= contact
     return out
 
 

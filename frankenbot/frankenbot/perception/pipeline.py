@@ -27,7 +27,7 @@ from frankenbot.errors import PerceptionError
 from frankenbot.fixture_map import FixtureMap
 from frankenbot.perception.camera import CameraModel
 from frankenbot.perception.catalogue import ObjectCatalogue
-from frankenbot.perception.colour import ACHROMATIC_GROUP, rgb_to_hsv, segmentation_groups
+from frankenbot.perception.colour import ACHROMATIC_GROUP
 from frankenbot.perception.config import DEFAULT_QUERIES, PerceptionConfig
 from frankenbot.perception.detector import BoxDetector
 from frankenbot.perception.fixture_geometry import (
@@ -198,9 +198,7 @@ class PerceptionPipeline:
         kept = [(c, n) for c, n, k in zip(clusters, names, keep, strict=True) if k]
         rules = self.shape_rules
         catalogue = self.catalogue
-        stride = self.config.stride
-        shares = (occluded_shares([c for c, _ in kept], depth_to_mm(depth), stride,
-                                  segmentation_groups(rgb_to_hsv(rgb[::stride, ::stride])))
+        shares = (occluded_shares([c for c, _ in kept], depth_to_mm(depth), self.config.stride)
                   if catalogue is not None else [Occlusion(0.0, 0.0, False)] * len(kept))
         # bordered by nearer things in the image (a long thing: perhaps at an end only)
         bordered = [TOP if o.top_only else PART if o.outline >= PARTIAL_SHARE
