@@ -144,11 +144,11 @@ class ObjectCatalogue:
         width is not (a marker hidden at one end must not fit a wider spatula); ``TOP_END`` a
         standing thing's top: its height and narrower end are lower bounds (its height at
         least ``TOP_MIN_HEIGHT`` of the prototype's), its top share and middle's drop are not
-        judged. A part says little of its
-        shape: it is named only after an enrolled thing of its own colour whose footprint it
-        shows at least ``min_share`` of, and such a thing wins over a whole match of
-        another colour's prototype (a brown box half hidden measures like a cube: the brown
-        box, not a block; a held-out red block half hidden is no part of a blue box)."""
+        judged. A part says little of its shape: it is named only after an enrolled thing of
+        its own colour whose footprint it shows at least ``min_share`` of, and such a thing
+        wins over a whole match of another colour's prototype (a brown box half hidden
+        measures like a cube: the brown box, not a block; a held-out red block half hidden is
+        no part of a blue box)."""
         if sig is None or not self.prototypes:
             return Match(UNKNOWN)
         whole = Match(UNKNOWN)
@@ -186,7 +186,7 @@ class ObjectCatalogue:
             if end == TOP_END:  # a held-out block under the gripper is no bottle's foot
                 heights = self._means[:, _HEIGHT]  # type: ignore[attr-defined]
                 allowed &= sig.height >= TOP_MIN_HEIGHT * heights
-            if end != TOP_END:  # its footprint says little: what it measures whole, its
+            else:  # its footprint says little: what it measures whole, its
                 # height, must fit closely (a held-out 4 cm block half hidden, 3.9-4.1 cm
                 # high, had fitted a 3.5 cm box of its colour at 0.85-0.99 of the tolerance)
                 allowed &= dev[:, _HEIGHT] <= PART_HEIGHT_DEV
