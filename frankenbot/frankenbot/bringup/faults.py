@@ -257,8 +257,7 @@ class NodeFaults:
 
                 raise FrankenbotError(f"{node} did not come back: {missing} missing")
         else:  # the executor serves an action only: wait until its server is discovered
-            from rclpy.action import ActionClient
-
+            from frankenbot.nodes.action_client import ActionClient
             from frankenbot_interfaces.action import ExecuteProgram
 
             probe = ActionClient(self.client.node, ExecuteProgram, "/frankenbot/execute_program")

@@ -14,13 +14,13 @@ from typing import Any, Callable
 
 import numpy as np
 import rclpy
-from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
 from frankenbot.errors import FrankenbotError
+from frankenbot.nodes.action_client import ActionClient
 from frankenbot.nodes.spin import make_executor, report_callback_error, spin_once
 from frankenbot_interfaces.action import RunTask
 from frankenbot_interfaces.msg import AnomalyEvent, TaskStatus, TreeState

@@ -11,12 +11,12 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from rclpy.action import ActionClient
 from rclpy.node import Node
 
 from frankenbot.errors import MemoryStoreError
 from frankenbot.execution.episode import ExecutionReport, PlanningContext
 from frankenbot.memory.records import EpisodeRecord
+from frankenbot.nodes.action_client import ActionClient
 from frankenbot.nodes.memory_msgs import anomaly_from_msg, record_request, signature_from_msg
 from frankenbot.nodes.spin import wait_future
 from frankenbot.planner.request import Exemplar, PlanOutcome

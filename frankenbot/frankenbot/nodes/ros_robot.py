@@ -236,7 +236,7 @@ def gripper_command_goal(action_type: Any, position: float, max_effort: float) -
 
 def _default_action_client(node: Node, action_type: Any, name: str,
                            callback_group: Any) -> Any:
-    from rclpy.action import ActionClient
+    from frankenbot.nodes.action_client import ActionClient
 
     return ActionClient(node, action_type, name, callback_group=callback_group)
 
