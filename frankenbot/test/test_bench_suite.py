@@ -58,3 +58,14 @@ def test_brain_cancels_an_episode_past_its_timeout_and_records_into_memory(tmp_p
         assert not episode.record.success and episode.record.outcome == "cancelled"
     finally:
         store.close()
+
+
+def test_an_episode_with_an_anomaly_says_what_it_was_and_how_it_was_handled() -> None:
+    from frankenbot.eval.inprocess import BrainOptions, InProcessBrain
+
+    with InProcessBrain(BrainOptions(realtime_factor=3.0)) as brain:
+        o = brain.run_episode("put_in_bowl", 2, inject=("drop_in_transport", "transport"))
+    assert o.anomalies >= 1 and len(o.anomaly_notes) == o.anomalies == len(o.tiers)
+    kinds = [note.split(" at ", 1)[0] for note in o.anomaly_notes]
+    assert "grasp_lost" in kinds, o.anomaly_notes  # the dropped block, as the brain saw it
+    assert all(f"-> tier {t} " in note for t, note in zip(o.tiers, o.anomaly_notes))

@@ -169,6 +169,9 @@ class InProcessBrain:
             tiers=tiers, injected=inject[0] if inject else "",
             anomaly_classes=tuple(a.anomaly_class.value for a in outcome.anomalies),
             latencies=tuple(float(a.latency) for a in outcome.anomalies),
+            anomaly_notes=tuple(
+                f"{a.kind.value} at {a.node_path}: {a.detail[:160]} -> tier {int(a.tier)} "
+                f"{a.action[:80]} ({a.outcome.value})" for a in outcome.anomalies),
             detail="" if verdict.success else f"{outcome.status.value}: {outcome.reason}; "
                                               f"oracle: {verdict.text}")
 

@@ -46,6 +46,11 @@ def resolve_families(requested: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _first_notes(notes: tuple[str, ...], most: int = 3) -> list[str]:
+    """The first ``most`` distinct anomaly notes of a failed episode, for its progress line."""
+    return [n[:200] for n in dict.fromkeys(notes)][:most]
+
+
 def run_suite(spec: SuiteSpec, *, out_dir: Path, realtime_factor: float = 2.0,
               log: Callable[[str], None] = print,
               noise: str = "none") -> tuple[list[EpisodeOutcome], Path, Path]:
@@ -71,7 +76,9 @@ def run_suite(spec: SuiteSpec, *, out_dir: Path, realtime_factor: float = 2.0,
                 progress.write(
                     f"  {mark} {family:15s} seed {seed:3d}  {o.wall_time:6.1f} s  "
                     f"VLM {o.vlm_calls}  anomalies {o.anomalies}  {o.instruction!r}"
-                    + ("" if o.success else f"\n         {o.detail.splitlines()[0][:160]}"))
+                    + ("" if o.success else "".join(
+                        f"\n         {line}" for line in (o.detail.splitlines()[0][:160],
+                                                          *_first_notes(o.anomaly_notes)))))
                 progress.step(f"{family} seed {seed} {'ok' if o.success else 'FAIL'}; "
                               f"{sum(x.success for x in outcomes)}/{len(outcomes)} ok")
     meta = provenance(planner=spec.planner, seeds=list(spec.seeds),

@@ -29,6 +29,8 @@ class EpisodeOutcome:
     injected: str = ""  # injected anomaly kind, "" when none
     anomaly_classes: tuple[str, ...] = ()  # class of each detected anomaly (same order as tiers)
     latencies: tuple[float, ...] = ()  # s from detection to recovery command; -1 when none
+    # each anomaly as "kind at node: detail -> tier N action (outcome)", to read a failure back
+    anomaly_notes: tuple[str, ...] = ()
     # what the planner wrote (library skill definitions it carries not counted), estimated
     # tokens of it, and planner invocations (1 + repair calls)
     program_tokens: int = 0
