@@ -229,3 +229,34 @@ def test_one_part_only_frame_against_one_unknown_frame_stays_unknown() -> None:
     tracks = tr.update([replace(thing, shape="box", as_part=True)], 1.2)
     tracks = tr.update([thing], 1.3)
     assert [t.detection.shape for t in tracks] == ["box"]
+
+
+def test_a_remembered_ghost_at_a_seen_objects_place_goes_and_a_neighbour_stays():
+    # an orange marker half in the arm's shadow read brown too, for three frames: a brown
+    # marker track, established, at the orange one's place
+    orange = det("marker", "orange", (0.552, -0.079, 0.008), (0.134, 0.017, 0.016))
+    shaded = det("marker", "brown", (0.552, -0.079, 0.008), (0.133, 0.017, 0.016))
+    beside = det("marker", "brown", (0.552, -0.03, 0.008), (0.133, 0.017, 0.016))
+    tr = Tracker(memory_s=8.0)
+    for k in range(3):
+        tr.update([orange], 1.0 + 0.2 * k)
+    for k in range(3):
+        tr.update([orange, shaded], 2.0 + 0.2 * k)
+    assert {t.object_id for t in tr.tracks} == {"orange_marker", "brown_marker"}
+    ids = {t.object_id for t in tr.update([orange], 3.0)}
+    assert ids == {"orange_marker"}  # the shadow is gone, and so is its ghost
+    # a real brown marker 5 cm beside it, hidden for a while, is remembered
+    tr = Tracker(memory_s=8.0)
+    for k in range(3):
+        tr.update([orange, beside], 1.0 + 0.2 * k)
+    assert {t.object_id for t in tr.update([orange], 2.0)} == {"orange_marker", "brown_marker"}
+    # so is one of its category stacked on it, or a small one of it in a big one
+    top = det("block", "red", (0.5, 0.1, 0.06), (0.04, 0.04, 0.04))
+    under = det("block", "blue", (0.5, 0.1, 0.02), (0.04, 0.04, 0.04))
+    big = det("bowl", "blue", (0.4, 0.2, 0.03), (0.16, 0.16, 0.06))
+    small = det("bowl", "red", (0.4, 0.2, 0.03), (0.09, 0.09, 0.04))
+    tr = Tracker(memory_s=8.0)
+    for k in range(3):
+        tr.update([under, top, big, small], 1.0 + 0.2 * k)
+    kept = {t.object_id for t in tr.update([top, big], 2.0)}
+    assert kept == {"red_block", "blue_block", "blue_bowl", "red_bowl"}

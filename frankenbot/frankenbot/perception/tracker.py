@@ -53,6 +53,7 @@ PART_SHAPES = ("plate", "bowl")
 # m: an unmatched object and a new detection of its shape this close, in a colour it reads as
 # in shade (a red block let go into a drawer reads brown there), are one object
 SHADE_MATCH_DISTANCE = 0.1
+GHOST_SIZE_RATIO = 0.7  # a ghost's every extent within this ratio of the seen track's
 OCCLUDED_AFTER_S = 0.35  # s unseen: the object is reported occluded
 
 
@@ -210,6 +211,29 @@ def _merge_twins(tracks: list[Track], stamp: float) -> list[Track]:
     return [merged.get(k, t) for k, t in enumerate(tracks) if k not in dropped]
 
 
+def _drop_ghosts(tracks: list[Track], stamp: float) -> list[Track]:
+    """Two things of one category cannot fill one place: a remembered track where an older,
+    established track of its category, height and size is seen now is a ghost of that one,
+    and goes. A frame can read one object twice (an orange marker half in the arm's shadow
+    was also a brown marker at its place); once the ghost is established, permanence kept it,
+    unseen, over the marker, and every grasp of the marker "would hit the brown marker". A
+    thing stacked on another is at another height; one inside another is of another size."""
+    seen = [t for t in tracks if t.last_seen == stamp and t.hits >= PERMANENT_HITS]
+
+    def ghost_of(u: Track, s: Track) -> bool:
+        a, b = s.detection, u.detection
+        if s is u or s.first_seen > u.first_seen or a.shape != b.shape:
+            return False
+        fa, fb = sorted(a.size[:2]), sorted(b.size[:2])
+        return (abs(a.position[2] - b.position[2]) <= 0.5 * max(a.size[2], b.size[2])
+                and math.hypot(a.position[0] - b.position[0], a.position[1] - b.position[1])
+                <= 0.5 * min(fa[0], fb[0])
+                and all(min(x, y) >= GHOST_SIZE_RATIO * max(x, y)
+                        for x, y in zip((*fa, a.size[2]), (*fb, b.size[2]), strict=True)))
+    return [u for u in tracks
+            if u.last_seen >= stamp or not any(ghost_of(u, s) for s in seen)]
+
+
 def _class_changed(old: str, new: str) -> bool:
     """A container track matched to a solid's detection or the other way round. Within a class
     the shape may waver (a half-hidden block can measure oddly), and ``unknown`` matches all."""
@@ -364,8 +388,9 @@ class Tracker:
                 updated[r] = t.seen(detections[c], stamp)
                 matched_t.add(r)
                 matched_d.add(c)
-        result = _merge_twins([updated.get(i, t) for i, t in enumerate(tracks)
-                               if i in matched_t or t.object_id not in vacated], stamp)
+        result = _drop_ghosts(_merge_twins([updated.get(i, t) for i, t in enumerate(tracks)
+                                            if i in matched_t or t.object_id not in vacated],
+                                           stamp), stamp)
         taken = {t.object_id for t in result}
         # A young track whose category the next frames outvoted takes the name of what it
         # is (its first frame saw a half-hidden box as an unknown object); an established
