@@ -162,3 +162,40 @@ def test_a_cancel_before_execution_moves_nothing_and_a_dry_run_neither() -> None
                          on_planned=lambda plan, v: (planned.append(plan), cancel.cancel()))
     assert planned and episode.plan.ok and not episode.executed and executed == []
     assert not runner.run("x", dry_run=True).executed and executed == []
+
+
+def test_a_plan_that_sees_no_such_object_looks_once_more_at_a_newer_scene() -> None:
+    # a real offline planner: the mug read unknown in the first frames, a mug in later ones
+    from frankenbot.planner.planner import Planner
+    from frankenbot.state import SceneObject
+
+    def scene_at(stamp: float, shape: str) -> Scene:
+        mug = SceneObject("unknown_1", f"blue {shape}", shape, "blue", (0.45, 0.1, 0.05),
+                          (0.09, 0.07, 0.1))
+        plate = SceneObject("white_plate", "white plate", "plate", "white", (0.5, -0.1, 0.006),
+                            (0.18, 0.18, 0.012))
+        return Scene.of((mug, plate), stamp=stamp)
+
+    clock = {"t": 0.0}
+
+    def scene() -> Scene:  # the camera's scenes come in at 10 Hz of scene time
+        clock["t"] += 0.1
+        return scene_at(clock["t"], "unknown" if clock["t"] < 1.0 else "mug")
+
+    instruction = "put the blue mug on the white plate"
+    plan = EpisodeRunner(Planner(), scene=scene).plan(instruction, planner="offline")
+    assert plan.ok, plan.message
+    assert "unknown_1" in plan.program_text and clock["t"] >= 1.5
+    clock["t"] = 0.0  # without another look the same start is refused, and says so
+    refused = EpisodeRunner(Planner(), scene=scene, look_again_s=0.0).plan(
+        instruction, planner="offline")
+    assert not refused.ok and refused.not_seen and "blue mug" in refused.message
+    assert clock["t"] < 0.2  # one scene read
+    # an ambiguous phrase is asked back at once: looking again cannot settle it
+    two = Scene.of((*scene_at(0.0, "mug").objects,
+                    SceneObject("unknown_2", "blue mug", "mug", "blue", (0.6, 0.1, 0.05),
+                                (0.09, 0.07, 0.1))), stamp=0.0)
+    reads = []
+    asked = EpisodeRunner(Planner(), scene=lambda: reads.append(1) or two).plan(
+        instruction, planner="offline")
+    assert not asked.ok and not asked.not_seen and len(reads) == 1

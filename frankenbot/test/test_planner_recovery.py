@@ -73,6 +73,31 @@ def test_occupied_target_is_cleared_first_and_the_held_block_put_down():
     assert check_text(text, default_catalog(), scene.ids()).ok
 
 
+def test_a_pick_every_grasp_of_which_is_blocked_moves_the_blocker_first():
+    # a marker lying against the one to pick: the pick names (object, what is in the way)
+    orange = SceneObject("orange_marker", "orange marker", "marker", "orange",
+                         (0.55, -0.08, 0.008), (0.134, 0.017, 0.016))
+    brown = SceneObject("brown_marker", "brown marker", "marker", "brown",
+                        (0.55, -0.06, 0.008), (0.134, 0.017, 0.016))
+    scene = _scene(orange, brown, BOWL)
+    ctx = _ctx(AnomalyKind.TARGET_OCCUPIED, Call("pick", {"obj": "orange_marker"}),
+               ("orange_marker", "brown_marker"))
+    text, what = plan_recovery("put the orange marker in the green bowl", scene, ctx)
+    assert "brown_marker" in what
+    lines = [ln.strip() for ln in text.splitlines()]
+    first = lines.index("main {") + 1
+    assert lines[first] == "pick(obj=brown_marker)"
+    assert lines[first + 1].startswith("place_at(obj=brown_marker")
+    assert "pick(obj=orange_marker)" in lines[first + 2:]
+    assert check_text(text, default_catalog(), scene.ids()).ok
+    # the same neighbour named by a full place target is not what the table clears
+    ctx = _ctx(AnomalyKind.TARGET_OCCUPIED, Call("place_in", {"obj": "orange_marker",
+                                                              "container": "green_bowl"}),
+               ("green_bowl", "brown_marker"))
+    text, what = plan_recovery("put the orange marker in the green bowl", scene, ctx)
+    assert "pick(obj=brown_marker)" not in text
+
+
 def test_unreachable_container_stops_with_the_reason():
     far = SceneObject("green_bowl", "green bowl", "bowl", "green", (0.93, -0.55, 0.025),
                       (0.15, 0.15, 0.05))

@@ -100,6 +100,8 @@ def test_too_wide_or_walled_in_objects_are_refused_with_the_reason():
     with pytest.raises(NoGrasp) as e:
         synthesize(can, walls)
     assert e.value.code == FailureCode.BLOCKED and "gray_box" in e.value.detail
+    assert 1 <= len(e.value.blockers) <= 3  # named, for a recovery to clear them
+    assert all(b.startswith("gray_box_") and b in e.value.detail for b in e.value.blockers)
 
 
 def test_a_neighbour_on_one_side_turns_the_fingers_away_from_it():

@@ -10,7 +10,8 @@ verdict is measurement and never reaches memory.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Protocol
 
 from frankenbot.errors import FrankenbotError
@@ -25,6 +26,13 @@ from frankenbot.planner.request import (
 from frankenbot.ports import CancelToken
 from frankenbot.program.catalog import Signature
 from frankenbot.state import Scene
+
+# A plan that found no object fitting a phrase looks once more after this much scene time
+# (stamps): a thing seen only in part in the first frames after the table was set (a mug by
+# the arm's base read unknown for three frames) is named by the frames after. Never for a VLM
+# plan (another call); at most LOOK_AGAIN_WALL_S of wall time waiting for those frames.
+LOOK_AGAIN_S = 1.5
+LOOK_AGAIN_WALL_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -130,6 +138,8 @@ class EpisodeRunner:
     and returns an ExecutionReport, ``record(episode)`` stores it (None: no memory; a
     ``FrankenbotError`` it raises becomes the episode's ``memory_note``, never its outcome),
     ``review(plan, scene)`` is the safety review (``planner.review.review_port``; None: off).
+    An offline plan that found nothing fitting a phrase is made once more from a scene
+    ``look_again_s`` newer (LOOK_AGAIN_S), before the task is refused.
     The planner node fills the ports with ROS (memory services, the ExecuteProgram action); the
     in-process brain with the memory store and the sim stack, and drives ``plan``/``finish``
     around its own execution step (it injects anomalies between them).
@@ -139,8 +149,9 @@ class EpisodeRunner:
                  context: Callable[[str], PlanningContext | None] | None = None,
                  execute: ExecutePort | None = None,
                  record: Callable[[EpisodeRecord], Any] | None = None,
-                 review: ReviewPort | None = None) -> None:
+                 review: ReviewPort | None = None, look_again_s: float = LOOK_AGAIN_S) -> None:
         self.planner = planner
+        self.look_again_s = look_again_s  # 0: plan from the first scene only
         self.review = review  # replaceable at run time (the node's live ``review`` parameter)
         self.last_review: Any = None  # the verdict of the last plan or replan (single-threaded
         # callers; ``run`` hands each episode its own verdict)
@@ -172,7 +183,26 @@ class EpisodeRunner:
     def _planned(self, instruction: str, task_id: str, image: PlanImage | None,
                  planner: str) -> tuple[PlanOutcome, Any]:
         request = self.request(instruction, task_id=task_id, image=image, planner=planner)
-        return self._reviewed(self.planner.plan(request), request.scene)
+        outcome = self.planner.plan(request)
+        if not outcome.ok and outcome.not_seen and self.look_again_s > 0:
+            scene = self._scene_after(request.scene.stamp + self.look_again_s)
+            if scene is not None:
+                again = self.planner.plan(replace(request, scene=scene))
+                outcome = replace(again, latency=outcome.latency + again.latency,
+                                  vlm_calls=outcome.vlm_calls + again.vlm_calls)
+                request = replace(request, scene=scene)
+        return self._reviewed(outcome, request.scene)
+
+    def _scene_after(self, stamp: float) -> Scene | None:
+        """The first scene stamped ``stamp`` or later (None when none came in
+        LOOK_AGAIN_WALL_S)."""
+        deadline = time.monotonic() + LOOK_AGAIN_WALL_S
+        while time.monotonic() < deadline:
+            scene = self._scene()
+            if scene.stamp >= stamp:
+                return scene
+            time.sleep(0.05)
+        return None
 
     def _reviewed(self, outcome: PlanOutcome, scene: Scene) -> tuple[PlanOutcome, Any]:
         """The plan after the review and the review's verdict (None: no review ran)."""

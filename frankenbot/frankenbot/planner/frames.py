@@ -79,6 +79,11 @@ class ObjectNotResolved(Refusal):
     kind = "impossible"
 
 
+class ObjectNotSeen(ObjectNotResolved):
+    """No object in the scene fits what the phrase names (kind, colour, name, position): the
+    camera may not have made it out yet, so another look may find it."""
+
+
 @dataclass(frozen=True)
 class Condition:
     """A run-time predicate over scene ids: empty | in | on | drawer_open | visible."""

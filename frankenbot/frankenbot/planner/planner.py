@@ -23,6 +23,7 @@ from typing import Any
 from frankenbot import settings
 from frankenbot.errors import PlannerError
 from frankenbot.planner import language
+from frankenbot.planner.frames import ObjectNotSeen
 from frankenbot.planner.offline import plan_offline
 from frankenbot.planner.prompt import DEFAULT_BUDGET_CHARS, PromptBuilder, repair_message
 from frankenbot.planner.recovery import plan_recovery
@@ -169,7 +170,8 @@ class Planner:
                 text, what = plan_recovery(request.instruction, request.scene, failure)
                 note = f" (offline recovery: {what})"
         except PlannerError as e:
-            return PlanOutcome(False, "", None, str(e), planner=kind)
+            return PlanOutcome(False, "", None, str(e), planner=kind,
+                               not_seen=isinstance(e, ObjectNotSeen))
         catalog = self._catalog(request)
         checked = language.check(text, catalog, request.scene.ids())
         if not checked.valid:

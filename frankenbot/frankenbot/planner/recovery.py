@@ -194,13 +194,16 @@ def _kinematics(factory: type) -> Any:
 
 
 def _occupier(failure: Failure, scene: Scene) -> SceneObject | None:
-    """What sits on the place target, for a target-occupied failure (None otherwise)."""
+    """What sits on the place target, or stands where every grasp of the object to pick would
+    hit it, for a target-occupied failure (None otherwise)."""
     if failure.kind != "target_occupied":
         return None
-    for oid in failure.objects[1:]:  # the monitor reports (target, occupier)
-        o = scene.get(oid)
-        if o is not None and not o.is_fixture and (o.shape in ("block", "unknown")
-                                                   or _pushed_past(failure, o)):
+    blocked_pick = failure.failed_call.startswith("pick(")
+    for oid in failure.objects[1:]:  # the monitor reports (target, occupier), a pick
+        o = scene.get(oid)          # (object, what its grasps would hit)
+        if o is not None and not o.is_fixture and (
+                o.shape in ("block", "unknown") or _pushed_past(failure, o)
+                or blocked_pick and o.shape in shapes.GRASPABLE):
             return o
     target = scene.get(failure.objects[0]) if failure.objects else None
     if target is None:

@@ -104,6 +104,9 @@ class PlanOutcome:
     diagnostics: str = ""  # compact validator output of the last rejected answer ("" if none)
     prompt_chars: int = 0
     trimmed: tuple[str, ...] = ()  # prompt sections dropped to fit the size budget
+    # an object the instruction names is not in the scene (the offline planner's reading):
+    # another look at the table may find it (EpisodeRunner looks once more before giving up)
+    not_seen: bool = False
 
     def summary(self) -> str:
         """One line for logs and the CLI."""

@@ -77,12 +77,14 @@ class Grasp:
 
 
 class NoGrasp(FrankenbotError):
-    """No grasp of the object exists; ``code`` says why (too wide, blocked)."""
+    """No grasp of the object exists; ``code`` says why (too wide, blocked); ``blockers``:
+    what the grasps would hit, most often hit first."""
 
-    def __init__(self, code: FailureCode, detail: str) -> None:
+    def __init__(self, code: FailureCode, detail: str, blockers: tuple[str, ...] = ()) -> None:
         super().__init__(detail)
         self.code = code
         self.detail = detail
+        self.blockers = blockers
 
 
 @dataclass(frozen=True)
@@ -303,9 +305,9 @@ def synthesize(obj: SceneObject, others: Sequence[SceneObject], *,
                       f"{obj.object_id} is too wide to grasp: {what}, the gripper spans at most "
                       f"{widest_span * 1000:.0f} mm with room on each side")
     if blockers:
-        names = ", ".join(sorted(blockers, key=lambda n: -blockers[n])[:3])
-        raise NoGrasp(FailureCode.BLOCKED, f"every grasp of {obj.object_id} would hit {names}: "
-                                           "move it away first")
+        named = tuple(sorted(blockers, key=lambda n: -blockers[n])[:3])
+        raise NoGrasp(FailureCode.BLOCKED, f"every grasp of {obj.object_id} would hit "
+                                           f"{', '.join(named)}: move it away first", named)
     raise NoGrasp(FailureCode.GRASP_FAILED,
                   f"every grasp of {obj.object_id} would hit another part of it "
                   f"({self_blocked} candidates)")

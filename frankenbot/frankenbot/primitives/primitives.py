@@ -536,8 +536,10 @@ class Primitives:
             grasps = synthesize(obj, self.robot.scene().objects, gripper=self.gripper,
                                 min_tcp_z=cfg.min_tcp_z, table_z=cfg.table_z,
                                 off_centre=off_centre)
-        except NoGrasp as e:
-            raise StepFailed(PrimitiveResult.failure(e.code, e.detail)) from e
+        except NoGrasp as e:  # a blocked grasp names (object, what is in the way), as a
+            # full target names (target, occupier): tier 3 clears the way first
+            named = {"objects": (obj.object_id, *e.blockers)} if e.blockers else {}
+            raise StepFailed(PrimitiveResult.failure(e.code, e.detail, **named)) from e
         g, yaw = self._reachable_grasp(grasps, above_z)
         return g.x, g.y, bottom, g.z, above_z, yaw, g.open_width
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from frankenbot.planner import lexicon as lx
-from frankenbot.planner.frames import ObjectNotResolved, Refusal
+from frankenbot.planner.frames import ObjectNotResolved, ObjectNotSeen, Refusal
 from frankenbot.planner.understanding.acts import Ref
 from frankenbot.program import predicates
 from frankenbot.shapes import UNKNOWN as UNKNOWN_SHAPE
@@ -68,7 +68,7 @@ def resolve(ref: Ref, ctx: Binding, role: str) -> SceneObject:
     if ref.object_id:
         obj = scene.get(ref.object_id)
         if obj is None:
-            raise ObjectNotResolved(f"{ref.object_id!r} is not in the scene "
+            raise ObjectNotSeen(f"{ref.object_id!r} is not in the scene "
                                     f"({', '.join(scene.ids()) or 'nothing'})")
         return obj
     if ref.self_ref:
@@ -123,7 +123,7 @@ def candidates(ref: Ref, ctx: Binding, role: str) -> tuple[list[SceneObject], st
         placed = [o for o in of_shape if ref.position in o.label.split()
                   or ref.position in o.object_id.split("_")]
         if not placed:
-            raise ObjectNotResolved(
+            raise ObjectNotSeen(
                 f"there is no {ref.position} {noun} in the scene"
                 + (f" (it has: {', '.join(say(o) for o in of_shape)})" if of_shape else ""),
                 candidates=tuple(o.object_id for o in of_shape))
@@ -134,7 +134,7 @@ def candidates(ref: Ref, ctx: Binding, role: str) -> tuple[list[SceneObject], st
                     if set(ref.name_words) <= set(o.label.lower().split())]
         noun = " ".join((*ref.name_words, noun) if ref.shape else ref.name_words)
         if not of_shape:
-            raise ObjectNotResolved(f"there is no {noun} in view "
+            raise ObjectNotSeen(f"there is no {noun} in view "
                                     f"({', '.join(scene.ids()) or 'nothing'})")
     cands = of_shape
     if ref.colour:
@@ -142,13 +142,13 @@ def candidates(ref: Ref, ctx: Binding, role: str) -> tuple[list[SceneObject], st
         cands = [o for o in of_shape if o.colour in tiers]
         if not cands:
             have = colour_list(of_shape, "and") if of_shape else ""
-            raise ObjectNotResolved(
+            raise ObjectNotSeen(
                 f"there is no {ref.colour} {noun} in the scene"
                 + (f" (it has {len(of_shape)} {noun}{'s' if len(of_shape) > 1 else ''}: "
                    f"{have})" if have else f" ({', '.join(scene.ids()) or 'nothing'})"),
                 candidates=tuple(o.object_id for o in of_shape))
     if not cands and ref.quantifier != "all":
-        raise ObjectNotResolved(f"there is no {ref.text!r} in the scene "
+        raise ObjectNotSeen(f"there is no {ref.text!r} in the scene "
                                 f"({', '.join(scene.ids()) or 'nothing'})")
     if ref.where is not None:
         cands = _where(ref, cands, ctx, noun)
