@@ -203,7 +203,7 @@ def _occupier(failure: Failure, scene: Scene) -> SceneObject | None:
         o = scene.get(oid)          # (object, what its grasps would hit)
         if o is not None and not o.is_fixture and (
                 o.shape in ("block", "unknown") or _pushed_past(failure, o)
-                or blocked_pick and o.shape in shapes.GRASPABLE):
+                or (blocked_pick and o.shape in shapes.GRASPABLE)):
             return o
     target = scene.get(failure.objects[0]) if failure.objects else None
     if target is None:

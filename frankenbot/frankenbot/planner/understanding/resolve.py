@@ -69,7 +69,7 @@ def resolve(ref: Ref, ctx: Binding, role: str) -> SceneObject:
         obj = scene.get(ref.object_id)
         if obj is None:
             raise ObjectNotSeen(f"{ref.object_id!r} is not in the scene "
-                                    f"({', '.join(scene.ids()) or 'nothing'})")
+                                f"({', '.join(scene.ids()) or 'nothing'})")
         return obj
     if ref.self_ref:
         raise Refusal("handing things over or moving to a person is not something the robot "
@@ -135,7 +135,7 @@ def candidates(ref: Ref, ctx: Binding, role: str) -> tuple[list[SceneObject], st
         noun = " ".join((*ref.name_words, noun) if ref.shape else ref.name_words)
         if not of_shape:
             raise ObjectNotSeen(f"there is no {noun} in view "
-                                    f"({', '.join(scene.ids()) or 'nothing'})")
+                                f"({', '.join(scene.ids()) or 'nothing'})")
     cands = of_shape
     if ref.colour:
         tiers = lx.COLOUR_WORDS.get(ref.colour, (ref.colour,))
@@ -149,7 +149,7 @@ def candidates(ref: Ref, ctx: Binding, role: str) -> tuple[list[SceneObject], st
                 candidates=tuple(o.object_id for o in of_shape))
     if not cands and ref.quantifier != "all":
         raise ObjectNotSeen(f"there is no {ref.text!r} in the scene "
-                                f"({', '.join(scene.ids()) or 'nothing'})")
+                            f"({', '.join(scene.ids()) or 'nothing'})")
     if ref.where is not None:
         cands = _where(ref, cands, ctx, noun)
     return cands, noun
