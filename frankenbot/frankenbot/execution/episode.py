@@ -187,10 +187,10 @@ class EpisodeRunner:
         if not outcome.ok and outcome.not_seen and self.look_again_s > 0:
             scene = self._scene_after(request.scene.stamp + self.look_again_s)
             if scene is not None:
-                again = self.planner.plan(replace(request, scene=scene))
+                request = replace(request, scene=scene)
+                again = self.planner.plan(request)
                 outcome = replace(again, latency=outcome.latency + again.latency,
                                   vlm_calls=outcome.vlm_calls + again.vlm_calls)
-                request = replace(request, scene=scene)
         return self._reviewed(outcome, request.scene)
 
     def _scene_after(self, stamp: float) -> Scene | None:
