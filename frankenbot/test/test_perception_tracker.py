@@ -1,5 +1,7 @@
 """Tracker: an object merged with a same-coloured container keeps its id (no sim)."""
 
+from dataclasses import replace
+
 import pytest
 
 from frankenbot.perception.geometry import Detection
@@ -260,3 +262,25 @@ def test_a_remembered_ghost_at_a_seen_objects_place_goes_and_a_neighbour_stays()
         tr.update([under, top, big, small], 1.0 + 0.2 * k)
     kept = {t.object_id for t in tr.update([top, big], 2.0)}
     assert kept == {"red_block", "blue_block", "blue_bowl", "red_bowl"}
+
+
+def test_a_whole_seen_again_only_in_part_keeps_its_place():
+    # scene 12852: a basket seen whole twice, then its far wall dropped out of a frame and
+    # the rest read as part of a basket 8 cm off; the track stays where the whole was
+    whole = det("basket", "brown", (0.391, 0.032, 0.043), (0.251, 0.18, 0.087))
+    part = replace(det("basket", "brown", (0.336, 0.086, 0.042), (0.171, 0.128, 0.083)),
+                   as_part=True)
+    tr = Tracker(memory_s=8.0)
+    tr.update([whole], 1.0)
+    tr.update([whole], 1.2)
+    (track,) = tr.update([part], 1.4)
+    assert track.hits == 3 and track.detection.position == whole.position
+    assert track.detection.size == whole.size
+    # a part outside the whole's footprint is a move
+    away = replace(part, position=(0.55, 0.2, 0.042))
+    (track,) = tr.update([away], 1.6)
+    assert track.detection.position == away.position
+    # and a whole seen again whole where the part was moves too
+    moved = replace(whole, position=(0.36, 0.06, 0.043))
+    (track,) = tr.update([moved], 1.8)
+    assert track.detection.position == moved.position

@@ -47,6 +47,10 @@ FLOORS: dict[str, tuple[float, float]] = {
 }
 PART_MIN_SHARE = 0.25  # of a prototype's footprint area a part must show to be named by it
 PART_HEIGHT_DEV = 0.75  # ... and the share of the height tolerance its height may be off
+# seen in part, it is named whole only showing this share of the prototype's footprint (a
+# 4.5 x 1.8 cm sliver of a purple bottle lying half hidden fitted a 5 x 4 cm ball's loose
+# width tolerance whole)
+WHOLE_MIN_SHARE = 0.6
 NAME_RE = r"^[a-z][a-z0-9_]{0,39}$"  # category and prototype names: ids in programs
 # features a partly hidden object measures at most as large as it is (its outline cut by a
 # nearer thing fills less of its bounding box: a bowl with a chord cut off; the gripper over a
@@ -154,6 +158,9 @@ class ObjectCatalogue:
         whole = Match(UNKNOWN)
         if partial:
             whole = self.match(sig, colour, False, sigma, spacing)
+            if whole.category != UNKNOWN and self._share_of(whole.prototype, sig) < (
+                    WHOLE_MIN_SHARE):
+                whole = Match(UNKNOWN)
             if whole.category != UNKNOWN and (not colour or self._colour_of(whole.prototype)
                                               in ("", colour)):
                 return whole
@@ -198,6 +205,11 @@ class ObjectCatalogue:
         if p.category == whole.category:
             return whole
         return Match(p.category, p.name, float(rms[k]), nearest, as_part=partial)
+
+    def _share_of(self, prototype: str, sig: Signature) -> float:
+        """The share of ``prototype``'s footprint area that ``sig``'s footprint covers."""
+        p = next(p for p in self.prototypes if p.name == prototype)
+        return sig.length * sig.width / max(p.mean.length * p.mean.width, 1e-9)
 
     def _colour_of(self, prototype: str) -> str:
         return next((p.colour for p in self.prototypes if p.name == prototype), "")

@@ -108,7 +108,8 @@ class Track:
     def seen(self, det: Detection, stamp: float) -> "Track":
         """This track matched to ``det`` at ``stamp``: fused when it stayed, restarted when
         it moved; a container seen only in part (an arc the arm left, well inside its known
-        outline) keeps its pose. The category is the one most frames voted for."""
+        outline) and anything named only as a part of the whole it was seen as keep their
+        pose. The category is the one most frames voted for."""
         votes = _vote(self.votes or ((self.detection.shape, _weight(self.detection)),), det)
         det = replace(det, shape=_winner(votes, self.detection.shape))
         track = replace(self, votes=votes)
@@ -120,6 +121,8 @@ class Track:
                 and (min(det.size[:2]) < PART_OF_CONTAINER * min(old.size[:2])
                      or max(det.size[:2]) < PART_OF_CONTAINER * max(old.size[:2]))
                 and _same_colour_host(det, [old]) is not None):
+            return replace(self, last_seen=stamp, hits=self.hits + 1)
+        if _part_of_whole(det, old):
             return replace(self, last_seen=stamp, hits=self.hits + 1)
         if math.dist(det.position, self.detection.position) <= FUSE_JUMP and (
                 det.shape == self.detection.shape):
@@ -162,11 +165,27 @@ def _same_colour_host(det: Detection, detections: list[Detection]) -> Detection 
     for host in detections:
         if host.shape not in CONTAINER_SHAPES or host.colour != det.colour or not det.colour:
             continue
-        dx, dy = det.position[0] - host.position[0], det.position[1] - host.position[1]
-        c, s = math.cos(host.yaw), math.sin(host.yaw)
-        if abs(c * dx + s * dy) <= host.size[0] / 2 and abs(-s * dx + c * dy) <= host.size[1] / 2:
+        if _footprint_holds(host, det):
             return host
     return None
+
+
+def _footprint_holds(host: Detection, det: Detection) -> bool:
+    """Does ``host``'s top-down footprint hold ``det``'s centre?"""
+    dx, dy = det.position[0] - host.position[0], det.position[1] - host.position[1]
+    c, s = math.cos(host.yaw), math.sin(host.yaw)
+    return abs(c * dx + s * dy) <= host.size[0] / 2 and abs(-s * dx + c * dy) <= host.size[1] / 2
+
+
+def _part_of_whole(det: Detection, old: Detection) -> bool:
+    """``det``, named only as a part of its category, is a part of ``old``, the whole seen
+    before: the same category and colour, smaller, its centre inside the whole's footprint (a
+    basket's far wall dropped out of one frame in the noise band and the rest read as part
+    of a basket, 8 cm from its place)."""
+    return (det.as_part and not old.as_part and det.shape == old.shape
+            and det.colour == old.colour and bool(det.colour)
+            and det.size[0] * det.size[1] < old.size[0] * old.size[1]
+            and _footprint_holds(old, det))
 
 
 def _resting_in(det: Detection, host: Detection) -> Detection:
