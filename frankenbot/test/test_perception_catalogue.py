@@ -9,7 +9,13 @@ import pytest
 
 from frankenbot.errors import ConfigError
 from frankenbot.fixture_map import FixtureMap
-from frankenbot.perception.catalogue import LENGTH_END, TOP_END, ObjectCatalogue, enrol
+from frankenbot.perception.catalogue import (
+    LENGTH_END,
+    TOP_END,
+    ObjectCatalogue,
+    Prototype,
+    enrol,
+)
 from frankenbot.perception.fixture_geometry import fixture_mask, map_shapes, support_height
 from frankenbot.perception.recognition import GRAZED_MIN_SHARE, unknown_label
 from frankenbot.perception.signature import Signature, measure_signature
@@ -230,6 +236,25 @@ def test_a_part_is_named_only_after_an_enrolled_thing_of_its_own_colour() -> Non
     most = _sig(0.075, 0.05, 0.04, 0.8)
     assert cat.without(["block"]).match(most, "brown", partial=True,
                                         min_share=GRAZED_MIN_SHARE).category == "box"
+
+
+def test_seen_in_part_a_whole_match_must_show_most_of_the_footprint() -> None:
+    """Scene 12826: a 4.5 x 1.8 cm sliver of a purple bottle lying half hidden fitted a ball's
+    loose width tolerance whole. Seen whole it is still a ball (its measure is its own); seen
+    in part it shows under 60% of a ball's footprint, and no purple thing is enrolled that it
+    could be a part of: unknown."""
+    # the enrolled ball's mean and spread as the package's catalogue has them
+    ball = Prototype("ball", "blue_ball", "blue", _sig(0.0509, 0.0398, 0.0537, 0.797, 0.705,
+                                                       0.0, 0.899),
+                     _sig(0.0037, 0.0046, 0.0013, 0.03, 0.06, 0.0, 0.08), views=24)
+    cat = ObjectCatalogue((ball,))
+    sliver = _sig(0.0446, 0.0176, 0.0545, 0.7, 0.72, 0.0, 0.7)
+    assert cat.match(sliver, "purple", spacing=0.0046).category == "ball"
+    assert cat.match(sliver, "purple", partial=True, spacing=0.0046).category == "unknown"
+    # most of a ball's footprint, in part, is a ball whole
+    most = _sig(0.048, 0.034, 0.0545, 0.75, 0.72, 0.0, 0.85)
+    m = cat.match(most, "purple", partial=True, spacing=0.0046)
+    assert m.category == "ball" and not m.as_part
 
 
 def test_a_long_thing_hidden_at_an_end_may_measure_short_but_not_narrow() -> None:
