@@ -21,7 +21,7 @@ import pytest
 
 from frankenbot.eval.perception_eval import camera_of_world
 from frankenbot.fixture_map import FixtureMap
-from frankenbot.motion.kinematics import UR5eKinematics, top_down_pose
+from frankenbot.motion.kinematics import UR5eKinematics, front_pose, top_down_pose
 from frankenbot.perception.control_angle import SWITCH_CERTAIN, knob_branch
 from frankenbot.perception.pipeline import PerceptionPipeline
 from frankenbot.sim import fixtures as fx
@@ -164,3 +164,33 @@ def test_the_bar_direction_gives_the_angle_in_the_travel():
     assert knob_branch(0.5, 4.0, None) is None
     assert knob_branch(0.5, 4.0, 3.3) == pytest.approx(0.5 + half)
     assert knob_branch(0.5, 4.0, 0.2) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("seed", (1, 2))
+def test_the_gripper_before_a_closed_drawer_is_not_its_handle_pulled_out(world, seed):
+    """The fingers, open and 8 cm in front of a closed drawer's handle (where the open
+    primitive waits before moving onto it), lie dark in the corridor the handle sweeps; read
+    as the handle, the drawer was 13 cm open and its real front stood outside the fixture's
+    mask, a phantom object in the cabinet. With the joints known, the front panel away from
+    the arm gives the state; without them, the fingers fool the handle reading."""
+    _scene(world, "open_cabinet_drawer", seed)
+    fmap = FixtureMap.from_data(world.fixture_map_data())
+    part = fmap.part("top_drawer")
+    for pid in ("top_drawer", "middle_drawer", "bottom_drawer"):
+        world.set_fixture_state(pid, 0.0)
+    into = -np.array([part.axis[0], part.axis[1], 0.0])
+    pre = np.asarray(part.handle_at(0.0)) - 0.08 * into
+    q = UR5eKinematics().ik(front_pose(pre, into), world.joint_positions())
+    world.command_gripper(0.45)
+    world.command_trajectory(world.JOINT_NAMES, [TrajectoryPoint(2.0, list(q))])
+    world.advance(2.5)
+    pipeline = PerceptionPipeline(camera_of_world(world), fmap)
+    blind = PerceptionPipeline(camera_of_world(world), fmap)
+    for _ in range(3):
+        world.advance(0.1)
+        rgb, depth = world.render_rgbd()
+        scene = pipeline.process(rgb, depth, world.time, world.joint_positions())
+        fooled = blind.process(rgb, depth, world.time, None)
+        assert scene.get("top_drawer").opening < 0.015
+    assert fooled.get("top_drawer").opening > 0.05  # what the fingers read as
+    assert not [o for o in scene.objects if not o.is_fixture and o.position[2] > 0.2]

@@ -121,9 +121,10 @@ class FixtureObserver:
 
     # ------------------------------------------------------------------ per frame
     def observe(self, fg: Foreground, rgb: np.ndarray, depth_mm: np.ndarray,
-                camera: CameraModel, stamp: float) -> None:
+                camera: CameraModel, stamp: float, arm: np.ndarray | None = None) -> None:
         """Measure presence and every part's state in one frame (``fg``: its samples above
-        the table with their colours; ``depth_mm``: the full-resolution depth)."""
+        the table with their colours; ``depth_mm``: the full-resolution depth; ``arm``: per
+        sample of ``fg``, whether it lies within the arm's reach, when the joints are known)."""
         for f in self.fmap.fixtures:
             if f.kind == "zone":
                 continue
@@ -146,7 +147,7 @@ class FixtureObserver:
             if not self.present.get(f.fixture_id, True):
                 continue
             for part in f.all_parts():
-                reading = self._measure(part, fg, rgb, depth_mm, camera, stamp)
+                reading = self._measure(part, fg, rgb, depth_mm, camera, stamp, arm)
                 if reading is not None:
                     self.readings[part.part_id] = reading
 
@@ -183,11 +184,17 @@ class FixtureObserver:
         return None
 
     def _measure(self, part: FixturePart, fg: Foreground, rgb: np.ndarray,
-                 depth_mm: np.ndarray, camera: CameraModel, stamp: float) -> PartReading | None:
+                 depth_mm: np.ndarray, camera: CameraModel, stamp: float,
+                 arm: np.ndarray | None = None) -> PartReading | None:
         if part.kind in ("drawer", "sliding_door") and part.handle is not None:
-            value = self._sliding(part, fg, camera)
-            if value is None and part.kind == "drawer":
-                value = self._drawer_face(part, fg)
+            value, at_arm = self._sliding(part, fg, camera, arm)
+            if (value is None or at_arm) and part.kind == "drawer":
+                # the handle hidden, or what reads as it is at the gripper: the gripper's dark
+                # fingers before a closed drawer read as its handle pulled out 13 cm, and the
+                # drawer's real front then stood outside the fixture's mask, a phantom object
+                # the arm later placed an apple on; the front panel, away from the arm, says
+                face = self._drawer_face(part, fg if arm is None else fg.without(arm))
+                value = face if face is not None else value
             return None if value is None else PartReading(opening=value, stamp=stamp)
         if part.kind == "hinged_door" and part.hinge is not None:
             value = self._hinged(part, fg, camera)
@@ -221,8 +228,10 @@ class FixtureObserver:
         del history[:-CONTROL_FRAMES]
         return PartReading(opening=float(np.mean(history)), stamp=stamp)
 
-    def _sliding(self, part: FixturePart, fg: Foreground, camera: CameraModel) -> float | None:
-        """A drawer's or sliding door's opening from its handle bar's samples."""
+    def _sliding(self, part: FixturePart, fg: Foreground, camera: CameraModel,
+                 arm: np.ndarray | None = None) -> tuple[float | None, bool]:
+        """A drawer's or sliding door's opening from its handle bar's samples, and whether
+        most of them lie at the arm (``arm``: per sample of ``fg``)."""
         assert part.handle is not None
         h = np.asarray(part.handle, float)
         axis = np.asarray(part.axis, float)
@@ -237,14 +246,16 @@ class FixtureObserver:
                & (np.abs(rel @ normal) <= CORRIDOR)
                & (along >= -CORRIDOR) & (along <= part.travel + CORRIDOR))
         if np.count_nonzero(sel) < MIN_HANDLE_SAMPLES:
-            return None
+            return None, False
+        at_arm = arm is not None and bool(np.count_nonzero(arm[dark][sel]) * 2
+                                          >= np.count_nonzero(sel))
         # the camera sees the bar's near surface, about pi/4 of its radius towards the camera
         view = camera.position - h
         view -= bar * float(view @ bar)
         view /= max(float(np.linalg.norm(view)), 1e-9)
         bias = math.pi / 4 * HANDLE_RADIUS * float(view @ axis)
         value = float(np.median(along[sel])) - bias
-        return float(min(max(value, 0.0), part.travel))
+        return float(min(max(value, 0.0), part.travel)), at_arm
 
     def _drawer_face(self, part: FixturePart, fg: Foreground) -> float | None:
         """A drawer's opening from its front panel, when its handle is hidden (an open drawer

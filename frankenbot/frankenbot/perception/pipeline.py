@@ -178,7 +178,7 @@ class PerceptionPipeline:
             except ValueError as e:
                 raise PerceptionError(f"self filter: {e}") from e
         with self._scene_lock:
-            plane, fg, fixture_shapes = self._fixtures_out(rgb, depth, stamp)
+            plane, fg, fixture_shapes = self._fixtures_out(rgb, depth, stamp, segments)
         if self.detector is None:
             clusters = cluster_foreground(fg, self.camera, self.config)
             names = [""] * len(clusters)
@@ -258,10 +258,13 @@ class PerceptionPipeline:
             self.last_result = result
         return result
 
-    def _fixtures_out(self, rgb: np.ndarray, depth: np.ndarray, stamp: float
+    def _fixtures_out(self, rgb: np.ndarray, depth: np.ndarray, stamp: float,
+                      segments: np.ndarray | None = None
                       ) -> tuple[TablePlane, Foreground, tuple[FixtureShape, ...]]:
         """The table, the samples above it with the fixtures' own points taken out (after
-        measuring the fixtures on them), and the fixtures at their measured states."""
+        measuring the fixtures on them), and the fixtures at their measured states.
+        ``segments``: the arm's skeleton, when the joints are known (its samples are not a
+        fixture's)."""
         before = self.observer.shapes()
         regions = ceiling_regions(before)
         ceiling = None
@@ -279,7 +282,9 @@ class PerceptionPipeline:
             self._table_value_ref = plane.value  # the exposure reference (see foreground)
         if not self.observer.fmap.fixtures:
             return plane, fg, ()
-        self.observer.observe(fg, rgb, depth_to_mm(depth), self.camera, stamp)
+        arm = (None if segments is None or not fg.points.shape[0]
+               else distance_to_segments(fg.points, segments) < self.config.robot_radius)
+        self.observer.observe(fg, rgb, depth_to_mm(depth), self.camera, stamp, arm)
         fixture_shapes = self.observer.shapes()
         if fixture_shapes and fg.points.shape[0]:
             fg = fg.without(fixture_mask(fixture_shapes, fg.points))
