@@ -32,12 +32,12 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg  # noqa: E
 from frankenbot.common import FailureCode  # noqa: E402
 from frankenbot.motion.kinematics import JOINT_NAMES  # noqa: E402
 from frankenbot.motion.trajectory import MotionLimits, joint_move  # noqa: E402
-from frankenbot.nodes.ros_robot import (  # noqa: E402
-    RosRobot,
+from frankenbot.nodes.robot_msgs import (  # noqa: E402
     joint_state_from_msg,
     trajectory_from_msg,
     trajectory_to_msg,
 )
+from frankenbot.nodes.ros_robot import RosRobot  # noqa: E402
 from frankenbot.nodes.spin import Spinner, make_executor  # noqa: E402
 from frankenbot.ports import CancelToken  # noqa: E402
 from frankenbot.primitives.factory import build_primitives  # noqa: E402

@@ -21,7 +21,7 @@ from frankenbot.perception.colour import rgb_to_hsv
 from frankenbot.perception.config import PerceptionConfig
 from frankenbot.perception.containers import fit_outline_circle
 from frankenbot.perception.geometry import Detection, ShapeRules, measure, split_stack
-from frankenbot.perception.pipeline import PerceptionPipeline
+from frankenbot.perception.pipeline import PerceptionPipeline, default_catalogue
 from frankenbot.perception.recognition import GRAZED, PART, recognise
 from frankenbot.perception.segmentation import Cluster
 from frankenbot.perception.signature import Signature
@@ -30,7 +30,7 @@ from frankenbot.program.tree import Ident, Pred
 from frankenbot.state import Scene, SceneObject, WorldSnapshot
 
 sim_world = pytest.importorskip("frankenbot.sim.world")
-from frankenbot.sim import layout  # noqa: E402
+from frankenbot.sim import layout, objects  # noqa: E402
 
 BOWL_FLOOR = 0.006  # the sim bowl's bottom disc (sim/model.py)
 
@@ -225,3 +225,32 @@ def test_an_arc_of_a_bowl_left_visible_by_the_arm_is_no_bowl():
     arc = measure(_bowl_cluster(-50.0, 50.0, floor_from=0.035))
     assert arc.size[0] > 0.1 and arc.size[1] < 0.06
     assert arc.shape == "unknown"
+
+
+@pytest.mark.parametrize("angle", [math.radians(100.0), math.radians(-60.0)])
+def test_a_mug_touching_a_plate_of_its_colour_is_a_mug_beside_a_plate(world, angle):
+    """A white mug against a white plate on the table made one white component that was
+    neither (scene 12566 of the perception eval): the plate's round outline keeps what
+    touches it from outside apart, as a bowl's does."""
+    world.reset(None, 7)
+    for other in list(world.object_states()):
+        world.remove_object(other)
+    plate, mug = objects.OBJECT_BY_NAME["white_plate_2"], objects.OBJECT_BY_NAME["white_mug"]
+    px, py = 0.55, -0.1
+    r = plate.size[0] / 2 + mug.size[1] / 2 + 0.002  # the mug's body 2 mm from the rim
+    world.add_object("white_plate_2", (px, py, plate.size[2] / 2 + 0.001), 0.0)
+    world.add_object("white_mug", (px + r * math.cos(angle), py + r * math.sin(angle),
+                                   mug.size[2] / 2 + 0.001), angle + math.pi / 2)
+    world.advance(0.5)
+    pipeline = PerceptionPipeline(camera_of_world(world),
+                                  FixtureMap.load(resources.fixtures_path()),
+                                  catalogue=default_catalogue())
+    for _ in range(2):
+        world.advance(0.1)
+        rgb, depth = world.render_rgbd()
+        scene = pipeline.process(rgb, depth, world.time, world.joint_positions())
+    truth = world.object_states()
+    plates, mugs = _the(scene, "plate", "white"), _the(scene, "mug", "white")
+    assert len(plates) == 1 and len(mugs) == 1, scene.objects
+    assert math.dist(plates[0].position, truth["white_plate_2"].position) < 0.01
+    assert math.dist(mugs[0].position[:2], truth["white_mug"].position[:2]) < 0.02

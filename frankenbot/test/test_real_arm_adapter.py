@@ -31,7 +31,8 @@ from frankenbot import robotiq, ur_driver  # noqa: E402
 from frankenbot.common import FailureCode  # noqa: E402
 from frankenbot.motion.kinematics import JOINT_NAMES  # noqa: E402
 from frankenbot.motion.trajectory import MotionLimits, joint_move  # noqa: E402
-from frankenbot.nodes.ros_robot import STOP_DECELERATION, RosRobot, hold_msg, stop_msg  # noqa: E402
+from frankenbot.nodes.robot_msgs import STOP_DECELERATION, hold_msg, stop_msg  # noqa: E402
+from frankenbot.nodes.ros_robot import RosRobot  # noqa: E402
 from frankenbot.ports import ControllerRejected  # noqa: E402
 from frankenbot.primitives.factory import build_primitives  # noqa: E402
 from frankenbot.state import Scene  # noqa: E402

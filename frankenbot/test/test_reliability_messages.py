@@ -23,12 +23,8 @@ from frankenbot.errors import PerceptionError  # noqa: E402
 from frankenbot.motion.kinematics import JOINT_NAMES  # noqa: E402
 from frankenbot.nodes.executor_node import goal_problem  # noqa: E402
 from frankenbot.nodes.perception_node import check_frame  # noqa: E402
-from frankenbot.nodes.ros_robot import (  # noqa: E402
-    JOINT_STATES_TOPIC,
-    SCENE_TOPIC,
-    RosRobot,
-    joint_state_problem,
-)
+from frankenbot.nodes.robot_msgs import joint_state_problem  # noqa: E402
+from frankenbot.nodes.ros_robot import JOINT_STATES_TOPIC, SCENE_TOPIC, RosRobot  # noqa: E402
 from frankenbot.nodes.scene_msgs import (  # noqa: E402
     depth_from_image_msg,
     intrinsics_from_camera_info,

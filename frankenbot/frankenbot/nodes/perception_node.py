@@ -65,7 +65,7 @@ from frankenbot import resources
 from frankenbot.errors import FrankenbotError, PerceptionError
 from frankenbot.fixture_map import FixtureMap
 from frankenbot.nodes.parameters import NodeSettings
-from frankenbot.nodes.ros_robot import joint_state_problem
+from frankenbot.nodes.robot_msgs import joint_state_problem
 from frankenbot.nodes.scene_msgs import (
     depth_from_image_msg,
     fixture_map_from_msg,

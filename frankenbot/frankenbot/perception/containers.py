@@ -8,7 +8,9 @@ ignores). Around that circle, with a floor clearly below the rim:
 * points inside the wall that stand clearly above the floor are something in the bowl;
 * points beyond the outline are something touching it from outside.
 
-Each of those that is object-sized becomes its own cluster; the rest stays the bowl's.
+Each of those that is object-sized becomes its own cluster; the rest stays the bowl's. A
+plate (flat within its outline, no floor below a rim) is split from what touches it from
+outside the same way.
 No ground truth: only the component's own points and the config's tolerances.
 """
 
@@ -26,6 +28,7 @@ _OUTLINE_POINTS = 2500  # larger components are thinned for the outline (time, n
 _RANSAC_TRIES = 96
 _FLOOR_RANK = 2  # the floor is the third-lowest point inside the wall (one stray is noise)
 _RANSAC_SEED = 0  # fixed: the same frame always gives the same split
+PLATE_MAX_HEIGHT = 0.025  # m: a round component this flat within its outline is a plate
 
 
 @dataclass(frozen=True)
@@ -58,10 +61,19 @@ def split_round_container(members: np.ndarray, points: np.ndarray, heights: np.n
     # The near wall hides most of the floor from an oblique camera and what it holds hides
     # more, so the floor is the lowest few inner points, not a percentile of them.
     floor = float(np.partition(h[inner], _FLOOR_RANK)[_FLOOR_RANK])
-    if float(np.percentile(h[rim], 90)) - floor < config.container_min_depth:
-        return [members]  # no floor below a rim: a plate or a solid, not a container
-    inside = inner & (h > floor + config.container_raise)
     outside = d > circle.radius + config.outline_tolerance
+    if float(np.percentile(h[rim], 90)) - floor < config.container_min_depth:
+        # no floor below a rim: a plate or a solid, not a container; a plate (flat all
+        # over) keeps what touches it from outside apart (a white mug beside a white plate
+        # made one white thing neither is)
+        if float(np.percentile(h[~outside], 90)) > PLATE_MAX_HEIGHT:
+            return [members]
+        parts = _objects(members, outside, points, config, circle, reach=config.min_extent)
+        keep = np.ones(members.size, bool)
+        for p in parts:
+            keep &= ~p
+        return [members[keep], *(members[p] for p in parts)]
+    inside = inner & (h > floor + config.container_raise)
     parts = [*_objects(members, inside, points, config),
              *_objects(members, outside, points, config, circle, reach=config.min_extent)]
     # Raised points inside the wall are never the container's own. Those too few for an object

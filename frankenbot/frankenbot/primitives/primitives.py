@@ -4,8 +4,9 @@
 current scene from the robot interface, turns the object into TCP poses and runs them through a
 motion backend that checks every trajectory against the safety envelope. Blocks are grasped from
 above with a yaw that follows theirs (their 90-degree symmetry turns the wrist as little as
-possible); everything else through grasp synthesis from its points (``grasps.py``). Fixtures
-(drawers, doors, controls) are worked by ``fixture_primitives.py`` from the current fixture map.
+possible); everything else through grasp synthesis from its points (``grasps.py``, aimed by
+``grasp_aim.py``). Fixtures (drawers, doors, controls) are worked by
+``fixture_primitives.py`` from the current fixture map.
 Every outcome is a typed ``PrimitiveResult``; robot failures never raise.
 
 Beliefs the primitives keep (read by monitors and predicates through ``snapshot()`` and
@@ -47,7 +48,8 @@ from frankenbot.ports import (
 from frankenbot.primitives.config import PrimitiveConfig
 from frankenbot.primitives.control_primitives import ControlPrimitives
 from frankenbot.primitives.fixture_primitives import FixturePrimitives
-from frankenbot.primitives.grasps import Grasp, GripperModel, NoGrasp, synthesize
+from frankenbot.primitives.grasp_aim import GraspAim
+from frankenbot.primitives.grasps import GripperModel
 from frankenbot.primitives.gripper import GripperTiming, StepFailed, move_gripper
 from frankenbot.primitives.place_primitives import PlacePrimitives
 from frankenbot.primitives.targets import TargetPrimitives
@@ -55,10 +57,7 @@ from frankenbot.state import CLOCKS_APART_S, RobotSnapshot, Scene, SceneObject
 
 WAIT_POLL = 0.01  # s of robot time between cancel checks in wait()
 SLIP_WIDTH_CHANGE = 0.008  # m: a held object keeps the finger gap it was grasped at
-STACKED_BOTTOM_Z = 0.02  # m: an object whose bottom is this high stands on another one
 ROUND_FOOTPRINT = frozenset(shapes.ROUND - {"mug"})  # a disc seen from above (stood upright)
-MAX_IK_CHECKS = 60  # grasp candidates tried against the reach, best first
-GRASP_COST_SLACK = 0.05  # of candidates this close to the best reachable, least motion wins
 # a place's pre-place pose is high enough for the held object to pass this far over whatever
 # stands within PRE_PLACE_NEIGHBOURHOOD of its footprint at the spot
 PRE_PLACE_NEIGHBOURHOOD = 0.06  # m
@@ -130,6 +129,7 @@ class Primitives:
             "open_gripper": self._open_gripper, "close_gripper": self._close_gripper,
             "wait": self._wait,
         }
+        self._aim = GraspAim(self)
         self._fixture_ops = FixturePrimitives(self)
         self._handlers.update(self._fixture_ops.handlers())
         self._handlers.update(ControlPrimitives(self._fixture_ops).handlers())
@@ -451,7 +451,7 @@ class Primitives:
         ``off_centre``: grasp it at least that far from its centre (``grasps.synthesize``)."""
         cfg = self.config
         object_id = obj.object_id
-        aim = self._grasp_aim(obj, off_centre)  # checked (size, collisions, reach) first
+        aim = self._aim.aim(obj, off_centre)  # checked (size, collisions, reach) first
         x, y, bottom, grasp_z, above_z, yaw, open_width = aim
         self._gripper(open_width, cancel)
         self._to_pose(top_down_pose(x, y, above_z, yaw), cancel, "pre-grasp")
@@ -462,7 +462,7 @@ class Primitives:
                                            seen.position[1] - obj.position[1]
                                            ) > cfg.realign_distance:
             obj = seen
-            x, y, bottom, grasp_z, above_z, yaw, wider = self._grasp_aim(obj, off_centre)
+            x, y, bottom, grasp_z, above_z, yaw, wider = self._aim.aim(obj, off_centre)
             if abs(wider - open_width) > 1e-4:
                 open_width = wider
                 self._gripper(open_width, cancel)
@@ -507,68 +507,6 @@ class Primitives:
         if z < lift_z - 0.005:
             self._line(top_down_pose(x, y, lift_z, self._current_yaw()), cancel, "lift")
         return PrimitiveResult.success(f"holding {object_id}")
-
-    def _grasp_aim(self, obj: SceneObject, off_centre: float = 0.0
-                   ) -> tuple[float, float, float, float, float, float, float]:
-        """(x, y, the object's bottom z, grasp TCP z, pre-grasp TCP z, yaw, open width) of a
-        top-down grasp of ``obj``: a block's from its pose (its 90-degree symmetry and the
-        gripper's 180 give the least wrist turn), anything else's from grasp synthesis, the
-        first candidate the arm reaches (``off_centre``: see ``grasps.synthesize``). StepFailed
-        (nothing moved) when there is none."""
-        cfg = self.config
-        bottom = obj.position[2] - obj.size[2] / 2
-        above_z = obj.top_z + cfg.approach_height
-        if obj.shape == "block" and off_centre <= 0.0:
-            width = min(obj.size[0], obj.size[1])
-            if width + 0.005 > 0.085:
-                raise StepFailed(PrimitiveResult.failure(
-                    FailureCode.GRASP_FAILED, f"{obj.object_id} is {width * 1000:.0f} mm wide: "
-                    "too wide for the gripper"))
-            x, y = obj.position[0], obj.position[1]
-            # the pads keep the same clearance above whatever the object stands on as above the
-            # table: a block lifted off a stack must not squeeze (and drag) the block below it
-            grasp_z = max(obj.top_z - min(cfg.grasp_depth, obj.size[2] / 2), cfg.min_tcp_z)
-            if bottom > STACKED_BOTTOM_Z:
-                grasp_z = max(grasp_z, bottom + cfg.min_tcp_z)
-            yaw = self._best_yaw(x, y, above_z, symmetric_yaws(obj.yaw, cfg.block_symmetry))
-            return x, y, bottom, grasp_z, above_z, yaw, min(0.085, width + cfg.open_margin)
-        try:
-            grasps = synthesize(obj, self.robot.scene().objects, gripper=self.gripper,
-                                min_tcp_z=cfg.min_tcp_z, table_z=cfg.table_z,
-                                off_centre=off_centre)
-        except NoGrasp as e:  # a blocked grasp names (object, what is in the way), as a
-            # full target names (target, occupier): tier 3 clears the way first
-            named = {"objects": (obj.object_id, *e.blockers)} if e.blockers else {}
-            raise StepFailed(PrimitiveResult.failure(e.code, e.detail, **named)) from e
-        g, yaw = self._reachable_grasp(grasps, above_z)
-        return g.x, g.y, bottom, g.z, above_z, yaw, g.open_width
-
-    def _reachable_grasp(self, grasps: list[Grasp], above_z: float) -> tuple[Grasp, float]:
-        """Of grasps ranked by quality, the reachable one (pre-grasp and grasp pose) needing the
-        least joint motion among those nearly as good as the best reachable."""
-        q = self._q()
-        best: tuple[float, Grasp, float] | None = None
-        first_cost = None
-        for g in grasps[:MAX_IK_CHECKS]:
-            if first_cost is not None and g.cost > first_cost + GRASP_COST_SLACK:
-                break
-            for yaw in (g.yaw, wrap_angle(g.yaw + math.pi)):
-                try:
-                    q_above = self.kin.ik(top_down_pose(g.x, g.y, above_z, yaw), q)
-                    self.kin.ik(top_down_pose(g.x, g.y, g.z, yaw), q_above)
-                except UnreachableError:
-                    continue
-                motion = float(np.sum((q_above - q) ** 2))
-                if first_cost is None:
-                    first_cost = g.cost
-                if best is None or motion < best[0]:
-                    best = (motion, g, yaw)
-        if best is None:
-            g = grasps[0]
-            raise StepFailed(PrimitiveResult.failure(
-                FailureCode.UNREACHABLE, f"no grasp of the object is within the arm's reach "
-                f"(best at ({g.x:.3f}, {g.y:.3f}, {g.z:.3f}) m)"))
-        return best[1], best[2]
 
     def others_than_held(self, held: _Held, objects: Sequence[SceneObject]
                          ) -> list[SceneObject]:
