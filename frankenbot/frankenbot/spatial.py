@@ -85,7 +85,12 @@ class Spot:
 
 
 class NoFreeSpot(FrankenbotError, ValueError):
-    """No spot satisfies the relation, the clearances and the region."""
+    """No spot satisfies the relation, the clearances and the region. ``blockers``: the
+    objects on the first choice, where there are any (a recovery may clear them first)."""
+
+    def __init__(self, message: str, blockers: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.blockers = tuple(blockers)
 
 
 def footprint_radius(size: Sequence[float], shape: str = "block") -> float:
@@ -236,10 +241,12 @@ def _extent_along(o: SceneObject, ux: float, uy: float) -> float:
 
 
 def clearance_at(x: float, y: float, radius: float, others: Iterable[SceneObject]) -> float:
-    """Smallest gap (m) between a footprint circle at (x, y) and the others' (negative:
-    overlap); +inf when there are none."""
-    gaps = [math.hypot(x - o.position[0], y - o.position[1]) - radius - object_radius(o)
-            for o in others]
+    """Smallest gap (m) between a footprint circle at (x, y) and the others' footprints
+    (``footprint_gap``: round ones' circles, others' yawed rectangles; a 13 x 2 cm marker
+    lying 19 cm from a plate's centre, as a circle, had left no room beside the plate);
+    at most -``radius`` where the circle's centre is on one (an overlap); +inf when there
+    are none."""
+    gaps = [footprint_gap(o, (x, y), (x, y)) - radius for o in others]
     return min(gaps, default=math.inf)
 
 
@@ -293,13 +300,20 @@ def spot_beside(relation: str, ref: SceneObject, held_size: Sequence[float],
             reasons.add("occupied")
             continue
         if (footprint_gap(ref, (x, y), (x, y)) if ref.is_fixture
-                else clearance_at(x, y, 0.0, [ref])) - r_held < gap * 0.5:
+                else math.hypot(x - ref.position[0], y - ref.position[1])
+                - object_radius(ref)) - r_held < gap * 0.5:
             continue
         return Spot(x, y, f"{relation.replace('_', ' ')} {ref.object_id} at "
                           f"({x:.3f}, {y:.3f}) m")
+    # what stands on the first choice, straight out from the reference
+    x0, y0 = ref.position[0] + ux * base, ref.position[1] + uy * base
+    blockers = sorted(o.object_id for o in others if not o.is_fixture
+                      and clearance_at(x0, y0, r_held, [o]) < SPOT_CLEARANCE)
     raise NoFreeSpot(f"no free spot {relation.replace('_', ' ')} {ref.object_id} within "
                      f"{max_gap * 100:.0f} cm of it: every candidate is "
-                     f"{' or '.join(sorted(reasons)) or 'too close'}")
+                     f"{' or '.join(sorted(reasons)) or 'too close'}"
+                     + (f" ({', '.join(blockers)} on the nearest)" if blockers else ""),
+                     blockers)
 
 
 def spot_between(b: SceneObject, c: SceneObject, held_size: Sequence[float],

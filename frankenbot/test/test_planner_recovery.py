@@ -207,3 +207,38 @@ def test_a_push_with_no_way_round_clears_what_stands_in_its_way_out_of_its_lane(
                  ("white_plate", "blue_box"))
     text, _ = plan_recovery("push the white plate in front of the green bowl", scene, place)
     assert "pick(obj=blue_box)" not in text
+
+
+def test_a_place_beside_with_every_spot_taken_moves_what_stands_on_the_first_choice():
+    """everyday_relative 10151: a marker lay right of the plate where the mug was to go, and
+    every spot within the relation's reach touched it. The place names it (spatial's
+    NoFreeSpot.blockers), and the re-plan puts the held mug down, moves the marker away and
+    plans the instruction again."""
+    from frankenbot import spatial
+
+    plate = SceneObject("pink_plate", "pink plate", "plate", "pink", (0.48, -0.01, 0.006),
+                        (0.157, 0.154, 0.012))
+    marker = SceneObject("orange_marker", "orange marker", "marker", "orange",
+                         (0.517, -0.2, 0.008), (0.134, 0.02, 0.016))
+    mug = SceneObject("yellow_mug", "yellow mug", "mug", "yellow", (0.5, 0.2, 0.15),
+                      (0.085, 0.062, 0.081))
+    scene = _scene(plate, marker, mug)
+    with pytest.raises(spatial.NoFreeSpot) as caught:
+        spatial.spot_beside("right_of", plate, mug.size, scene.objects, held_id="yellow_mug")
+    assert caught.value.blockers == ("orange_marker",)
+    call = Call("place_right_of", {"obj": "yellow_mug", "ref": "pink_plate"})
+    ctx = _ctx(AnomalyKind.TARGET_OCCUPIED, call, ("pink_plate", *caught.value.blockers),
+               held="yellow_mug")
+    text, what = plan_recovery("put the yellow mug to the right of the pink plate", scene, ctx)
+    assert "orange_marker" in what
+    lines = [ln.strip() for ln in text.splitlines()]
+    first = lines.index("main {") + 1
+    assert lines[first].startswith("place_at(obj=yellow_mug")
+    assert lines[first + 1] == "pick(obj=orange_marker)"
+    x, y = (float(v.split("=")[1]) for v in lines[first + 2][:-1].split(", ")[1:])
+    moved = SceneObject("orange_marker", "orange marker", "marker", "orange", (x, y, 0.008),
+                        marker.size)
+    spot = spatial.spot_beside("right_of", plate, mug.size, [plate, moved], held_id="yellow_mug")
+    assert spatial.relation_holds("right_of", (spot.x, spot.y), plate.position[:2])
+    assert "place_right_of(obj=yellow_mug, ref=pink_plate)" in text
+    assert check_text(text, default_catalog(), scene.ids()).ok

@@ -4,6 +4,7 @@ relations' convention, free spots, and the depth back-projection (synthetic dept
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -307,3 +308,29 @@ def test_a_plate_is_pushed_in_front_of_a_stove_past_a_box_from_the_robots_side()
                         plate.size)
     assert spatial.objects_related("in_front_of", there, stove)
     assert not spatial.objects_related("in_front_of", plate, stove)
+
+
+def test_a_long_thin_neighbour_blocks_only_its_own_footprint() -> None:
+    """A 13 x 2 cm marker lying along a plate's right side, 19 cm from its centre: as its
+    6.8 cm bounding circle it took the spot right of the plate for a block; its rectangle
+    leaves the spot straight out free, clear of it by the spot clearance. Turned across that
+    side, it takes the spot, and the search goes round it. Too little room for a mug either
+    way: the failure names the marker (a recovery may move it)."""
+    plate = SceneObject("pink_plate", "pink plate", "plate", "pink", (0.48, -0.01, 0.006),
+                        (0.157, 0.154, 0.012))
+    along = SceneObject("orange_marker", "orange marker", "marker", "orange",
+                        (0.517, -0.2, 0.008), (0.134, 0.02, 0.016), yaw=0.0)
+    held = (0.04, 0.04, 0.04)
+    r = spatial.footprint_radius(held)
+    spot = spatial.spot_beside("right_of", plate, held, [plate, along])
+    assert spot.x == pytest.approx(0.48) and spatial.relation_holds(
+        "right_of", (spot.x, spot.y), plate.position[:2])
+    assert spatial.clearance_at(spot.x, spot.y, r, [along]) >= spatial.SPOT_CLEARANCE
+    assert math.hypot(spot.x - 0.517, spot.y + 0.2) < r + spatial.object_radius(along)
+    across = replace(along, position=(0.48, -0.2, 0.008), yaw=math.pi / 2)
+    moved = spatial.spot_beside("right_of", plate, held, [plate, across])
+    assert spatial.clearance_at(moved.x, moved.y, r, [across]) >= spatial.SPOT_CLEARANCE
+    assert abs(moved.x - 0.48) > 0.01  # off the straight-out line the marker lies across
+    with pytest.raises(spatial.NoFreeSpot, match="orange_marker") as caught:
+        spatial.spot_beside("right_of", plate, (0.085, 0.062, 0.081), [plate, along])
+    assert caught.value.blockers == ("orange_marker",)

@@ -198,12 +198,15 @@ def _occupier(failure: Failure, scene: Scene) -> SceneObject | None:
     hit it, for a target-occupied failure (None otherwise)."""
     if failure.kind != "target_occupied":
         return None
-    blocked_pick = failure.failed_call.startswith("pick(")
+    # a pick names what its grasps would hit; a place beside a reference what stands on
+    # its first choice of spot: graspable things, moved out of the way
+    moved_aside = (failure.failed_call.startswith("pick(")
+                   or _placed_beside(failure) is not None)
     for oid in failure.objects[1:]:  # the monitor reports (target, occupier), a pick
         o = scene.get(oid)          # (object, what its grasps would hit)
         if o is not None and not o.is_fixture and (
                 o.shape in ("block", "unknown") or _pushed_past(failure, o)
-                or (blocked_pick and o.shape in shapes.GRASPABLE)):
+                or (moved_aside and o.shape in shapes.GRASPABLE)):
             return o
     target = scene.get(failure.objects[0]) if failure.objects else None
     if target is None:
@@ -215,6 +218,12 @@ def _occupier(failure: Failure, scene: Scene) -> SceneObject | None:
         if o.xy_distance(target) < half and o.position[2] > target.position[2]:
             return o
     return None
+
+
+def _placed_beside(failure: Failure) -> re.Match[str] | None:
+    """The failed call when it was a place beside a reference (``place_<relation>``)."""
+    return re.match(rf"place_({'|'.join(spatial.DIRECTIONS)})\(obj=(\w+), ref=(\w+)",
+                    failure.failed_call)
 
 
 def _push(failure: Failure) -> re.Match[str] | None:

@@ -241,8 +241,9 @@ class TargetPrimitives:
                 spot = spatial.spot_beside(relation, ref, held.size, p.robot.scene().objects,
                                            held_id=object_id, gap=gap, region=self.region,
                                            rolls=held.shape in shapes.ROLLING)
-            except spatial.NoFreeSpot as e:
-                return PrimitiveResult.failure(FailureCode.BLOCKED, str(e))
+            except spatial.NoFreeSpot as e:  # named: a recovery may clear the way first
+                named = {"objects": (ref_id, *e.blockers)} if e.blockers else {}
+                return PrimitiveResult.failure(FailureCode.BLOCKED, str(e), **named)
             return self._place_spot(held, spot, cancel)
         return handler
 
