@@ -229,6 +229,49 @@ def test_an_object_the_first_frame_after_the_retreat_does_not_show_is_believed_p
     assert prims.believed_scene(without).get(obj_id) is None
 
 
+def test_an_object_let_go_into_a_bowl_the_first_frame_does_not_show_is_believed_in_it(world):
+    """two_goal 10153: a red apple let go into a green bowl, the gripper retreating over it,
+    was in no frame after: "not in the scene", and the program that checks in(apple, bowl)
+    aborted. Let go into an open container and unseen, it counts where it was let go, and
+    in() holds; shown by the first frame after the retreat, it is the camera's alone."""
+    from dataclasses import replace
+
+    from frankenbot.program.predicates import evaluate_predicate
+    from frankenbot.program.tree import Ident, Pred
+    from frankenbot.state import WorldSnapshot
+
+    world.reset("everyday_in", 2)  # the red apple into the black bowl
+    truth = ground_truth_scene(world)
+    hide = {"on": False}
+    obj_id, bowl = "red_apple", "black_bowl"
+
+    def source():  # the camera's view: the apple drops out while ``hide`` is set
+        scene = truth()
+        if not hide["on"]:
+            return scene
+        return replace(scene, objects=tuple(o for o in scene.objects if o.object_id != obj_id))
+
+    robot, _, prims = make_primitives(world, scene_source=source)
+    inside = Pred("in", (Ident(obj_id), Ident(bowl)))
+    assert prims.execute("pick", {"obj": obj_id}, CancelToken()).ok
+    hide["on"] = True
+    assert prims.execute("place_in", {"obj": obj_id, "container": bowl}, CancelToken()).ok
+    believed = prims.believed_scene(robot.scene())
+    assert believed.get(obj_id) is not None and believed.get(obj_id).occluded
+    assert evaluate_predicate(inside, WorldSnapshot(prims.snapshot(), believed))
+    world.advance(0.5)
+    assert world.evaluate().success  # it is in the bowl indeed
+    # shown by the first frame after the retreat: nothing is kept for it
+    world.reset("everyday_in", 2)
+    hide["on"] = False
+    robot, _, prims = make_primitives(world, scene_source=source)
+    assert prims.execute("pick", {"obj": obj_id}, CancelToken()).ok
+    assert prims.execute("place_in", {"obj": obj_id, "container": bowl}, CancelToken()).ok
+    without = replace(robot.scene(), objects=tuple(o for o in robot.scene().objects
+                                                   if o.object_id != obj_id))
+    assert prims.believed_scene(without).get(obj_id) is None
+
+
 def test_an_object_put_beside_a_tall_one_comes_in_over_its_top(world):
     """The move to the pre-place pose is no straight line down: a box put beside a 15 cm carton
     comes in high enough for the box to pass over the carton's top."""

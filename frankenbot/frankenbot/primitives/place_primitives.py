@@ -158,7 +158,8 @@ class PlacePrimitives:
             # tool y (the finger axis) is (sin yaw, -cos yaw): yaw = axis + 90 degrees
             yaw = self.p._best_yaw(spot.x, spot.y, top + held.size[2] + cfg.approach_height,
                                  symmetric_yaws(spot.finger_axis + math.pi / 2, math.pi))
-            return self.p._release_at(held, spot.x, spot.y, spot.support_z, yaw, top, cancel)
+            return self.p._release_at(held, spot.x, spot.y, spot.support_z, yaw, top, cancel,
+                                      contained=box.shape in shapes.OPEN_CONTAINERS)
         return PrimitiveResult.failure(FailureCode.INVALID_ARGUMENT,
                                        f"{container_id} is a {box.shape}, not a container")
 

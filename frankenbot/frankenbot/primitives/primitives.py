@@ -535,13 +535,15 @@ class Primitives:
     def _release_at(self, held: _Held, x: float, y: float, support_z: float, yaw: float,
                     clear_z: float, cancel: CancelToken,
                     approach: float | None = None, drop: float = 0.0,
-                    out_of_sight: bool = False, keep_held: bool = False) -> PrimitiveResult:
+                    out_of_sight: bool = False, keep_held: bool = False,
+                    contained: bool = False) -> PrimitiveResult:
         """Lower the held object to rest its bottom on ``support_z`` (let go ``drop`` m over
         it), open, retreat upwards (``approach`` m over ``clear_z``; default the config's).
         ``(x, y)`` is the TCP's; an object held off its middle rests ``held.offset`` m from it.
         ``out_of_sight``: the place hides it from the camera (into a drawer): should the
         camera's tracker drop it, it still counts where it was let go; so does an object let go
-        on the table that the first camera frame after the retreat does not show.
+        on the table, or into an open container (``contained``: a bowl, a basket), that the
+        first camera frame after the retreat does not show.
         ``keep_held``: put down to be taken again at once (``regrasp``): it stays in the
         robot's care, held for the predicates."""
         cfg = self.config
@@ -582,7 +584,9 @@ class Primitives:
         finally:
             with self._beliefs_lock:
                 if self._held is held and not keep_held:
-                    hidden = out_of_sight or (seen_after is None and on_table)
+                    # (a red apple let go into a green bowl, the gripper retreating over
+                    # it: unseen, it was "not in the scene" and the program aborted)
+                    hidden = out_of_sight or (seen_after is None and (on_table or contained))
                     self._placed[held.object_id] = ((ox, oy, support_z + held.size[2] / 2.0),
                                                     self.robot.now(),
                                                     held.seen if hidden else None)
