@@ -482,3 +482,42 @@ def test_an_unknown_reading_of_a_thing_named_only_as_a_part_is_no_piece_of_it() 
     assert not _read_again(again, replace(box, as_part=False))  # named whole: a piece
     piece = _disc(0.46, 0.05, 0.01, "unknown", "blue")
     assert not _read_again(piece, box)
+
+
+def test_two_parts_of_one_category_join_across_what_hides_their_middle() -> None:
+    """Scene 12928: a spatula whose middle a nearer thing hid was two parts of a spatula,
+    4 cm apart, so two spatulas at the wrong places. Both bordered by nearer things, they
+    join when their union is a spatula; seen whole (nothing nearer), 4 cm is too far apart
+    for pieces of one thing; and a part of another category never joins."""
+    from dataclasses import replace
+
+    from frankenbot.perception.recognition import PART, join_pieces
+    from frankenbot.perception.segmentation import Cluster
+
+    def strip(x0: float, x1: float) -> Cluster:
+        xs = np.arange(x0, x1, 0.004)
+        pts = np.array([(x, y, 0.008) for x in xs for y in np.arange(0.05, 0.09, 0.004)])
+        n = pts.shape[0]
+        return Cluster(pts, np.full(n, 0.015), np.tile([0.3, 0.8, 0.5], (n, 1)),
+                       np.zeros((n, 2), int), 3)
+
+    left, right = strip(0.26, 0.35), strip(0.39, 0.50)  # 4 cm hidden between them
+
+    def part(c: Cluster, shape: str = "spatula") -> Detection:
+        lo, hi = c.points.min(axis=0), c.points.max(axis=0)
+        return Detection(shape, "green", tuple((lo + hi) / 2), tuple(hi - lo), 0.0, 0.9,
+                         c.points.shape[0], as_part=True)
+
+    def named(c: Cluster, name: str, support, partial: str) -> list[Detection]:
+        whole = part(c)
+        return [replace(whole, as_part=False)] if whole.size[0] > 0.2 else [whole]
+
+    kept = [(left, ""), (right, "")]
+    out = join_pieces(kept, [0.0, 0.0], [PART, PART], [[part(left)], [part(right)]], named)
+    assert [len(ds) for ds in out] == [1, 0] and not out[0][0].as_part
+    assert out[0][0].size[0] == pytest.approx(0.24, abs=0.01)
+    seen = join_pieces(kept, [0.0, 0.0], ["", ""], [[part(left)], [part(right)]], named)
+    assert [len(ds) for ds in seen] == [1, 1]
+    other = join_pieces(kept, [0.0, 0.0], [PART, PART],
+                        [[part(left)], [part(right, "marker")]], named)
+    assert [len(ds) for ds in other] == [1, 1]

@@ -113,6 +113,7 @@ def unknown_label(colour: str, size: tuple[float, float, float]) -> str:
 
 
 PIECE_GAP = 0.02  # m between the footprints of two pieces of one object
+HIDDEN_PIECE_GAP = 0.06  # ... and between two parts of one category something nearer hides
 FRAGMENT_MARGIN = 0.01  # m: an unknown piece this close to a known object is a piece of it
 HOLLOW_MID_DROP = 0.5  # an unknown object whose middle lies this far under its top is hollow
 
@@ -161,7 +162,9 @@ def join_pieces(kept: list[tuple[Cluster, str]], supports: list[float | None],
     near and far walls fall apart into two arcs that match nothing alone. A piece named only
     as a part of something joins too (a bright orange marker's lit half reads yellow: the
     orange half alone is part of a marker, the two are the marker; a far plate broke in two
-    in the noise band, each half part of a plate)."""
+    in the noise band, each half part of a plate). Two parts of one category, each bordered
+    by nearer things, join across a wider gap (``HIDDEN_PIECE_GAP``): what lies across the
+    middle hides more of it."""
     unknown = [i for i, ds in enumerate(per_cluster)
                if len(ds) == 1 and (ds[0].shape == shapes.UNKNOWN or ds[0].as_part)
                and not ds[0].name]
@@ -179,7 +182,12 @@ def join_pieces(kept: list[tuple[Cluster, str]], supports: list[float | None],
             same = ca.group == cb.group and per_cluster[a][0].colour == per_cluster[b][0].colour
             if not (same or hue_neighbours(ca.group, cb.group)):
                 continue  # (a lit face that clipped into the next hue is one of its faces)
-            if np.any(lo[a] > hi[b] + PIECE_GAP) or np.any(lo[b] > hi[a] + PIECE_GAP):
+            da, db = per_cluster[a][0], per_cluster[b][0]
+            # two parts of one category, each bordered by nearer things: what lies across
+            # the middle hides more of it (a spatula under a bottle's shadow, 4 cm apart)
+            reach = (HIDDEN_PIECE_GAP if da.as_part and db.as_part and da.shape == db.shape
+                     and hidden[a] in IN_PART and hidden[b] in IN_PART else PIECE_GAP)
+            if np.any(lo[a] > hi[b] + reach) or np.any(lo[b] > hi[a] + reach):
                 continue
             sup = supports[a] if supports[a] == supports[b] else None
             if not same:  # the bigger piece (the body, not its lit face) names the colour
