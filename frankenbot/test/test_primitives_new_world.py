@@ -194,22 +194,31 @@ def test_an_object_let_go_out_of_the_cameras_sight_is_believed_where_it_was_let_
     assert prims.believed_scene(dropped).get("blue_box") is None
 
 
+def _camera_losing(world, obj_id: str):
+    """The sim's ground truth as the camera's view, ``obj_id`` dropped from it while the
+    returned flag's ``"on"`` is set (the arm retreating over it hides it)."""
+    from dataclasses import replace
+
+    truth = ground_truth_scene(world)
+    hide = {"on": False}
+
+    def source():
+        scene = truth()
+        if not hide["on"]:
+            return scene
+        return replace(scene, objects=tuple(o for o in scene.objects if o.object_id != obj_id))
+
+    return source, hide
+
+
 def test_an_object_the_first_frame_after_the_retreat_does_not_show_is_believed_placed(world):
     """Put down in view, but the arm retreated above it hides it and its old track is gone:
     the robot counts it where it let it go. Shown by that frame, it is the camera's alone."""
     from dataclasses import replace
 
     world.reset("everyday_relative", 2)
-    truth = ground_truth_scene(world)
-    hide = {"on": False}
     obj_id = "yellow_box"
-
-    def source():  # the camera's view: the box drops out while ``hide`` is set
-        scene = truth()
-        if not hide["on"]:
-            return scene
-        return replace(scene, objects=tuple(o for o in scene.objects if o.object_id != obj_id))
-
+    source, hide = _camera_losing(world, obj_id)
     robot, _, prims = make_primitives(world, scene_source=source)
     box = robot.scene().get(obj_id)
     assert box is not None
@@ -241,16 +250,8 @@ def test_an_object_let_go_into_a_bowl_the_first_frame_does_not_show_is_believed_
     from frankenbot.state import WorldSnapshot
 
     world.reset("everyday_in", 2)  # the red apple into the black bowl
-    truth = ground_truth_scene(world)
-    hide = {"on": False}
     obj_id, bowl = "red_apple", "black_bowl"
-
-    def source():  # the camera's view: the apple drops out while ``hide`` is set
-        scene = truth()
-        if not hide["on"]:
-            return scene
-        return replace(scene, objects=tuple(o for o in scene.objects if o.object_id != obj_id))
-
+    source, hide = _camera_losing(world, obj_id)
     robot, _, prims = make_primitives(world, scene_source=source)
     inside = Pred("in", (Ident(obj_id), Ident(bowl)))
     assert prims.execute("pick", {"obj": obj_id}, CancelToken()).ok
@@ -263,8 +264,7 @@ def test_an_object_let_go_into_a_bowl_the_first_frame_does_not_show_is_believed_
     assert world.evaluate().success  # it is in the bowl indeed
     # shown by the first frame after the retreat: nothing is kept for it
     world.reset("everyday_in", 2)
-    hide["on"] = False
-    robot, _, prims = make_primitives(world, scene_source=source)
+    robot, _, prims = make_primitives(world)
     assert prims.execute("pick", {"obj": obj_id}, CancelToken()).ok
     assert prims.execute("place_in", {"obj": obj_id, "container": bowl}, CancelToken()).ok
     without = replace(robot.scene(), objects=tuple(o for o in robot.scene().objects
