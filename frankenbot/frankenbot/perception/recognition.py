@@ -184,7 +184,7 @@ def join_pieces(kept: list[tuple[Cluster, str]], supports: list[float | None],
                 continue  # (a lit face that clipped into the next hue is one of its faces)
             da, db = per_cluster[a][0], per_cluster[b][0]
             # two parts of one category, each bordered by nearer things: what lies across
-            # the middle hides more of it (a spatula under a bottle's shadow, 4 cm apart)
+            # the middle hides more of it (a spatula whose middle a nearer thing hid: 4 cm)
             reach = (HIDDEN_PIECE_GAP if da.as_part and db.as_part and da.shape == db.shape
                      and hidden[a] in IN_PART and hidden[b] in IN_PART else PIECE_GAP)
             if np.any(lo[a] > hi[b] + reach) or np.any(lo[b] > hi[a] + reach):
