@@ -65,15 +65,12 @@ def split_round_container(members: np.ndarray, points: np.ndarray, heights: np.n
     if float(np.percentile(h[rim], 90)) - floor < config.container_min_depth:
         # no floor below a rim: a plate or a solid, not a container; a plate (flat all
         # over) keeps what touches it from outside apart (a white mug beside a white plate
-        # made one white thing neither is)
+        # made one white thing neither is), and nothing is in it
         if float(np.percentile(h[~outside], 90)) > PLATE_MAX_HEIGHT:
             return [members]
-        parts = _objects(members, outside, points, config, circle, reach=config.min_extent)
-        keep = np.ones(members.size, bool)
-        for p in parts:
-            keep &= ~p
-        return [members[keep], *(members[p] for p in parts)]
-    inside = inner & (h > floor + config.container_raise)
+        inside = np.zeros(members.size, bool)
+    else:
+        inside = inner & (h > floor + config.container_raise)
     parts = [*_objects(members, inside, points, config),
              *_objects(members, outside, points, config, circle, reach=config.min_extent)]
     # Raised points inside the wall are never the container's own. Those too few for an object
