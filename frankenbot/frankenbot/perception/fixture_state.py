@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass, replace
+from typing import Callable
 
 import numpy as np
 
@@ -49,6 +50,10 @@ from frankenbot.perception.segmentation import Foreground
 from frankenbot.state import SceneObject
 
 _log = logging.getLogger(__name__)
+
+# which of some points (N, 3) lie within the arm's reach (the self filter's radius round its
+# skeleton at the frame's joints)
+ArmTest = Callable[[np.ndarray], np.ndarray]
 
 DARK_VALUE = 0.24  # HSV value at or below which a sample is a dark handle bar
 DARK_SATURATION = 0.5
@@ -121,10 +126,10 @@ class FixtureObserver:
 
     # ------------------------------------------------------------------ per frame
     def observe(self, fg: Foreground, rgb: np.ndarray, depth_mm: np.ndarray,
-                camera: CameraModel, stamp: float, arm: np.ndarray | None = None) -> None:
+                camera: CameraModel, stamp: float, arm: ArmTest | None = None) -> None:
         """Measure presence and every part's state in one frame (``fg``: its samples above
-        the table with their colours; ``depth_mm``: the full-resolution depth; ``arm``: per
-        sample of ``fg``, whether it lies within the arm's reach, when the joints are known)."""
+        the table with their colours; ``depth_mm``: the full-resolution depth; ``arm``: which
+        of some points lie within the arm's reach, when the joints are known)."""
         for f in self.fmap.fixtures:
             if f.kind == "zone":
                 continue
@@ -185,7 +190,7 @@ class FixtureObserver:
 
     def _measure(self, part: FixturePart, fg: Foreground, rgb: np.ndarray,
                  depth_mm: np.ndarray, camera: CameraModel, stamp: float,
-                 arm: np.ndarray | None = None) -> PartReading | None:
+                 arm: ArmTest | None = None) -> PartReading | None:
         if part.kind in ("drawer", "sliding_door") and part.handle is not None:
             value, at_arm = self._sliding(part, fg, camera, arm)
             if (value is None or at_arm) and part.kind == "drawer":
@@ -193,7 +198,7 @@ class FixtureObserver:
                 # fingers before a closed drawer read as its handle pulled out 13 cm, and the
                 # drawer's real front then stood outside the fixture's mask, a phantom object
                 # the arm later placed an apple on; the front panel, away from the arm, says
-                face = self._drawer_face(part, fg if arm is None else fg.without(arm))
+                face = self._drawer_face(part, fg, arm)
                 value = face if face is not None else value
             return None if value is None else PartReading(opening=value, stamp=stamp)
         if part.kind == "hinged_door" and part.hinge is not None:
@@ -229,9 +234,9 @@ class FixtureObserver:
         return PartReading(opening=float(np.mean(history)), stamp=stamp)
 
     def _sliding(self, part: FixturePart, fg: Foreground, camera: CameraModel,
-                 arm: np.ndarray | None = None) -> tuple[float | None, bool]:
+                 arm: ArmTest | None = None) -> tuple[float | None, bool]:
         """A drawer's or sliding door's opening from its handle bar's samples, and whether
-        most of them lie at the arm (``arm``: per sample of ``fg``)."""
+        most of them lie at the arm."""
         assert part.handle is not None
         h = np.asarray(part.handle, float)
         axis = np.asarray(part.axis, float)
@@ -247,7 +252,7 @@ class FixtureObserver:
                & (along >= -CORRIDOR) & (along <= part.travel + CORRIDOR))
         if np.count_nonzero(sel) < MIN_HANDLE_SAMPLES:
             return None, False
-        at_arm = arm is not None and bool(np.count_nonzero(arm[dark][sel]) * 2
+        at_arm = arm is not None and bool(np.count_nonzero(arm(fg.points[dark][sel])) * 2
                                           >= np.count_nonzero(sel))
         # the camera sees the bar's near surface, about pi/4 of its radius towards the camera
         view = camera.position - h
@@ -257,9 +262,11 @@ class FixtureObserver:
         value = float(np.median(along[sel])) - bias
         return float(min(max(value, 0.0), part.travel)), at_arm
 
-    def _drawer_face(self, part: FixturePart, fg: Foreground) -> float | None:
+    def _drawer_face(self, part: FixturePart, fg: Foreground,
+                     arm: ArmTest | None = None) -> float | None:
         """A drawer's opening from its front panel, when its handle is hidden (an open drawer
-        above overhangs it): the front-most surface across the bay, behind the handle."""
+        above overhangs it): the front-most surface across the bay, behind the handle, its
+        samples at the arm (``arm``) left out."""
         assert part.handle is not None
         h = np.asarray(part.handle, float)
         axis = np.asarray(part.axis, float)
@@ -273,6 +280,8 @@ class FixtureObserver:
         sel = ((np.abs(lat) <= part.size[1] / 2 - FACE_SIDE_CLEAR)
                & (np.abs(z) <= part.size[2] / 2 - FACE_EDGE_CLEAR)
                & (along >= -CORRIDOR) & (along <= part.travel + CORRIDOR))
+        if arm is not None and sel.any():
+            sel[sel] = ~arm(fg.points[sel])
         a = np.sort(along[sel])[::-1]  # front-most first
         if a.size < MIN_FACE_SAMPLES:
             return None

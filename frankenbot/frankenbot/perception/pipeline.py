@@ -282,8 +282,10 @@ class PerceptionPipeline:
             self._table_value_ref = plane.value  # the exposure reference (see foreground)
         if not self.observer.fmap.fixtures:
             return plane, fg, ()
-        arm = (None if segments is None or not fg.points.shape[0]
-               else distance_to_segments(fg.points, segments) < self.config.robot_radius)
+        arm = None
+        if segments is not None:
+            def arm(points: np.ndarray) -> np.ndarray:
+                return distance_to_segments(points, segments) < self.config.robot_radius
         self.observer.observe(fg, rgb, depth_to_mm(depth), self.camera, stamp, arm)
         fixture_shapes = self.observer.shapes()
         if fixture_shapes and fg.points.shape[0]:
